@@ -1,0 +1,13 @@
+import type { Command } from './command.js';
+
+/** Commands are loaded lazily so `ferry explain` does not pay for the Kubernetes client. */
+export const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  snapshot: {
+    summary: 'capture a live cluster (and optionally its etcd) into a snapshot directory',
+    load: async () => (await import('./snapshot.js')).command,
+  },
+  facts: {
+    summary: 'print the facts derived from a snapshot, each with its provenance',
+    load: async () => (await import('./facts.js')).command,
+  },
+};

@@ -1,0 +1,476 @@
+/**
+ * The snapshot: everything ferry knows about a kubeadm cluster at one moment, as plain data.
+ * It is captured live (collect.ts) or assembled from files (load.ts), saved as a directory
+ * (store.ts) and is the input of every offline command. It never holds private keys or token
+ * secrets: only names, fingerprints and what can be derived from public material.
+ *
+ * Every piece carries a `source` so that facts derived from it can say where they came from.
+ */
+
+export const SNAPSHOT_FORMAT_VERSION = 1;
+
+// ---------------------------------------------------------------------------------------------
+// Provenance
+
+/** Where a value came from. Facts and findings quote these verbatim. */
+export type SourceRef =
+  | {
+      kind: 'object';
+      /** e.g. "ConfigMap", "Pod", "Node" */
+      objectKind: string;
+      namespace?: string;
+      name: string;
+      /** Path inside the object, e.g. "data.ClusterConfiguration" */
+      field?: string;
+    }
+  | { kind: 'file'; path: string; line?: number; field?: string }
+  | {
+      kind: 'flag';
+      component: string;
+      node?: string;
+      flag: string;
+      /** The manifest file or mirror pod that carried the flag. */
+      from: SourceRef;
+    }
+  | { kind: 'etcd'; endpoint: string; field?: string }
+  | { kind: 'tls'; address: string }
+  | { kind: 'derived'; from: SourceRef[]; note: string };
+
+// ---------------------------------------------------------------------------------------------
+// Manifest
+
+export type SnapshotSource =
+  | { kind: 'live'; server: string; context?: string }
+  | { kind: 'files'; path: string };
+
+export interface SnapshotManifest {
+  formatVersion: number;
+  /** ISO-8601 time the snapshot was taken or assembled. */
+  createdAt: string;
+  source: SnapshotSource;
+  ferryVersion: string;
+  /** Which optional parts were present; a rule needing a missing part reports itself skipped. */
+  parts: SnapshotPart[];
+  /** Non-fatal problems met while collecting (e.g. an endpoint that refused the TLS handshake). */
+  warnings: string[];
+}
+
+export type SnapshotPart =
+  | 'kubeadm'
+  | 'flags'
+  | 'kubelet'
+  | 'kube-proxy'
+  | 'pki'
+  | 'encryption'
+  | 'etcd'
+  | 'resources'
+  | 'served-certs'
+  | 'audit-log';
+
+// ---------------------------------------------------------------------------------------------
+// kubeadm
+
+export type KubeadmApiVersion = 'kubeadm.k8s.io/v1beta2' | 'kubeadm.k8s.io/v1beta3' | 'kubeadm.k8s.io/v1beta4';
+
+/** A command-line flag, in order of appearance. Bare boolean flags have value "true". */
+export interface Flag {
+  name: string;
+  value: string;
+}
+
+export interface HostPathMount {
+  name: string;
+  hostPath: string;
+  mountPath: string;
+  readOnly?: boolean;
+  pathType?: string;
+}
+
+export interface ControlPlaneComponentConfig {
+  /** Normalized from v1beta2/3 maps and v1beta4 name/value lists; may repeat a flag. */
+  extraArgs: Flag[];
+  extraVolumes: HostPathMount[];
+}
+
+/** kubeadm ClusterConfiguration, normalized from v1beta2, v1beta3 and v1beta4 into one shape. */
+export interface ClusterConfiguration {
+  sourceApiVersion: KubeadmApiVersion;
+  source: SourceRef;
+  clusterName?: string;
+  kubernetesVersion?: string;
+  controlPlaneEndpoint?: string;
+  imageRepository?: string;
+  certificatesDir?: string;
+  encryptionAlgorithm?: string;
+  featureGates: Record<string, boolean>;
+  networking: { podSubnet?: string; serviceSubnet?: string; dnsDomain?: string };
+  apiServer: ControlPlaneComponentConfig & { certSANs: string[]; timeoutForControlPlane?: string };
+  controllerManager: ControlPlaneComponentConfig;
+  scheduler: ControlPlaneComponentConfig;
+  etcd: {
+    local?: {
+      imageRepository?: string;
+      imageTag?: string;
+      dataDir?: string;
+      extraArgs: Flag[];
+      serverCertSANs: string[];
+      peerCertSANs: string[];
+    };
+    external?: { endpoints: string[]; caFile?: string; certFile?: string; keyFile?: string };
+  };
+  dns: { imageRepository?: string; imageTag?: string; disabled?: boolean };
+  /** Fields ferry does not model, kept so nothing is silently lost. */
+  unknownFields: string[];
+}
+
+export interface NodeRegistration {
+  name?: string;
+  criSocket?: string;
+  taints?: Taint[];
+  kubeletExtraArgs: Flag[];
+  ignorePreflightErrors: string[];
+}
+
+/** InitConfiguration / JoinConfiguration: node-level settings. */
+export interface KubeadmNodeConfiguration {
+  kind: 'InitConfiguration' | 'JoinConfiguration';
+  sourceApiVersion: KubeadmApiVersion;
+  source: SourceRef;
+  nodeRegistration: NodeRegistration;
+  localAPIEndpoint?: { advertiseAddress?: string; bindPort?: number };
+  /** Token ids only (never the secret half). */
+  bootstrapTokenIds: string[];
+}
+
+export interface KubeadmConfig {
+  clusterConfiguration?: ClusterConfiguration;
+  nodeConfigurations: KubeadmNodeConfiguration[];
+}
+
+/** A component configuration (KubeletConfiguration, KubeProxyConfiguration) as found. */
+export interface ComponentConfig {
+  apiVersion: string;
+  kind: string;
+  source: SourceRef;
+  /** The document minus apiVersion/kind. */
+  spec: Record<string, unknown>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Static pods (control-plane components)
+
+export type ControlPlaneComponent = 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'etcd';
+
+export interface StaticPod {
+  component: ControlPlaneComponent | string;
+  /** Node the pod runs on (mirror pods) or the node the manifests were copied from, when known. */
+  node?: string;
+  image?: string;
+  /** The full command line (command + args of the first container). */
+  command: string[];
+  flags: Flag[];
+  hostPathVolumes: { name: string; path: string; type?: string }[];
+  source: SourceRef;
+}
+
+// ---------------------------------------------------------------------------------------------
+// PKI
+
+export type KeyAlgorithm = 'RSA' | 'ECDSA' | 'Ed25519' | 'unknown';
+
+export interface CertificateInfo {
+  /** Path relative to the PKI directory, e.g. "etcd/ca.crt"; or a label for served certificates. */
+  path: string;
+  /** Position in the file when it holds a bundle of several certificates (0-based). */
+  index: number;
+  subject: string;
+  issuer: string;
+  serialNumber: string;
+  notBefore: string;
+  notAfter: string;
+  isCA: boolean;
+  pathLength?: number;
+  selfSigned: boolean;
+  dnsNames: string[];
+  ipAddresses: string[];
+  keyAlgorithm: KeyAlgorithm;
+  /** RSA modulus bits, or the ECDSA curve size. */
+  keySize?: number;
+  curve?: string;
+  keyUsages: string[];
+  extendedKeyUsages: string[];
+  /** SHA-256 of the DER certificate, hex. */
+  fingerprintSha256: string;
+  /** SHA-256 of the DER SubjectPublicKeyInfo, hex: used for key↔certificate matching. */
+  publicKeySha256: string;
+  subjectKeyId?: string;
+  authorityKeyId?: string;
+  /**
+   * Chain verification: path of the CA certificate in the inventory that signed this one and
+   * whether the signature verifies; `issuerPath` absent when the issuer is not in the inventory.
+   */
+  chain: { issuerPath?: string; verified: boolean };
+}
+
+export interface PrivateKeyInfo {
+  path: string;
+  algorithm: KeyAlgorithm;
+  keySize?: number;
+  curve?: string;
+  /** PEM says "ENCRYPTED PRIVATE KEY" or has Proc-Type: 4,ENCRYPTED. */
+  encrypted: boolean;
+  /** SHA-256 of the public key derived from it, hex (absent when encrypted or unreadable). */
+  publicKeySha256?: string;
+  /** The certificate (path) whose public key matches, or null when there is none. */
+  matchesCertificate: string | null;
+}
+
+export interface PublicKeyInfo {
+  path: string;
+  algorithm: KeyAlgorithm;
+  keySize?: number;
+  publicKeySha256: string;
+}
+
+export interface PkiProblem {
+  path: string;
+  problem: 'not-pem' | 'unparseable' | 'encrypted-key' | 'key-mismatch' | 'unreadable';
+  message: string;
+}
+
+export interface PkiInventory {
+  /** The directory the inventory was made from, as given. */
+  root: string;
+  certificates: CertificateInfo[];
+  keys: PrivateKeyInfo[];
+  publicKeys: PublicKeyInfo[];
+  problems: PkiProblem[];
+}
+
+/** The certificate a server presented in a TLS handshake. */
+export interface ServedCertificate {
+  /** host:port dialled. */
+  address: string;
+  role: 'endpoint' | 'control-plane' | 'etcd';
+  node?: string;
+  certificate?: CertificateInfo;
+  /** Present when the handshake failed. */
+  error?: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encryption at rest
+
+export type EncryptionProviderType = 'aescbc' | 'aesgcm' | 'secretbox' | 'kms' | 'identity';
+
+export interface EncryptionProvider {
+  type: EncryptionProviderType;
+  /** Key names in order; the first one writes. Secrets are never stored in a snapshot. */
+  keyNames: string[];
+  /** SHA-256 of each key's secret (hex), same order: lets audit detect rotations without the key. */
+  keyFingerprints: string[];
+  kms?: { name?: string; apiVersion?: string; endpoint?: string };
+}
+
+export interface EncryptionConfig {
+  source: SourceRef;
+  resources: { resources: string[]; providers: EncryptionProvider[] }[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// etcd
+
+export interface EtcdMember {
+  /** uint64 as a decimal string: JSON numbers above 2^53 lose precision. */
+  id: string;
+  name: string;
+  peerURLs: string[];
+  clientURLs: string[];
+  isLearner: boolean;
+}
+
+export interface EtcdEndpointStatus {
+  endpoint: string;
+  memberId?: string;
+  leaderId?: string;
+  version?: string;
+  dbSize?: number;
+  dbSizeInUse?: number;
+  raftTerm?: string;
+  raftIndex?: string;
+  isLearner?: boolean;
+  errors: string[];
+}
+
+export interface EtcdState {
+  source: SourceRef;
+  members: EtcdMember[];
+  endpoints: EtcdEndpointStatus[];
+  version?: { server: string; cluster: string };
+  alarms: { memberId: string; alarm: string }[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kubernetes objects. Loose structural types: the fields ferry reads, plus whatever else was there.
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  resourceVersion?: string;
+  generation?: number;
+  [key: string]: unknown;
+}
+
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  // biome-ignore lint/suspicious/noExplicitAny: objects are validated structurally by the code that reads them
+  spec?: any;
+  // biome-ignore lint/suspicious/noExplicitAny: see spec
+  status?: any;
+  // biome-ignore lint/suspicious/noExplicitAny: ConfigMaps, Secrets, EndpointSlices and RBAC carry top-level fields
+  [key: string]: any;
+}
+
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute' | string;
+}
+
+/** Bootstrap tokens: id, expiry and usages only, never the secret half. */
+export interface BootstrapToken {
+  id: string;
+  expiration?: string;
+  usages: string[];
+  authExtraGroups: string[];
+  description?: string;
+  source: SourceRef;
+}
+
+export interface Resources {
+  namespaces: KubeObject[];
+  nodes: KubeObject[];
+  pods: KubeObject[];
+  deployments: KubeObject[];
+  replicasets: KubeObject[];
+  statefulsets: KubeObject[];
+  daemonsets: KubeObject[];
+  jobs: KubeObject[];
+  cronjobs: KubeObject[];
+  poddisruptionbudgets: KubeObject[];
+  services: KubeObject[];
+  endpointslices: KubeObject[];
+  /** Only kube-system/{kubeadm-config,kubelet-config,kube-proxy,coredns,cilium-config} and kube-public/cluster-info. */
+  configmaps: KubeObject[];
+  /** ClusterRoleBindings and RoleBindings whose subjects include system:anonymous or system:unauthenticated. */
+  anonymousBindings: KubeObject[];
+  csidrivers: KubeObject[];
+  storageclasses: KubeObject[];
+  persistentvolumes: KubeObject[];
+  bootstrapTokens: BootstrapToken[];
+}
+
+export type ResourceKey = Exclude<keyof Resources, 'bootstrapTokens'>;
+
+export const RESOURCE_KEYS: readonly ResourceKey[] = [
+  'namespaces',
+  'nodes',
+  'pods',
+  'deployments',
+  'replicasets',
+  'statefulsets',
+  'daemonsets',
+  'jobs',
+  'cronjobs',
+  'poddisruptionbudgets',
+  'services',
+  'endpointslices',
+  'configmaps',
+  'anonymousBindings',
+  'csidrivers',
+  'storageclasses',
+  'persistentvolumes',
+];
+
+// ---------------------------------------------------------------------------------------------
+// Audit log (optional): who reached the apiserver anonymously, to find dependents of anonymous auth.
+
+export interface AnonymousAccess {
+  path: string;
+  userAgent?: string;
+  sourceIPs: string[];
+  count: number;
+}
+
+export interface AuditLogSummary {
+  source: SourceRef;
+  events: number;
+  anonymous: AnonymousAccess[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// The snapshot
+
+export interface Snapshot {
+  manifest: SnapshotManifest;
+  kubeadm: KubeadmConfig;
+  kubelet?: ComponentConfig;
+  kubeProxy?: ComponentConfig;
+  staticPods: StaticPod[];
+  pki?: PkiInventory;
+  servedCertificates: ServedCertificate[];
+  encryption?: EncryptionConfig;
+  etcd?: EtcdState;
+  resources: Resources;
+  auditLog?: AuditLogSummary;
+}
+
+export function emptyResources(): Resources {
+  return {
+    namespaces: [],
+    nodes: [],
+    pods: [],
+    deployments: [],
+    replicasets: [],
+    statefulsets: [],
+    daemonsets: [],
+    jobs: [],
+    cronjobs: [],
+    poddisruptionbudgets: [],
+    services: [],
+    endpointslices: [],
+    configmaps: [],
+    anonymousBindings: [],
+    csidrivers: [],
+    storageclasses: [],
+    persistentvolumes: [],
+    bootstrapTokens: [],
+  };
+}
+
+export function describeSource(ref: SourceRef): string {
+  switch (ref.kind) {
+    case 'object': {
+      const id = ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
+      return `${ref.objectKind} ${id}${ref.field ? ` ${ref.field}` : ''}`;
+    }
+    case 'file':
+      return `${ref.path}${ref.line !== undefined ? `:${ref.line}` : ''}${ref.field ? ` ${ref.field}` : ''}`;
+    case 'flag':
+      return `${ref.component}${ref.node ? `@${ref.node}` : ''} --${ref.flag} (${describeSource(ref.from)})`;
+    case 'etcd':
+      return `etcd ${ref.endpoint}${ref.field ? ` ${ref.field}` : ''}`;
+    case 'tls':
+      return `TLS handshake with ${ref.address}`;
+    case 'derived':
+      return `${ref.note} (from ${ref.from.map(describeSource).join('; ')})`;
+  }
+}
