@@ -1,4 +1,4 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { usageError } from '../errors.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -15,7 +15,12 @@ export function parseFlags<O extends Options>(argv: string[], options: O, usage:
   }
 }
 
-export function oneOf<T extends string>(flag: string, value: string | undefined, allowed: readonly T[], dflt: T): T {
+export function oneOf<T extends string>(
+  flag: string,
+  value: string | undefined,
+  allowed: readonly T[],
+  dflt: T,
+): T {
   if (value === undefined) return dflt;
   if ((allowed as readonly string[]).includes(value)) return value as T;
   throw usageError(`--${flag} must be one of ${allowed.join(', ')}; got "${value}"`);

@@ -10,4 +10,17 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: 'print the facts derived from a snapshot, each with its provenance',
     load: async () => (await import('./facts.js')).command,
   },
+  audit: {
+    summary: 'find what would break the migration: blockers, risks, with evidence and fixes',
+    load: async () => (await import('./audit.js')).command,
+  },
+  explain: {
+    summary: 'explain an error message or a log from a migration: rule, cause, fix',
+    load: async () => (await import('./explain.js')).command,
+  },
+  generate: {
+    summary:
+      'write the migration kit (Talos secrets, kubeadm-side preparation, RBAC, OpenTofu) from a snapshot',
+    load: async () => (await import('./generate.js')).command,
+  },
 };

@@ -1,7 +1,7 @@
 import { describeError, type ExitCode, FerryError } from '../errors.js';
+import { VERSION } from '../version.js';
 import type { Io } from './io.js';
 import { COMMANDS } from './registry.js';
-import { VERSION } from '../version.js';
 
 export function helpText(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((k) => k.length));
@@ -13,7 +13,7 @@ export function helpText(): string {
     'commands:',
     ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
     '',
-    'Run `ferry <command> --help` for a command\'s flags.',
+    "Run `ferry <command> --help` for a command's flags.",
     'Exit codes: 0 ok; 1 findings at or above --fail-on; 2 bad usage or input; 3 stopped at a gate; 4 internal error.',
   ];
   return `${lines.join('\n')}\n`;

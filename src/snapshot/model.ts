@@ -70,7 +70,10 @@ export type SnapshotPart =
 // ---------------------------------------------------------------------------------------------
 // kubeadm
 
-export type KubeadmApiVersion = 'kubeadm.k8s.io/v1beta2' | 'kubeadm.k8s.io/v1beta3' | 'kubeadm.k8s.io/v1beta4';
+export type KubeadmApiVersion =
+  | 'kubeadm.k8s.io/v1beta2'
+  | 'kubeadm.k8s.io/v1beta3'
+  | 'kubeadm.k8s.io/v1beta4';
 
 /** A command-line flag, in order of appearance. Bare boolean flags have value "true". */
 export interface Flag {

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine: install what the tests need, then lint, typecheck and test.
+# Used by the README's quick start and by .ci/run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+npm ci --no-audit --no-fund
+# Real etcd servers for the lab and the etcd tests: 3.4 (Debian 12) and 3.5 (Debian sid, extracted, cached).
+bash scripts/install-etcd.sh
+
+npx biome check .
+npx tsc -p tsconfig.json --noEmit
+mkdir -p .ferry-cache
+status=0
+npx vitest run --reporter=default --reporter=json --outputFile.json=.ferry-cache/vitest.json "$@" || status=$?
+# A plain closing line any CI can read.
+node -e '
+  const r = JSON.parse(require("fs").readFileSync(".ferry-cache/vitest.json", "utf8"));
+  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`);
+' || true
+exit "$status"

@@ -1,0 +1,116 @@
+/**
+ * KubeReader implemented over a kubeconfig (client-node) and ferry's own HTTP transport.
+ */
+import type { KubeObject } from '../../snapshot/model.js';
+import { apiVersionOf, RESOURCE_TYPES, type ResourceKind, resourcePath } from './kinds.js';
+import { loadKubeconfig } from './kubeconfig.js';
+import { listAll } from './paginate.js';
+import { isKubeApiError, type KubeReader, type ListOptions, type ServerVersion } from './port.js';
+import { createTransport, KubeNetworkError, type Transport, type TransportOptions } from './transport.js';
+
+export interface KubeReaderOptions extends TransportOptions {
+  kubeconfig: string;
+  context?: string;
+  /** Attempts per request for transient answers (429, 5xx, connection reset). Default 3. */
+  attempts?: number;
+}
+
+export function createKubeReader(opts: KubeReaderOptions): KubeReader {
+  const loaded = loadKubeconfig(opts.kubeconfig, opts.context);
+  const transport = createTransport(loaded, opts);
+  return readerOver(transport, {
+    server: loaded.server,
+    context: loaded.context,
+    attempts: opts.attempts ?? 3,
+  });
+}
+
+export function readerOver(
+  transport: Transport,
+  meta: { server: string; context: string; attempts: number },
+): KubeReader {
+  const get = (path: string, query?: Record<string, string | number | undefined>) =>
+    withRetries(() => transport.getJson(path, query), meta.attempts);
+
+  return {
+    server: meta.server,
+    context: meta.context,
+
+    async version(): Promise<ServerVersion> {
+      // No retries: this is the reachability probe and must fail fast.
+      const v = (await transport.getJson('/version')) as Partial<ServerVersion>;
+      if (typeof v?.gitVersion !== 'string') {
+        throw new Error(
+          `${transport.address} GET /version: no gitVersion in the answer; is this a Kubernetes API server?`,
+        );
+      }
+      return v as ServerVersion;
+    },
+
+    async list(kind: ResourceKind, lo: ListOptions = {}): Promise<KubeObject[]> {
+      const t = RESOURCE_TYPES[kind];
+      const apiVersion = apiVersionOf(t);
+      const path = resourcePath(kind, lo.namespace !== undefined ? { namespace: lo.namespace } : {});
+      const result = await listAll(
+        async (token, limit) => {
+          const body = (await get(path, {
+            limit,
+            continue: token,
+            fieldSelector: lo.fieldSelector,
+            labelSelector: lo.labelSelector,
+          })) as { items?: KubeObject[] | null; metadata?: { continue?: string } };
+          const items = (body.items ?? []).map((o) => withTypeMeta(o, apiVersion, t.kind));
+          return { items, ...(body.metadata?.continue && { continueToken: body.metadata.continue }) };
+        },
+        {
+          ...(lo.pageSize !== undefined && { pageSize: lo.pageSize }),
+          ...(lo.map && { map: lo.map }),
+          ...(lo.onPage && { onPage: lo.onPage }),
+        },
+      );
+      return result.items;
+    },
+
+    async get(
+      kind: ResourceKind,
+      namespace: string | undefined,
+      name: string,
+    ): Promise<KubeObject | undefined> {
+      const t = RESOURCE_TYPES[kind];
+      try {
+        const obj = (await get(
+          resourcePath(kind, { ...(namespace !== undefined && { namespace }), name }),
+        )) as KubeObject;
+        return withTypeMeta(obj, apiVersionOf(t), t.kind);
+      } catch (err) {
+        if (isKubeApiError(err, 404)) return undefined;
+        throw err;
+      }
+    },
+  };
+}
+
+/** List items come without apiVersion/kind; everything downstream routes by kind. */
+function withTypeMeta(obj: KubeObject, apiVersion: string, kind: string): KubeObject {
+  if (!obj.apiVersion) obj.apiVersion = apiVersion;
+  if (!obj.kind) obj.kind = kind;
+  return obj;
+}
+
+const TRANSIENT_STATUS = new Set([429, 500, 502, 503, 504]);
+
+async function withRetries<T>(fn: () => Promise<T>, attempts: number): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      const transient =
+        (isKubeApiError(err) && TRANSIENT_STATUS.has(err.status)) ||
+        (err instanceof KubeNetworkError && err.code === 'ECONNRESET');
+      if (!transient || attempt >= attempts) throw err;
+      const hinted = isKubeApiError(err) ? err.retryAfterSeconds : undefined;
+      const delayMs = hinted !== undefined ? Math.min(hinted, 10) * 1000 : 250 * 2 ** (attempt - 1);
+      await new Promise((r) => setTimeout(r, delayMs));
+    }
+  }
+}

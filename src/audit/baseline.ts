@@ -1,0 +1,103 @@
+/**
+ * Baseline: "report only what is new". A baseline file lists finding fingerprints (rule id +
+ * object identity + field path, never the message), so rewording a message or re-running on a
+ * new snapshot of the same cluster does not resurface known findings (lessons.md, kubescape
+ * `--baseline`). A `-o json` audit report is accepted as a baseline too: it has the same
+ * `findings[].fingerprint` shape.
+ */
+import { readFile } from 'node:fs/promises';
+import { inputError } from '../errors.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
+import { describeSubject, type Finding } from './findings.js';
+
+export const BASELINE_FORMAT_VERSION = 1;
+
+export interface BaselineEntry {
+  fingerprint: string;
+  ruleId: string;
+  /** For humans reading a diff of the file; not used for matching. */
+  subject: string;
+}
+
+export interface BaselineFile {
+  kind: 'ferry-baseline';
+  formatVersion: number;
+  createdAt: string;
+  findings: BaselineEntry[];
+}
+
+export function baselineOf(findings: readonly Finding[], now: Date): BaselineFile {
+  const entries = findings.map((f) => ({
+    fingerprint: f.fingerprint,
+    ruleId: f.ruleId,
+    subject: describeSubject(f.subject),
+  }));
+  // Sorted so that a baseline committed to git diffs cleanly between runs.
+  entries.sort((a, b) => a.ruleId.localeCompare(b.ruleId) || a.fingerprint.localeCompare(b.fingerprint));
+  return {
+    kind: 'ferry-baseline',
+    formatVersion: BASELINE_FORMAT_VERSION,
+    createdAt: now.toISOString(),
+    findings: entries,
+  };
+}
+
+export async function writeBaseline(path: string, findings: readonly Finding[], now: Date): Promise<void> {
+  await writeFileAtomic(path, `${JSON.stringify(baselineOf(findings, now), null, 2)}\n`);
+}
+
+const REMEDIATION =
+  'pass a file written by `ferry audit --write-baseline FILE` (or a `ferry audit -o json` report)';
+
+export function parseBaseline(text: string, file: string): Set<string> {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    const pos = /position (\d+)/.exec((err as Error).message);
+    const line = pos ? text.slice(0, Number(pos[1])).split('\n').length : undefined;
+    throw inputError('baseline is not valid JSON', { file, ...(line ? { line } : {}) }, REMEDIATION, err);
+  }
+  if (typeof doc !== 'object' || doc === null || !Array.isArray((doc as { findings?: unknown }).findings))
+    throw inputError('baseline has no "findings" list', { file, field: 'findings' }, REMEDIATION);
+  const d = doc as { kind?: unknown; formatVersion?: unknown; findings: unknown[] };
+  if (d.kind === 'ferry-baseline' && d.formatVersion !== BASELINE_FORMAT_VERSION)
+    throw inputError(
+      `baseline format version ${String(d.formatVersion)} is not supported (this ferry reads version ${BASELINE_FORMAT_VERSION})`,
+      { file, field: 'formatVersion' },
+      'write the baseline again with this version of ferry',
+    );
+  const out = new Set<string>();
+  d.findings.forEach((f, i) => {
+    const fp = (f as { fingerprint?: unknown } | null)?.fingerprint;
+    if (typeof fp !== 'string' || !/^[0-9a-f]{16,64}$/.test(fp))
+      throw inputError(
+        `findings[${i}].fingerprint is missing or malformed`,
+        { file, field: `findings[${i}].fingerprint` },
+        REMEDIATION,
+      );
+    out.add(fp);
+  });
+  return out;
+}
+
+export async function loadBaseline(path: string): Promise<Set<string>> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw inputError('cannot read baseline file', { file: path }, 'check the path given to --baseline', err);
+  }
+  return parseBaseline(text, path);
+}
+
+/** Splits findings into those not in the baseline (reported) and those already known. */
+export function applyBaseline(
+  findings: readonly Finding[],
+  known: ReadonlySet<string>,
+): { fresh: Finding[]; known: Finding[] } {
+  const fresh: Finding[] = [];
+  const old: Finding[] = [];
+  for (const f of findings) (known.has(f.fingerprint) ? old : fresh).push(f);
+  return { fresh, known: old };
+}

@@ -1,0 +1,215 @@
+import { describe, expect, it } from 'vitest';
+import { deriveFacts } from '../facts/derive.js';
+import type { Snapshot } from '../snapshot/model.js';
+import { failsAt, runAudit, runAuditDetailed } from './engine.js';
+import { notApplicable, type Rule, skip } from './rule.js';
+import { parseSuppressions } from './suppressions.js';
+import { makeSnapshot, obj } from './testing.js';
+
+const NOW = new Date('2026-08-20T00:00:00Z');
+
+/** A rule that reports every Node it is given, so tests control the findings through the snapshot. */
+const perNode: Rule = {
+  id: 'nodes.example',
+  family: 'nodes',
+  severity: 'risk',
+  title: 'Example per-node rule',
+  inputs: ['api'],
+  check: (ctx) =>
+    ctx.snapshot.resources.nodes.map((n) => ({
+      message: `node ${n.metadata.name}`,
+      evidence: [{ kind: 'node', node: n.metadata.name, field: 'metadata.labels' }],
+      remediation: 'relabel',
+      // Per-finding override: control planes are blockers.
+      ...(n.metadata.labels?.['node-role.kubernetes.io/control-plane'] !== undefined
+        ? { severity: 'blocker' as const }
+        : {}),
+    })),
+};
+const needsEtcd: Rule = {
+  id: 'etcd.example',
+  family: 'etcd',
+  severity: 'blocker',
+  title: 'needs etcd',
+  inputs: ['etcd'],
+  check: () => {
+    throw new Error('must not run without etcd');
+  },
+};
+const needsMgmt: Rule = {
+  id: 'capi.example',
+  family: 'capi',
+  severity: 'blocker',
+  title: 'needs mgmt',
+  inputs: ['mgmt'],
+  notApplicable: (t) => (t.provisioner === 'capi' ? undefined : 'Cluster API mode only'),
+  check: () => [],
+};
+const dynamicSkip: Rule = {
+  id: 'encryption.example',
+  family: 'encryption',
+  severity: 'blocker',
+  title: 'dynamic skip',
+  inputs: ['node'],
+  requires: ['resources'],
+  check: () => skip(['encryption'], 'add encryption-config.yaml'),
+};
+const dynamicNa: Rule = {
+  ...dynamicSkip,
+  id: 'encryption.example-na',
+  check: () => notApplicable('no encryption'),
+};
+const crashing: Rule = {
+  id: 'workload.crash',
+  family: 'workload',
+  severity: 'risk',
+  title: 'crashes',
+  inputs: ['api'],
+  check: () => {
+    throw new Error('boom');
+  },
+};
+const duplicate: Rule = {
+  id: 'workload.dup',
+  family: 'workload',
+  severity: 'info',
+  title: 'two findings, one object',
+  inputs: ['api'],
+  check: () => [
+    {
+      message: 'first',
+      evidence: [{ kind: 'node', node: 'w', field: 'f', observed: '1' }],
+      remediation: 'r',
+    },
+    {
+      message: 'second',
+      severity: 'risk',
+      evidence: [{ kind: 'node', node: 'w', field: 'f', observed: '2' }],
+      remediation: 'r',
+    },
+  ],
+};
+const passing: Rule = { ...perNode, id: 'nodes.passing', check: () => [] };
+
+function snapshotWithNodes(): Snapshot {
+  return makeSnapshot({
+    resources: {
+      nodes: [
+        obj('Node', 'cp-1', {
+          metadata: { name: 'cp-1', labels: { 'node-role.kubernetes.io/control-plane': '' } },
+        }),
+        obj('Node', 'worker-1'),
+      ],
+    },
+  });
+}
+
+function audit(
+  rules: Rule[],
+  extra: Partial<Parameters<typeof runAudit>[0]> = {},
+  snapshot = snapshotWithNodes(),
+) {
+  const facts = deriveFacts(snapshot, { talosVersion: 'v1.13.9' });
+  return runAuditDetailed({ snapshot, facts, target: facts.target, rules, now: NOW, ...extra });
+}
+
+describe('audit engine', () => {
+  it('runs rules, applies severity overrides and records the target', () => {
+    const { report } = audit([perNode, passing]);
+    expect(report.findings.map((f) => [f.severity, f.subject.name])).toEqual([
+      ['blocker', 'cp-1'],
+      ['risk', 'worker-1'],
+    ]);
+    expect(report.findings[0]!.target).toMatchObject({
+      talosVersion: 'v1.13.9',
+      kubeprism: true,
+      provisioner: 'manual',
+    });
+    expect(report.counts).toMatchObject({
+      blocker: 1,
+      risk: 1,
+      info: 0,
+      total: 2,
+      passed: 1,
+      failed: 1,
+      rules: 2,
+    });
+    expect(report.rules.map((r) => [r.id, r.outcome, r.findings])).toEqual([
+      ['nodes.example', 'failed', 2],
+      ['nodes.passing', 'passed', 0],
+    ]);
+    expect(report.generatedAt).toBe(NOW.toISOString());
+    expect(report.snapshot.objects).toEqual({ nodes: 2 });
+  });
+
+  it('skips rules whose inputs are missing and says what to provide, never passes them', () => {
+    const { report } = audit([needsEtcd, dynamicSkip, needsMgmt]);
+    expect(report.skipped).toEqual([
+      {
+        ruleId: 'etcd.example',
+        missing: ['etcd'],
+        howToProvide: expect.stringContaining('etcd/member-list.json'),
+      },
+      { ruleId: 'encryption.example', missing: ['encryption'], howToProvide: 'add encryption-config.yaml' },
+    ]);
+    expect(report.notApplicable).toEqual([{ ruleId: 'capi.example', reason: 'Cluster API mode only' }]);
+    expect(report.rules.map((r) => r.outcome)).toEqual(['skipped', 'skipped', 'not-applicable']);
+    expect(report.counts.passed).toBe(0);
+  });
+
+  it('skips a CAPI rule in CAPI mode because the management cluster is not in the snapshot', () => {
+    const snapshot = snapshotWithNodes();
+    const facts = deriveFacts(snapshot, { provisioner: 'capi' });
+    const report = runAudit({ snapshot, facts, target: facts.target, rules: [needsMgmt], now: NOW });
+    expect(report.skipped[0]).toMatchObject({ ruleId: 'capi.example', missing: ['mgmt'] });
+  });
+
+  it('reports a crashing rule as an error, not a pass', () => {
+    const { report } = audit([crashing, dynamicNa]);
+    expect(report.errors).toEqual([{ ruleId: 'workload.crash', message: 'boom' }]);
+    expect(report.rules[0]!.outcome).toBe('error');
+    expect(report.rules[1]!.outcome).toBe('not-applicable');
+    expect(report.counts.errors).toBe(1);
+  });
+
+  it('merges findings with the same fingerprint, keeping the more severe verdict', () => {
+    const { report } = audit([duplicate]);
+    expect(report.findings).toHaveLength(1);
+    expect(report.findings[0]!.severity).toBe('risk');
+    expect(report.findings[0]!.evidence.map((e) => e.observed)).toEqual(['1', '2']);
+  });
+
+  it('applies suppressions, then the baseline, and counts both', () => {
+    const suppressions = parseSuppressions(
+      '- rule: nodes.example\n  scope: {node: "worker-*"}\n  reason: workers are replaced anyway\n',
+      'sup.yaml',
+      ['nodes.example'],
+    );
+    const first = audit([perNode], { suppressions });
+    expect(first.report.findings.map((f) => f.subject.name)).toEqual(['cp-1']);
+    expect(first.report.suppressed.map((s) => s.finding.subject.name)).toEqual(['worker-1']);
+    expect(first.report.counts.suppressed).toBe(1);
+
+    const baseline = { file: 'b.json', fingerprints: new Set(first.unsuppressed.map((f) => f.fingerprint)) };
+    const second = audit([perNode], { suppressions, baseline });
+    expect(second.report.findings).toEqual([]);
+    expect(second.report.counts).toMatchObject({ baselined: 1, suppressed: 1, total: 0 });
+    expect(second.report.baseline).toEqual({ file: 'b.json', known: 1 });
+    // What --write-baseline would record still includes the baselined finding.
+    expect(second.unsuppressed.map((f) => f.subject.name)).toEqual(['cp-1']);
+  });
+
+  it('decides the exit threshold from reported findings only', () => {
+    const { report } = audit([perNode]);
+    expect(failsAt(report, 'blocker')).toBe(true);
+    expect(failsAt(report, 'never')).toBe(false);
+    const onlyRisk = audit(
+      [perNode],
+      {},
+      makeSnapshot({ resources: { nodes: [obj('Node', 'worker-1')] } }),
+    ).report;
+    expect(failsAt(onlyRisk, 'blocker')).toBe(false);
+    expect(failsAt(onlyRisk, 'risk')).toBe(true);
+    expect(failsAt(onlyRisk, 'info')).toBe(true);
+  });
+});

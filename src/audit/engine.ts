@@ -1,0 +1,312 @@
+/**
+ * The audit engine: runs every rule over one snapshot + facts + target and assembles the one
+ * AuditReport every renderer takes. Pure: no I/O, the clock is an input.
+ *
+ * A rule ends in exactly one of five states (kube-bench's lesson: more than pass/fail):
+ * failed (findings), passed, skipped (an input is missing: said what to provide, never a silent
+ * pass), not-applicable (to this target), error (the rule crashed: an internal error, exit 4).
+ */
+import type { Facts } from '../facts/model.js';
+import type { Target } from '../facts/target.js';
+import { RESOURCE_KEYS, type Snapshot, type SnapshotPart } from '../snapshot/model.js';
+import { VERSION } from '../version.js';
+import { applyBaseline } from './baseline.js';
+import {
+  describeSubject,
+  type Finding,
+  fingerprintOf,
+  type InputTag,
+  type Severity,
+  severityRank,
+  subjectFromEvidence,
+  type TargetSummary,
+} from './findings.js';
+import { buildIndex, type SnapshotIndex } from './index.js';
+import { HOW_TO_PROVIDE, type Requirement, type Rule, type RuleFinding, requirementsOf } from './rule.js';
+import { applySuppressions, type ExpiredSuppression, type Suppression } from './suppressions.js';
+import { summarizeTarget } from './target-summary.js';
+
+export type RuleOutcome = 'failed' | 'passed' | 'skipped' | 'not-applicable' | 'error';
+
+export interface RuleMeta {
+  id: string;
+  family: string;
+  title: string;
+  /** The rule's default severity. */
+  severity: Severity;
+  inputs: InputTag[];
+  requires: Requirement[];
+  description?: string;
+  docs?: string;
+  outcome: RuleOutcome;
+  /** Findings this rule produced before suppressions and baseline. */
+  findings: number;
+}
+
+export interface SkippedRule {
+  ruleId: string;
+  missing: string[];
+  howToProvide: string;
+}
+
+export interface SnapshotSummary {
+  source: string;
+  createdAt: string;
+  parts: SnapshotPart[];
+  warnings: string[];
+  /** Object counts per resource kind, e.g. {nodes: 8, pods: 120}. */
+  objects: Record<string, number>;
+}
+
+export interface AuditCounts {
+  blocker: number;
+  risk: number;
+  info: number;
+  /** Reported findings (after suppressions and baseline). */
+  total: number;
+  suppressed: number;
+  /** Findings hidden because their fingerprint is in the baseline. */
+  baselined: number;
+  expiredSuppressions: number;
+  rules: number;
+  passed: number;
+  failed: number;
+  skipped: number;
+  notApplicable: number;
+  errors: number;
+}
+
+export interface AuditReport {
+  tool: { name: 'ferry'; version: string };
+  generatedAt: string;
+  target: TargetSummary;
+  snapshot: SnapshotSummary;
+  /** Reported findings, most severe first. */
+  findings: Finding[];
+  suppressed: { finding: Finding; by: Suppression }[];
+  expiredSuppressions: ExpiredSuppression[];
+  unusedSuppressions: Suppression[];
+  baseline?: { file: string; known: number };
+  skipped: SkippedRule[];
+  notApplicable: { ruleId: string; reason: string }[];
+  errors: { ruleId: string; message: string }[];
+  rules: RuleMeta[];
+  counts: AuditCounts;
+}
+
+export interface AuditInput {
+  snapshot: Snapshot;
+  facts: Facts;
+  target: Target;
+  rules: readonly Rule[];
+  suppressions?: readonly Suppression[];
+  baseline?: { file: string; fingerprints: ReadonlySet<string> };
+  now: Date;
+  /** Reuse an index built elsewhere (benchmarks). */
+  index?: SnapshotIndex;
+}
+
+export function runAudit(input: AuditInput): AuditReport {
+  return runAuditDetailed(input).report;
+}
+
+/**
+ * Like runAudit, and also returns the findings that survived suppressions before the baseline was
+ * applied: what `--write-baseline` records, so a baseline can be refreshed while another is in use.
+ */
+export function runAuditDetailed(input: AuditInput): { report: AuditReport; unsuppressed: Finding[] } {
+  const { snapshot, facts, target } = input;
+  const index = input.index ?? buildIndex(snapshot);
+  const targetSummary = summarizeTarget(target);
+  const present = new Set<Requirement>(snapshot.manifest.parts);
+
+  const all: Finding[] = [];
+  const rules: RuleMeta[] = [];
+  const skipped: SkippedRule[] = [];
+  const notApplicable: { ruleId: string; reason: string }[] = [];
+  const errors: { ruleId: string; message: string }[] = [];
+
+  for (const rule of input.rules) {
+    const requires = requirementsOf(rule);
+    const meta: RuleMeta = {
+      id: rule.id,
+      family: rule.family,
+      title: rule.title,
+      severity: rule.severity,
+      inputs: [...rule.inputs],
+      requires,
+      ...(rule.description !== undefined ? { description: rule.description } : {}),
+      ...(rule.docs !== undefined ? { docs: rule.docs } : {}),
+      outcome: 'passed',
+      findings: 0,
+    };
+    rules.push(meta);
+
+    const na = rule.notApplicable?.(target);
+    if (na !== undefined) {
+      meta.outcome = 'not-applicable';
+      notApplicable.push({ ruleId: rule.id, reason: na });
+      continue;
+    }
+    const missing = requires.filter((r) => !present.has(r));
+    if (missing.length > 0) {
+      meta.outcome = 'skipped';
+      skipped.push({
+        ruleId: rule.id,
+        missing,
+        howToProvide: missing.map((m) => HOW_TO_PROVIDE[m]).join('; '),
+      });
+      continue;
+    }
+
+    let result: ReturnType<Rule['check']>;
+    try {
+      result = rule.check({ snapshot, facts, target, index });
+    } catch (err) {
+      meta.outcome = 'error';
+      errors.push({ ruleId: rule.id, message: err instanceof Error ? err.message : String(err) });
+      continue;
+    }
+    if (!Array.isArray(result)) {
+      if (result.kind === 'skipped') {
+        meta.outcome = 'skipped';
+        skipped.push({ ruleId: rule.id, missing: result.missing, howToProvide: result.howToProvide });
+      } else {
+        meta.outcome = 'not-applicable';
+        notApplicable.push({ ruleId: rule.id, reason: result.reason });
+      }
+      continue;
+    }
+    const produced = toFindings(rule, result, targetSummary, (message) =>
+      errors.push({ ruleId: rule.id, message }),
+    );
+    meta.findings = produced.length;
+    if (produced.length > 0) meta.outcome = 'failed';
+    // A loop, not push(...produced): a rule may report one finding per pod of a large cluster.
+    for (const f of produced) all.push(f);
+  }
+
+  const sup = applySuppressions(all, input.suppressions ?? [], input.now);
+  let reported = sup.active;
+  let baselined = 0;
+  if (input.baseline) {
+    const split = applyBaseline(reported, input.baseline.fingerprints);
+    reported = split.fresh;
+    baselined = split.known.length;
+  }
+  reported.sort(compareFindings);
+  sup.suppressed.sort((a, b) => compareFindings(a.finding, b.finding));
+  if (errors.length) for (const m of rules) if (errors.some((e) => e.ruleId === m.id)) m.outcome = 'error';
+
+  const counts: AuditCounts = {
+    blocker: 0,
+    risk: 0,
+    info: 0,
+    total: reported.length,
+    suppressed: sup.suppressed.length,
+    baselined,
+    expiredSuppressions: sup.expired.length,
+    rules: rules.length,
+    passed: rules.filter((r) => r.outcome === 'passed').length,
+    failed: rules.filter((r) => r.outcome === 'failed').length,
+    skipped: skipped.length,
+    notApplicable: notApplicable.length,
+    errors: errors.length,
+  };
+  for (const f of reported) counts[f.severity]++;
+
+  const report: AuditReport = {
+    tool: { name: 'ferry', version: VERSION },
+    generatedAt: input.now.toISOString(),
+    target: targetSummary,
+    snapshot: summarizeSnapshot(snapshot),
+    findings: reported,
+    suppressed: sup.suppressed,
+    expiredSuppressions: sup.expired,
+    unusedSuppressions: sup.unused,
+    ...(input.baseline ? { baseline: { file: input.baseline.file, known: baselined } } : {}),
+    skipped,
+    notApplicable,
+    errors,
+    rules,
+    counts,
+  };
+  return { report, unsuppressed: [...sup.active].sort(compareFindings) };
+}
+
+function toFindings(
+  rule: Rule,
+  results: RuleFinding[],
+  target: TargetSummary,
+  reportError: (message: string) => void,
+): Finding[] {
+  const byFingerprint = new Map<string, Finding>();
+  for (const r of results) {
+    if (r.evidence.length === 0) reportError(`a finding without evidence: "${r.message}" (rule bug)`);
+    const implied = subjectFromEvidence(r.evidence[0]);
+    const subject = r.subject ?? implied.subject;
+    const field = r.field ?? (r.subject ? undefined : implied.field);
+    const fingerprint = fingerprintOf(rule.id, subject, field);
+    const existing = byFingerprint.get(fingerprint);
+    if (existing) {
+      // Same rule, same object, same field: one problem. Keep one finding, all the evidence,
+      // and the more severe verdict.
+      existing.evidence.push(...r.evidence);
+      if (r.severity && severityRank(r.severity) < severityRank(existing.severity))
+        existing.severity = r.severity;
+      continue;
+    }
+    byFingerprint.set(fingerprint, {
+      ruleId: rule.id,
+      family: rule.family,
+      severity: r.severity ?? rule.severity,
+      title: r.title ?? rule.title,
+      message: r.message,
+      evidence: [...r.evidence],
+      remediation: r.remediation,
+      fingerprint,
+      artifacts: r.artifacts ? [...r.artifacts] : [],
+      subject,
+      ...(field !== undefined ? { field } : {}),
+      target,
+      ...(rule.docs !== undefined ? { docs: rule.docs } : {}),
+    });
+  }
+  return [...byFingerprint.values()];
+}
+
+export function compareFindings(a: Finding, b: Finding): number {
+  return (
+    severityRank(a.severity) - severityRank(b.severity) ||
+    a.ruleId.localeCompare(b.ruleId) ||
+    describeSubject(a.subject).localeCompare(describeSubject(b.subject)) ||
+    a.fingerprint.localeCompare(b.fingerprint)
+  );
+}
+
+function summarizeSnapshot(s: Snapshot): SnapshotSummary {
+  const objects: Record<string, number> = {};
+  for (const k of RESOURCE_KEYS) {
+    const n = s.resources[k].length;
+    if (n > 0) objects[k] = n;
+  }
+  if (s.resources.bootstrapTokens.length) objects['bootstrapTokens'] = s.resources.bootstrapTokens.length;
+  const src = s.manifest.source;
+  return {
+    source:
+      src.kind === 'live' ? `live ${src.server}${src.context ? ` (context ${src.context})` : ''}` : src.path,
+    createdAt: s.manifest.createdAt,
+    parts: [...s.manifest.parts],
+    warnings: [...s.manifest.warnings],
+    objects,
+  };
+}
+
+/** Exit-code policy for `--fail-on`: does the report hold a finding at or above the threshold? */
+export type FailOn = Severity | 'never';
+
+export function failsAt(report: AuditReport, failOn: FailOn): boolean {
+  if (failOn === 'never') return false;
+  const limit = severityRank(failOn);
+  return report.findings.some((f) => severityRank(f.severity) <= limit);
+}

@@ -1,0 +1,63 @@
+/** Small pieces every renderer shares, so the formats word things the same way. */
+import type { AuditReport } from '../engine.js';
+import type { Severity, TargetSummary } from '../findings.js';
+
+export interface RenderOptions {
+  /** ANSI colour (table only); the CLI sets it only when stdout is a TTY. */
+  color: boolean;
+}
+
+export const SEVERITY_LABEL: Record<Severity, string> = { blocker: 'BLOCKER', risk: 'RISK', info: 'INFO' };
+
+export function plural(n: number, word: string, many = `${word}s`): string {
+  return `${n} ${n === 1 ? word : many}`;
+}
+
+export function describeTarget(t: TargetSummary): string {
+  const parts = [`Talos ${t.talosVersion}`];
+  if (t.kubernetesVersion) parts.push(`Kubernetes ${t.kubernetesVersion}`);
+  parts.push(`KubePrism ${t.kubeprism ? 'on' : 'off'}`, `provisioner ${t.provisioner}`);
+  return parts.join(', ');
+}
+
+/** "2 blockers, 1 risk, 0 info; 1 suppressed; 3 skipped; 10 passed" — identical in every format. */
+export function summaryLine(r: AuditReport): string {
+  const c = r.counts;
+  const parts = [
+    `${plural(c.blocker, 'blocker')}, ${plural(c.risk, 'risk')}, ${c.info} info`,
+    `${c.suppressed} suppressed`,
+  ];
+  if (r.baseline) parts.push(`${c.baselined} in baseline`);
+  if (c.expiredSuppressions) parts.push(plural(c.expiredSuppressions, 'expired suppression'));
+  parts.push(
+    `${plural(c.skipped, 'rule')} skipped`,
+    `${c.notApplicable} not applicable`,
+    `${c.passed} passed`,
+  );
+  if (c.errors) parts.push(plural(c.errors, 'rule error'));
+  return parts.join('; ');
+}
+
+export function escapeHtml(s: string): string {
+  return s
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+export function escapeXml(s: string): string {
+  // XML 1.0 forbids most control characters even when escaped.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping them is the point
+  return escapeHtml(s.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g, ''));
+}
+
+/** Escapes Markdown inline syntax and HTML so finding text renders literally. */
+export function escapeMd(s: string): string {
+  // Inline syntax only: every call site puts text after a prefix, never at a line start.
+  return s
+    .replace(/[\\`*_[\]|~]/g, '\\$&')
+    .replace(/</g, '&lt;')
+    .replace(/\r?\n/g, ' ');
+}

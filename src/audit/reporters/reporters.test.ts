@@ -1,0 +1,349 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { Ajv } from 'ajv';
+import addFormatsPlugin from 'ajv-formats';
+import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { deriveFacts } from '../../facts/derive.js';
+import { type AuditReport, runAudit } from '../engine.js';
+import type { Rule } from '../rule.js';
+import { parseSuppressions } from '../suppressions.js';
+import { makeSnapshot, obj } from '../testing.js';
+import { REPORT_FORMATS, renderReport } from './index.js';
+
+const HOSTILE = '<script>alert("x")</script> & `rm -rf` | *bold* ]]> --';
+
+/** One fixture report exercising every section: findings of each severity, file/line, object,
+ * flag, node and etcd evidence, a suppressed finding, an expired suppression, a skipped rule,
+ * a not-applicable rule and hostile text that every format must escape. */
+function fixtureReport(): AuditReport {
+  const rules: Rule[] = [
+    {
+      id: 'apiserver.example',
+      family: 'apiserver',
+      severity: 'blocker',
+      title: 'Apiserver example',
+      inputs: ['flags'],
+      requires: [],
+      description: 'Why it breaks.',
+      docs: 'docs/rules.md#apiserver.example',
+      check: () => [
+        {
+          message: `Issuer differs ${HOSTILE}`,
+          evidence: [
+            {
+              kind: 'flag',
+              component: 'kube-apiserver',
+              node: 'cp-1',
+              flag: 'service-account-issuer',
+              from: { kind: 'file', path: 'manifests/cp-1/kube-apiserver.yaml', line: 17 },
+              observed: 'https://kubernetes.default.svc.cluster.local',
+              expected: 'https://k8s-api.lab.example:6443',
+            },
+            { kind: 'file', path: 'pki/apiserver.crt', line: 1, field: 'subjectAltName' },
+          ],
+          remediation: `Prepend the Talos issuer ${HOSTILE}`,
+          artifacts: ['kubeadm-prep/apiserver-issuer.patch.yaml'],
+        },
+      ],
+    },
+    {
+      id: 'workload.example',
+      family: 'workload',
+      severity: 'risk',
+      title: 'Workload example',
+      inputs: ['api'],
+      check: () => [
+        {
+          message: 'Deployment shop/web has one replica',
+          evidence: [
+            {
+              kind: 'object',
+              object: {
+                apiVersion: 'apps/v1',
+                kind: 'Deployment',
+                namespace: 'shop',
+                name: 'web',
+                uid: 'u-web',
+              },
+              field: 'spec.replicas',
+              observed: '1',
+            },
+          ],
+          remediation: 'add a PDB',
+          subject: {
+            kind: 'Deployment',
+            group: 'apps',
+            namespace: 'shop',
+            name: 'web',
+            uid: 'u-web',
+            labels: { team: 'shop' },
+          },
+        },
+        {
+          message: 'Deployment batch/report has one replica',
+          evidence: [
+            {
+              kind: 'object',
+              object: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'batch', name: 'report' },
+              field: 'spec.replicas',
+            },
+          ],
+          remediation: 'add a PDB',
+        },
+      ],
+    },
+    {
+      id: 'etcd.example',
+      family: 'etcd',
+      severity: 'info',
+      title: 'etcd example',
+      inputs: ['api'],
+      check: () => [
+        {
+          message: 'db size 12 MiB',
+          evidence: [
+            {
+              kind: 'etcd-member',
+              name: 'cp-1',
+              memberId: '9372538179322589801',
+              field: 'dbSize',
+              observed: '12582912',
+            },
+          ],
+          remediation: 'none needed',
+        },
+        {
+          message: 'node note',
+          evidence: [
+            { kind: 'node', node: 'worker-1' },
+            { kind: 'tls', address: '10.20.0.10:6443' },
+            { kind: 'target', field: 'talosVersion' },
+          ],
+          remediation: 'none',
+        },
+      ],
+    },
+    {
+      id: 'etcd.skipped',
+      family: 'etcd',
+      severity: 'blocker',
+      title: 'Needs etcd',
+      inputs: ['etcd'],
+      check: () => [],
+    },
+    {
+      id: 'capi.example',
+      family: 'capi',
+      severity: 'risk',
+      title: 'CAPI only',
+      inputs: ['mgmt'],
+      notApplicable: () => 'Cluster API mode only',
+      check: () => [],
+    },
+  ];
+  const suppressions = parseSuppressions(
+    `- rule: workload.example
+  scope: {namespace: batch}
+  reason: batch jobs may go down ${HOSTILE}
+- rule: etcd.example
+  reason: expired one
+  expires: 2026-01-01
+`,
+    '.ferry/suppressions.yaml',
+    rules.map((r) => r.id),
+  );
+  const snapshot = makeSnapshot({ resources: { nodes: [obj('Node', 'cp-1'), obj('Node', 'worker-1')] } });
+  const facts = deriveFacts(snapshot, { talosVersion: 'v1.13.9' });
+  return runAudit({
+    snapshot,
+    facts,
+    target: facts.target,
+    rules,
+    suppressions,
+    now: new Date('2026-08-20T10:00:00Z'),
+  });
+}
+
+const report = fixtureReport();
+const reported = report.findings.map((f) => f.fingerprint).sort();
+const suppressed = report.suppressed.map((s) => s.finding.fingerprint);
+
+describe('fixture report', () => {
+  it('has the shape the format tests rely on', () => {
+    expect(report.counts).toMatchObject({
+      blocker: 1,
+      risk: 1,
+      info: 2,
+      suppressed: 1,
+      skipped: 1,
+      notApplicable: 1,
+      expiredSuppressions: 1,
+    });
+    expect(suppressed).toHaveLength(1);
+  });
+});
+
+describe('every format carries the same findings and suppressed counts', () => {
+  it('json', () => {
+    const doc = JSON.parse(renderReport(report, 'json'));
+    expect(doc.kind).toBe('ferry-audit-report');
+    expect(doc.findings.map((f: { fingerprint: string }) => f.fingerprint).sort()).toEqual(reported);
+    expect(doc.suppressed.map((s: { finding: { fingerprint: string } }) => s.finding.fingerprint)).toEqual(
+      suppressed,
+    );
+    expect(doc.counts.suppressed).toBe(1);
+    expect(doc.findings[0].message).toContain(HOSTILE); // JSON is data: text stays verbatim
+  });
+
+  it('yaml', () => {
+    const doc = parseYaml(renderReport(report, 'yaml'));
+    expect(doc.findings.map((f: { fingerprint: string }) => f.fingerprint).sort()).toEqual(reported);
+    expect(doc.suppressed.map((s: { finding: { fingerprint: string } }) => s.finding.fingerprint)).toEqual(
+      suppressed,
+    );
+    expect(doc.counts.suppressed).toBe(1);
+    expect(doc).toEqual(JSON.parse(renderReport(report, 'json')));
+  });
+
+  it('sarif (valid against the SARIF 2.1.0 schema)', () => {
+    const log = JSON.parse(renderReport(report, 'sarif'));
+    const schemaPath = createRequire(import.meta.url).resolve(
+      '@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json',
+    );
+    const schema = JSON.parse(readFileSync(schemaPath, 'utf8'));
+    // The schema is draft-04; ajv 8 reads it once `id` is spelled `$id` and the meta-schema dropped.
+    const { $schema: _ignored, id, ...rest } = schema;
+    const ajv = new Ajv({ strict: false, allErrors: true, unicodeRegExp: false });
+    // ajv-formats is CommonJS: under NodeNext its default export is the module object.
+    type Plugin = (a: Ajv) => Ajv;
+    const mod = addFormatsPlugin as unknown as Plugin & { default?: Plugin };
+    const addFormats = mod.default ?? mod;
+    addFormats(ajv);
+    const validate = ajv.compile({ $id: id, ...rest });
+    const ok = validate(log);
+    expect(validate.errors ?? []).toEqual([]);
+    expect(ok).toBe(true);
+    // The validator does bite: a level SARIF does not know is rejected.
+    const broken = structuredClone(log);
+    broken.runs[0].results[0].level = 'fatal';
+    expect(validate(broken)).toBe(false);
+
+    const run = log.runs[0];
+    const active = run.results.filter((r: { suppressions?: unknown[] }) => !r.suppressions);
+    const sup = run.results.filter((r: { suppressions?: unknown[] }) => r.suppressions);
+    expect(
+      active
+        .map((r: { partialFingerprints: Record<string, string> }) => r.partialFingerprints['ferry/v1'])
+        .sort(),
+    ).toEqual(reported);
+    expect(
+      sup.map((r: { partialFingerprints: Record<string, string> }) => r.partialFingerprints['ferry/v1']),
+    ).toEqual(suppressed);
+    expect(sup[0].suppressions[0]).toMatchObject({ kind: 'external', status: 'accepted' });
+    expect(run.properties.counts.suppressed).toBe(1);
+    // Rule metadata and indexes.
+    const ids = run.tool.driver.rules.map((r: { id: string }) => r.id);
+    for (const r of run.results) expect(ids[r.ruleIndex]).toBe(r.ruleId);
+    const blocker = run.tool.driver.rules.find((r: { id: string }) => r.id === 'apiserver.example');
+    expect(blocker).toMatchObject({
+      shortDescription: { text: 'Apiserver example' },
+      fullDescription: { text: 'Why it breaks.' },
+      defaultConfiguration: { level: 'error' },
+    });
+    // File evidence becomes a physical location with its line; objects become logical locations.
+    const issuer = run.results.find((r: { ruleId: string }) => r.ruleId === 'apiserver.example');
+    expect(issuer.level).toBe('error');
+    expect(issuer.locations[0].physicalLocation).toEqual({
+      artifactLocation: { uri: 'manifests/cp-1/kube-apiserver.yaml' },
+      region: { startLine: 17 },
+    });
+    const web = run.results.find((r: { message: { text: string } }) => r.message.text.includes('shop/web'));
+    expect(web.locations[0].logicalLocations[0]).toMatchObject({
+      fullyQualifiedName: 'Deployment shop/web#spec.replicas',
+      kind: 'resource',
+    });
+    // Skipped rules are said, not dropped.
+    expect(
+      run.invocations[0].toolConfigurationNotifications.some(
+        (n: { descriptor?: { id: string } }) => n.descriptor?.id === 'etcd.skipped',
+      ),
+    ).toBe(true);
+  });
+
+  it('junit', () => {
+    const xml = renderReport(report, 'junit');
+    expect(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>')).toBe(true);
+    for (const fp of [...reported, ...suppressed]) expect(xml).toContain(fp);
+    const suites = [
+      ...xml.matchAll(
+        /<testsuite name="([^"]+)" tests="(\d+)" failures="(\d+)" errors="(\d+)" skipped="(\d+)"/g,
+      ),
+    ];
+    expect(suites.map((m) => m[1])).toEqual(['apiserver', 'workload', 'etcd', 'capi']);
+    const suppressedSum = [...xml.matchAll(/name="ferry.suppressed" value="(\d+)"/g)].reduce(
+      (n, m) => n + Number(m[1]),
+      0,
+    );
+    expect(suppressedSum).toBe(1);
+    // blocker and risk → one <failure> each; info findings do not fail the build.
+    expect((xml.match(/<failure /g) ?? []).length).toBe(report.counts.blocker + report.counts.risk);
+    expect(xml).toMatch(/<skipped message="missing etcd: [^"]+"\/>/);
+    expect(xml).toMatch(/<skipped message="not applicable: Cluster API mode only"\/>/);
+    expect(xml).not.toContain('<script>');
+    expect(xml).toContain('&lt;script&gt;');
+    // The summary comment must not contain "--" (invalid inside an XML comment).
+    const comment = xml.split('\n')[1]!;
+    expect(comment.slice(4, -3)).not.toContain('--');
+    // Balanced elements.
+    expect((xml.match(/<testcase /g) ?? []).length).toBe(report.rules.length);
+    expect((xml.match(/<testsuite /g) ?? []).length).toBe((xml.match(/<\/testsuite>/g) ?? []).length);
+  });
+
+  it('md', () => {
+    const md = renderReport(report, 'md');
+    for (const fp of [...reported, ...suppressed]) expect(md).toContain(fp);
+    expect(md).toMatch(/\| 1 \| 1 \| 2 \| 1 \| 0 \| 1 \| 1 \| \d+ \|/); // counts row: suppressed = 1
+    expect(md).toContain('## Suppressed (1)');
+    expect(md).not.toContain('<script>');
+    expect(md).toContain('\\*bold\\*');
+  });
+
+  it('html (self-contained, escaped)', () => {
+    const html = renderReport(report, 'html');
+    const fps = [...html.matchAll(/<div class="f [a-z]+" data-fingerprint="([0-9a-f]+)"/g)]
+      .map((m) => m[1])
+      .sort();
+    expect(fps).toEqual(reported);
+    expect(
+      [...html.matchAll(/<tr class="suppressed">.*?data-fingerprint="([0-9a-f]+)"/g)].map((m) => m[1]),
+    ).toEqual(suppressed);
+    expect(html).toMatch(/<td data-count="suppressed">1<\/td>/);
+    // Nothing executes and nothing is fetched.
+    expect(html).not.toMatch(/<script|<link|<img|<iframe|\ssrc=|url\(|@import/i);
+    expect(html).toContain('Content-Security-Policy" content="default-src \'none\'');
+    expect(html).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
+  });
+
+  it('table (grouped by severity; colour only when asked)', () => {
+    const plain = renderReport(report, 'table', { color: false });
+    for (const fp of [...reported, ...suppressed]) expect(plain).toContain(fp.slice(0, 12));
+    const order = [
+      'BLOCKER (1)',
+      'RISK (1)',
+      'INFO (2)',
+      'Suppressed (1)',
+      'Expired suppressions (1)',
+      'Skipped rules (1)',
+    ].map((h) => plain.indexOf(h));
+    expect(order.every((i) => i >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    expect(plain).not.toContain('\x1b[');
+    expect(plain).toContain('1 suppressed');
+    expect(renderReport(report, 'table', { color: true })).toContain('\x1b[31m');
+  });
+
+  it('covers every format', () => {
+    expect([...REPORT_FORMATS].sort()).toEqual(['html', 'json', 'junit', 'md', 'sarif', 'table', 'yaml']);
+  });
+});

@@ -1,0 +1,289 @@
+/**
+ * CNI (blockers.md "CNI and add-ons"). Talos bootstrap manifests create flannel unless told the CNI
+ * is none, and Cilium needs values that work on Talos (no module loading, Talos-provided cgroup v2)
+ * and on the kubeadm nodes at the same time: a cluster-wide change, rolled out before migrating.
+ */
+import type { DaemonSetFact } from '../../facts/model.js';
+import { KUBEPRISM } from '../../knowledge/talos.js';
+import { CILIUM_ON_TALOS } from '../../knowledge/talos-config.js';
+import type { KubeObject } from '../../snapshot/model.js';
+import { type Evidence, evidenceFromSource } from '../findings.js';
+import { notApplicable, type Rule, type RuleFinding } from '../rule.js';
+import { factEvidence, isMultidoc, skipFact } from './network.js';
+
+type Ctx = Parameters<Rule['check']>[0];
+
+const DOCS = (id: string) => `docs/rules.md#${id}`;
+
+export const talosDefaultFlannel: Rule = {
+  id: 'cni.talos-default-flannel',
+  family: 'cni',
+  severity: 'blocker',
+  title: 'Talos would deploy flannel next to the cluster CNI',
+  inputs: ['api', 'target'],
+  description:
+    'Without an explicit "no CNI", the Talos bootstrap manifests create DaemonSet kube-system/kube-flannel (create-if-missing) beside the CNI the cluster already runs.',
+  docs: DOCS('cni.talos-default-flannel'),
+  check(ctx) {
+    const plugin = ctx.facts.cni.plugin;
+    if (plugin.value === undefined) return skipFact(plugin);
+    const fix = isMultidoc(ctx.target)
+      ? `delete the KubeFlannelCNIConfig document from the Talos config (Talos ${ctx.target.talosVersion}: no document = CNI none)`
+      : `set cluster.network.cni.name: none in the Talos config (Talos ${ctx.target.talosVersion} deploys flannel when cluster.network.cni is absent)`;
+    const ev = factEvidence(plugin, (p) => p, { expected: 'CNI none in the Talos config' });
+    if (plugin.value === 'none-detected') {
+      return [
+        {
+          severity: 'risk',
+          message:
+            'ferry recognised no CNI DaemonSet (cilium, calico, canal, flannel, weave, kube-router, antrea); whatever CNI the cluster runs, Talos would add flannel next to it unless told otherwise.',
+          evidence: ev,
+          remediation: `Confirm which CNI runs, then ${fix}.`,
+          subject: { kind: 'Fact', name: plugin.key },
+          field: 'talos-flannel',
+        },
+      ];
+    }
+    const own =
+      plugin.value === 'flannel'
+        ? " The cluster's own flannel would be joined (or, from v1.13, adopted and later re-applied by upgrade-k8s) by Talos's flannel manifests with Talos's settings."
+        : '';
+    return [
+      {
+        message: `The cluster runs ${plugin.value}; Talos ${ctx.target.talosVersion} would also create DaemonSet kube-system/kube-flannel on its first control plane.${own}`,
+        evidence: ev,
+        remediation: `${fix[0]!.toUpperCase()}${fix.slice(1)}; ferry generate does this for every migration.`,
+        subject: { kind: 'Fact', name: plugin.key },
+        field: 'talos-flannel',
+      },
+    ];
+  },
+};
+
+/** The agent DaemonSet object behind the cni.ciliumAgent fact. */
+function agentObject(ctx: Ctx, agent: DaemonSetFact): KubeObject | undefined {
+  return ctx.snapshot.resources.daemonsets.find(
+    (d) => d.metadata.name === agent.name && (d.metadata.namespace ?? '') === agent.namespace,
+  );
+}
+
+interface ContainerRef {
+  list: 'containers' | 'initContainers';
+  // biome-ignore lint/suspicious/noExplicitAny: container specs are read structurally
+  c: any;
+}
+
+function containersOf(ds: KubeObject): ContainerRef[] {
+  const spec = ds.spec?.template?.spec ?? {};
+  const out: ContainerRef[] = [];
+  for (const list of ['initContainers', 'containers'] as const) {
+    for (const c of Array.isArray(spec[list]) ? spec[list] : []) out.push({ list, c });
+  }
+  return out;
+}
+
+function dsRef(
+  ds: KubeObject,
+  field: string,
+  obs: { observed?: string; expected?: string; note?: string },
+): Evidence {
+  return {
+    kind: 'object',
+    object: {
+      apiVersion: ds.apiVersion,
+      kind: 'DaemonSet',
+      name: ds.metadata.name,
+      ...(ds.metadata.namespace ? { namespace: ds.metadata.namespace } : {}),
+      ...(ds.metadata.uid ? { uid: ds.metadata.uid } : {}),
+    },
+    field,
+    ...obs,
+  };
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '::1']);
+
+export const ciliumValues: Rule = {
+  id: 'cni.cilium-values',
+  family: 'cni',
+  severity: 'risk',
+  title: 'Cilium values that do not work on Talos and kubeadm nodes alike',
+  inputs: ['api'],
+  description:
+    'Talos forbids module loading by workloads and mounts cgroup v2 and bpffs itself; KubePrism (localhost:7445) exists only on Talos nodes. Cilium values are cluster-wide, so they must suit both node types during coexistence.',
+  docs: DOCS('cni.cilium-values'),
+  check(ctx) {
+    const plugin = ctx.facts.cni.plugin;
+    if (plugin.value === undefined) return skipFact(plugin);
+    if (plugin.value !== 'cilium') return notApplicable(`the CNI is ${plugin.value}, not Cilium`);
+    const agentFact = ctx.facts.cni.ciliumAgent;
+    if (!agentFact.value) return skipFact(agentFact);
+    const ds = agentObject(ctx, agentFact.value);
+    if (!ds) return skipFact(agentFact);
+    const out: RuleFinding[] = [];
+    const subject = {
+      kind: 'DaemonSet',
+      group: 'apps',
+      namespace: ds.metadata.namespace ?? '',
+      name: ds.metadata.name,
+    };
+    const rollout =
+      'Roll the new values out as a deliberate pre-step on the kubeadm cluster (every agent restarts; see cni.cilium-update-strategy), then migrate.';
+
+    const withModule = containersOf(ds).filter(({ c }) =>
+      (c.securityContext?.capabilities?.add ?? []).includes('SYS_MODULE'),
+    );
+    if (withModule.length > 0) {
+      out.push({
+        message: `Cilium containers ${withModule.map(({ c }) => c.name).join(', ')} add the SYS_MODULE capability; Talos does not let workloads load kernel modules.`,
+        evidence: withModule.map(({ list, c }) =>
+          dsRef(ds, `spec.template.spec.${list}[${c.name}].securityContext.capabilities.add`, {
+            observed: (c.securityContext.capabilities.add as string[]).join(', '),
+          }),
+        ),
+        remediation: `Set securityContext.capabilities.ciliumAgent to ${CILIUM_ON_TALOS.capabilities.ciliumAgent.join(',')} and cleanCiliumState to ${CILIUM_ON_TALOS.capabilities.cleanCiliumState.join(',')} (no SYS_MODULE); declare the modules Cilium needs in the Talos machine config. ${rollout}`,
+        subject,
+        field: 'capabilities.SYS_MODULE',
+      });
+    }
+
+    const mountCgroup = containersOf(ds).find(({ c }) => c.name === 'mount-cgroup');
+    const config = ctx.index.configMaps.get(`${ds.metadata.namespace ?? ''}/cilium-config`);
+    const cgroupRoot = config?.data?.['cgroup-root'];
+    const wantRoot = CILIUM_ON_TALOS.cgroup.hostRoot;
+    if (mountCgroup || (typeof cgroupRoot === 'string' && cgroupRoot !== wantRoot)) {
+      const evidence: Evidence[] = [];
+      if (mountCgroup)
+        evidence.push(
+          dsRef(ds, `spec.template.spec.${mountCgroup.list}[mount-cgroup]`, {
+            observed: 'present (cgroup.autoMount.enabled: true)',
+            expected: 'absent',
+          }),
+        );
+      if (config && typeof cgroupRoot === 'string' && cgroupRoot !== wantRoot)
+        evidence.push(
+          evidenceFromSource(
+            {
+              kind: 'object',
+              objectKind: 'ConfigMap',
+              namespace: config.metadata.namespace ?? '',
+              name: config.metadata.name,
+              field: 'data["cgroup-root"]',
+            },
+            { observed: cgroupRoot, expected: wantRoot },
+          ),
+        );
+      out.push({
+        message: `Cilium mounts its own cgroup v2 hierarchy${typeof cgroupRoot === 'string' ? ` at ${cgroupRoot}` : ''}; Talos already provides cgroup v2 at ${wantRoot}.`,
+        evidence,
+        remediation: `Set cgroup.autoMount.enabled=false and cgroup.hostRoot=${wantRoot} (both node types mount cgroup v2 there on current kernels; check the kubeadm nodes use cgroup v2). ${rollout}`,
+        subject,
+        field: 'cgroup',
+      });
+    }
+
+    const kpr = ctx.facts.cni.ciliumKubeProxyReplacement.value;
+    const kprOn = kpr === 'true' || kpr === 'strict';
+    const host = ctx.facts.cni.ciliumK8sServiceHost;
+    const port = ctx.facts.cni.ciliumK8sServicePort;
+    const endpoint = ctx.facts.cluster.controlPlaneEndpoint.value;
+    const endpointText = endpoint
+      ? `${endpoint.host}:${endpoint.port}`
+      : 'the load-balanced control-plane endpoint';
+    if (kprOn && host.value !== undefined && port.value !== undefined) {
+      const h = host.value;
+      const p = port.value;
+      const why =
+        h === null
+          ? 'has no k8sServiceHost: with kube-proxy replacement it cannot reach the API before its own service handling runs'
+          : LOOPBACK_HOSTS.has(h.toLowerCase()) || p === String(KUBEPRISM.port)
+            ? `reaches the API at ${h}:${p ?? '?'}, which only exists on Talos nodes (KubePrism) or kubeadm control planes`
+            : (ctx.facts.nodes.controlPlane.value ?? []).some(
+                  (n) => n.name === h || n.advertiseAddress?.address === h || n.internalIP === h,
+                )
+              ? `reaches the API through one control plane (${h}), which the migration removes`
+              : undefined;
+      if (why) {
+        out.push({
+          message: `Cilium runs with kube-proxy replacement and ${why}.`,
+          evidence: [
+            ...factEvidence(host, (x) => x ?? '(not set)'),
+            ...factEvidence(port, (x) => x ?? '(not set)'),
+          ],
+          remediation: `Set k8sServiceHost/k8sServicePort to ${endpointText}: it works from kubeadm and Talos nodes alike during coexistence. Switch to KubePrism (localhost:${KUBEPRISM.port}) only after the last kubeadm node is gone. ${rollout}`,
+          subject,
+          field: 'k8sServiceHost',
+        });
+      }
+    }
+    return out;
+  },
+};
+
+/** Resolves maxUnavailable (a number or a percentage, rounded up as the DaemonSet controller does). */
+export function resolveMaxUnavailable(value: string | number | null, nodes: number): number {
+  if (value === null) return 1;
+  if (typeof value === 'number') return value;
+  const m = /^(\d+)%$/.exec(value.trim());
+  if (m) return Math.ceil((Number(m[1]) * nodes) / 100);
+  const n = Number(value);
+  return Number.isFinite(n) ? n : 1;
+}
+
+export const ciliumUpdateStrategy: Rule = {
+  id: 'cni.cilium-update-strategy',
+  family: 'cni',
+  severity: 'risk',
+  title: 'Cilium agent rollout takes pod networking down on several nodes at once',
+  inputs: ['api'],
+  description:
+    'The pre-migration values change restarts every Cilium agent; more than one unavailable agent at a time drops pod networking on several nodes together, and OnDelete never rolls the change out.',
+  docs: DOCS('cni.cilium-update-strategy'),
+  check(ctx) {
+    const plugin = ctx.facts.cni.plugin;
+    if (plugin.value === undefined) return skipFact(plugin);
+    if (plugin.value !== 'cilium') return notApplicable(`the CNI is ${plugin.value}, not Cilium`);
+    const agentFact = ctx.facts.cni.ciliumAgent;
+    if (!agentFact.value) return skipFact(agentFact);
+    const s = agentFact.value.updateStrategy;
+    const ds = agentObject(ctx, agentFact.value);
+    const scheduled = Number(ds?.status?.desiredNumberScheduled);
+    const nodes =
+      Number.isInteger(scheduled) && scheduled > 0 ? scheduled : ctx.snapshot.resources.nodes.length;
+    const subject = {
+      kind: 'DaemonSet',
+      group: 'apps',
+      namespace: agentFact.value.namespace,
+      name: agentFact.value.name,
+    };
+    const ev = factEvidence(agentFact, () => JSON.stringify(s), {
+      expected: 'RollingUpdate, maxUnavailable: 1',
+    });
+    const fix =
+      'Set updateStrategy RollingUpdate with maxUnavailable: 1 (Helm: updateStrategy.rollingUpdate.maxUnavailable=1) in the same values change; ferry gates each step on agent readiness.';
+    if (s.type === 'OnDelete') {
+      return [
+        {
+          message: `Cilium agent ${agentFact.value.namespace}/${agentFact.value.name} updates OnDelete: a values change reaches a node only when its agent pod is deleted, so kubeadm and Talos nodes run different Cilium settings until someone restarts every agent.`,
+          evidence: ev,
+          remediation: fix,
+          subject,
+          field: 'spec.updateStrategy',
+        },
+      ];
+    }
+    const n = resolveMaxUnavailable(s.maxUnavailable, nodes);
+    if (n <= 1) return [];
+    return [
+      {
+        message: `Cilium agent ${agentFact.value.namespace}/${agentFact.value.name} rolls with maxUnavailable ${s.maxUnavailable} (${n} of ${nodes} node(s) at once): a values change drops pod networking on ${n} nodes together.`,
+        evidence: ev,
+        remediation: fix,
+        subject,
+        field: 'spec.updateStrategy',
+      },
+    ];
+  },
+};
+
+export const CNI_RULES: Rule[] = [talosDefaultFlannel, ciliumValues, ciliumUpdateStrategy];

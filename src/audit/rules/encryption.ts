@@ -1,0 +1,312 @@
+/**
+ * Encryption at rest (blockers.md "Encryption at rest"). Old and new apiservers share one etcd, so
+ * they must write Secrets in a form the other can read. Stored values carry the prefix
+ * `k8s:enc:<provider>:v1:<key name>:` and the apiserver picks the key by that name (talos.md §4.6):
+ * ≤v1.13 Talos fixes the names (secretbox "key2", aescbc "key1") and covers only `secrets`;
+ * v1.14 takes a KubeEtcdEncryptionConfig document verbatim, but its generated one is wrong.
+ */
+import type { EncryptionRule, Fact } from '../../facts/model.js';
+import type { Target } from '../../facts/target.js';
+import { TALOS_ENCRYPTION_KEY_NAMES } from '../../knowledge/talos.js';
+import type { EncryptionConfig, SourceRef } from '../../snapshot/model.js';
+import { type Evidence, evidenceFromSource, type Subject } from '../findings.js';
+import {
+  HOW_TO_PROVIDE,
+  notApplicable,
+  type Rule,
+  type RuleFinding,
+  type RuleNotApplicable,
+  type RuleSkip,
+  skip,
+} from '../rule.js';
+
+const isV114 = (t: Target) => t.talos.configFormat === 'multidoc';
+const SUBJECT: Subject = { kind: 'EncryptionConfiguration', name: 'kube-apiserver' };
+const RENAME_ARTIFACTS = [
+  'kubeadm/30-encryption-phase1.sh',
+  'kubeadm/31-encryption-phase2.sh',
+  'kubeadm/32-reencrypt.sh',
+  'kubeadm/encryption/phase1.yaml',
+  'kubeadm/encryption/phase2.yaml',
+];
+const REWRITE = '`kubectl get secrets -A -o json | kubectl replace -f -`';
+
+/** Does a resources entry cover core Secrets (as the apiserver matches them)? */
+export function coversSecrets(resources: readonly string[]): boolean {
+  return resources.some((r) => r === 'secrets' || r === '*.' || r === '*.*');
+}
+
+/** The configuration in use, or why the rule cannot or need not look at it. */
+type Loaded =
+  | { kind: 'config'; rules: EncryptionRule[]; cfg: EncryptionConfig | undefined; file: Fact<string | null> }
+  | RuleSkip
+  | RuleNotApplicable;
+
+function loadConfig(ctx: Parameters<Rule['check']>[0]): Loaded {
+  const file = ctx.facts.encryption.providerConfigFile;
+  const providers = ctx.facts.encryption.providers;
+  if (file.value === null)
+    return notApplicable('the apiservers run without encryption at rest (see encryption.absent)');
+  if (providers.value === null) return notApplicable('no encryption configuration in use');
+  if (providers.value === undefined) {
+    const named = typeof file.value === 'string' ? ` (the apiservers use ${file.value})` : '';
+    return skip(['encryption'], `${HOW_TO_PROVIDE.encryption}${named}`);
+  }
+  return { kind: 'config', rules: providers.value, cfg: ctx.snapshot.encryption, file };
+}
+
+function isConfig(l: Loaded): l is Extract<Loaded, { kind: 'config' }> {
+  return l.kind === 'config';
+}
+
+/** Evidence pointing into the EncryptionConfiguration file (line of the document; field path inside). */
+function cfgEvidence(
+  cfg: EncryptionConfig | undefined,
+  providers: Fact<EncryptionRule[] | null>,
+  field: string,
+  obs: { observed?: string; expected?: string; note?: string },
+): Evidence {
+  const src: SourceRef | undefined = cfg?.source ?? providers.provenance[0];
+  if (!src) return { kind: 'target', field, ...obs };
+  if (src.kind === 'file')
+    return {
+      kind: 'file',
+      path: src.path,
+      ...(src.line !== undefined ? { line: src.line } : {}),
+      field,
+      ...obs,
+    };
+  return evidenceFromSource(src, { ...obs, note: [field, obs.note].filter(Boolean).join('; ') });
+}
+
+function flagEvidence(file: Fact<string | null>): Evidence[] {
+  return file.provenance.map((p) => evidenceFromSource(p, { observed: file.value ?? '(not set)' }));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export const absent: Rule = {
+  id: 'encryption.absent',
+  family: 'encryption',
+  severity: 'blocker',
+  title: 'kubeadm stores Secrets in plaintext; a generated Talos config would encrypt them',
+  inputs: ['flags', 'target'],
+  description:
+    'Without --encryption-provider-config the kubeadm apiservers cannot read Secrets a Talos apiserver writes with the secretbox key every generated Talos config carries; the v1.14 generated document even lacks `identity`, so Talos could not read the existing plaintext Secrets either.',
+  docs: 'docs/rules.md#encryption.absent',
+  check(ctx) {
+    const file = ctx.facts.encryption.providerConfigFile;
+    const write = ctx.facts.encryption.secretsWriteKey;
+    if (file.value === undefined) return skip(['flags'], file.missing ?? HOW_TO_PROVIDE.flags);
+    const plaintext = file.value === null || write.value?.provider === 'identity';
+    if (!plaintext) return [];
+    const v14 = isV114(ctx.target);
+    const talosField = v14 ? 'KubeEtcdEncryptionConfig' : 'cluster.secretboxEncryptionSecret';
+    const why =
+      file.value === null
+        ? 'kube-apiserver runs without --encryption-provider-config'
+        : `${file.value} writes Secrets with identity (its first provider)`;
+    const evidence: Evidence[] =
+      file.value === null
+        ? flagEvidence(file)
+        : [
+            ...flagEvidence(file),
+            ...write.provenance.map((p) => evidenceFromSource(p, { observed: 'identity writes' })),
+          ];
+    evidence.push({
+      kind: 'target',
+      field: talosField,
+      observed: v14 ? 'generated: secretbox "key2", no identity' : 'generated: a new random secretbox key',
+      expected: 'absent',
+    });
+    return [
+      {
+        message: `${why}: Secrets are stored in plaintext. A Talos ${ctx.target.talosVersion} config as talosctl generates it carries ${v14 ? 'a KubeEtcdEncryptionConfig (secretbox "key2", no identity)' : 'a new secretbox key (cluster.secretboxEncryptionSecret)'}, so Talos apiservers would write Secrets the kubeadm apiservers cannot read${v14 ? ' and could not read the existing plaintext ones' : ''}.`,
+        evidence,
+        remediation: `Keep encryption off in the Talos config: ${v14 ? 'delete the `KubeEtcdEncryptionConfig` document' : 'remove `cluster.secretboxEncryptionSecret` (the template then falls back to identity)'}. ferry's secrets.yaml carries no encryption secret for such a cluster; never mix in a bundle from \`talosctl gen secrets\`. Enable encryption after the migration, as its own step.`,
+        subject: SUBJECT,
+        field: 'provider',
+        artifacts: ['secrets.yaml'],
+      },
+    ];
+  },
+};
+
+export const keyName: Rule = {
+  id: 'encryption.key-name',
+  family: 'encryption',
+  severity: 'blocker',
+  title: 'Encryption key names differ from the ones Talos ≤v1.13 fixes',
+  inputs: ['node', 'etcd', 'target'],
+  // The EncryptionConfiguration (a host file) decides; the rule says when it is missing. Sampling
+  // etcd for stored prefixes would confirm read keys, but a snapshot does not carry stored values.
+  requires: [],
+  description:
+    'Talos ≤v1.13 names its keys secretbox "key2" and aescbc "key1"; the apiserver selects the key by the name in each stored value, so a kubeadm key under another name is unusable for Talos ("no matching prefix found", "output array was not large enough").',
+  docs: 'docs/rules.md#encryption.key-name',
+  notApplicable: (t) =>
+    isV114(t)
+      ? 'Talos v1.14 takes the EncryptionConfiguration verbatim (KubeEtcdEncryptionConfig): key names are free (see encryption.v114-generated-doc)'
+      : undefined,
+  check(ctx) {
+    const loaded = loadConfig(ctx);
+    if (!isConfig(loaded)) return loaded;
+    const ruleIndex = loaded.rules.findIndex((r) => coversSecrets(r.resources));
+    const rule = loaded.rules[ruleIndex];
+    if (!rule) return []; // Secrets are not encrypted at all: encryption.absent's case
+    const providers = ctx.facts.encryption.providers;
+    const out: RuleFinding[] = [];
+    rule.providers.forEach((p, j) => {
+      if (p.type !== 'secretbox' && p.type !== 'aescbc') return; // other providers: encryption.provider-unsupported
+      const talosName = TALOS_ENCRYPTION_KEY_NAMES[p.type];
+      // Only the first key of each provider: further keys are provider-unsupported's (one key per provider).
+      const name = p.keyNames[0];
+      if (name === undefined || name === talosName) return;
+      const writes = j === 0;
+      const field = `resources[${ruleIndex}].providers[${j}].${p.type}.keys[0].name`;
+      out.push({
+        severity: writes ? 'blocker' : 'risk',
+        message: writes
+          ? `Secrets are written with ${p.type} key "${name}"; Talos ${ctx.target.talosVersion} names its ${p.type} key "${talosName}" and the apiserver picks keys by that name, so Talos apiservers cannot read a single Secret the kubeadm apiservers write (and bootstrap tokens stop authenticating: nodes never register).`
+          : `${p.type} key "${name}" is still a read key; Talos ${ctx.target.talosVersion} knows only "${talosName}" for ${p.type}, so Secrets still stored under "${name}" are unreadable on Talos apiservers.`,
+        evidence: [
+          cfgEvidence(loaded.cfg, providers, field, {
+            observed: name,
+            expected: talosName,
+            note: writes ? 'the write key' : 'a read key',
+          }),
+          ...(writes ? flagEvidence(loaded.file) : []),
+        ],
+        remediation: writes
+          ? `Rotate the kubeadm side to a ${p.type} key named "${talosName}" in two phases — add it as a read key on every apiserver, then make it the write key, then rewrite all Secrets (${REWRITE}) — and bundle that key (the kit's kubeadm/30-encryption-phase1.sh, 31-encryption-phase2.sh, 32-reencrypt.sh; then run ferry generate again with the rotated file). Or target Talos v1.14 and copy the configuration verbatim into KubeEtcdEncryptionConfig.`
+          : `Rewrite all Secrets with the write key (${REWRITE}) and drop "${name}" from the configuration; confirm none remain under it (etcdctl get /registry/secrets --prefix, count values starting k8s:enc:${p.type}:v1:${name}:).`,
+        subject: SUBJECT,
+        field,
+        artifacts: writes ? RENAME_ARTIFACTS : [],
+      });
+    });
+    return out;
+  },
+};
+
+export const providerUnsupported: Rule = {
+  id: 'encryption.provider-unsupported',
+  family: 'encryption',
+  severity: 'blocker',
+  title: 'Encryption configuration has a shape Talos ≤v1.13 cannot express',
+  inputs: ['node'],
+  requires: [],
+  description:
+    'The ≤v1.13 Talos template covers only `secrets`, with at most one secretbox and one aescbc key plus identity: kms, aesgcm, several keys per provider or other encrypted resources cannot be carried.',
+  docs: 'docs/rules.md#encryption.provider-unsupported',
+  notApplicable: (t) =>
+    isV114(t)
+      ? 'Talos v1.14 takes any EncryptionConfiguration verbatim (KubeEtcdEncryptionConfig)'
+      : undefined,
+  check(ctx) {
+    const loaded = loadConfig(ctx);
+    if (!isConfig(loaded)) return loaded;
+    const providers = ctx.facts.encryption.providers;
+    const out: RuleFinding[] = [];
+    const fix = `Target Talos v1.14 and copy the configuration verbatim into KubeEtcdEncryptionConfig, or first move the kubeadm side to one secretbox ("key2") or aescbc ("key1") key for secrets only (rewrite all Secrets after each change: ${REWRITE}).`;
+    loaded.rules.forEach((r, i) => {
+      const encrypting = r.providers.filter((p) => p.type !== 'identity');
+      const others = r.resources.filter((x) => x !== 'secrets');
+      if (encrypting.length > 0 && others.length > 0) {
+        const field = `resources[${i}].resources`;
+        out.push({
+          message: `The configuration encrypts ${others.join(', ')} (not only secrets) with ${encrypting.map((p) => p.type).join(', ')}; Talos ${ctx.target.talosVersion} encrypts only secrets, so Talos apiservers cannot read these resources from etcd.`,
+          evidence: [
+            cfgEvidence(loaded.cfg, providers, field, {
+              observed: r.resources.join(', '),
+              expected: 'secrets',
+            }),
+          ],
+          remediation: fix,
+          subject: SUBJECT,
+          field,
+          artifacts: [],
+        });
+      }
+      r.providers.forEach((p, j) => {
+        if (p.type === 'identity') return;
+        const at = `resources[${i}].providers[${j}].${p.type}`;
+        if (p.type === 'kms' || p.type === 'aesgcm') {
+          out.push({
+            message: `Provider ${p.type}${p.kms?.name ? ` "${p.kms.name}"` : ''} for ${r.resources.join(', ')}: Talos ${ctx.target.talosVersion} supports only secretbox and aescbc.`,
+            evidence: [
+              cfgEvidence(loaded.cfg, providers, at, { observed: p.type, expected: 'secretbox or aescbc' }),
+            ],
+            remediation: fix,
+            subject: SUBJECT,
+            field: at,
+            artifacts: [],
+          });
+        } else if (p.keyNames.length > 1) {
+          out.push({
+            message: `${p.type} holds ${p.keyNames.length} keys (${p.keyNames.join(', ')}), a rotation in progress; Talos ${ctx.target.talosVersion} carries one ${p.type} key, so Secrets under the others are unreadable on Talos apiservers.`,
+            evidence: [
+              cfgEvidence(loaded.cfg, providers, `${at}.keys`, {
+                observed: p.keyNames.join(', '),
+                expected: 'one key',
+              }),
+            ],
+            remediation: `Finish the rotation: rewrite all Secrets with the write key (${REWRITE}) and remove the other keys; or ${fix.charAt(0).toLowerCase()}${fix.slice(1)}`,
+            subject: SUBJECT,
+            field: `${at}.keys`,
+            artifacts: [],
+          });
+        }
+      });
+    });
+    return out;
+  },
+};
+
+export const v114GeneratedDoc: Rule = {
+  id: 'encryption.v114-generated-doc',
+  family: 'encryption',
+  severity: 'risk',
+  title: "Talos v1.14's generated KubeEtcdEncryptionConfig does not match the cluster",
+  inputs: ['target'],
+  requires: [],
+  description:
+    'The KubeEtcdEncryptionConfig that Talos v1.14 generates has only secretbox "key2" and no identity, and it emits an AES-CBC secret as secretbox "key1" (siderolabs/talos#13885): it must be written from the live configuration instead.',
+  docs: 'docs/rules.md#encryption.v114-generated-doc',
+  notApplicable: (t) =>
+    isV114(t) ? undefined : 'only Talos v1.14 generates a KubeEtcdEncryptionConfig document',
+  check(ctx) {
+    const loaded = loadConfig(ctx);
+    if (!isConfig(loaded)) return loaded;
+    const write = ctx.facts.encryption.secretsWriteKey.value;
+    if (!write || write.provider === 'identity') return []; // plaintext: encryption.absent says what to do
+    const providers = ctx.facts.encryption.providers;
+    const shape = loaded.rules
+      .map(
+        (r) =>
+          `${r.resources.join(',')}: ${r.providers.map((p) => (p.keyNames.length ? `${p.type}(${p.keyNames.join(',')})` : p.type)).join(' > ')}`,
+      )
+      .join('; ');
+    return [
+      {
+        message: `The cluster writes Secrets with ${write.provider} "${write.keyName ?? ''}" (${shape}). The document Talos ${ctx.target.talosVersion} generates would use secretbox "key2" without identity${write.provider === 'aescbc' ? ', and would turn an AES-CBC key into secretbox "key1"' : ''}: Talos apiservers could not read the existing Secrets.`,
+        evidence: [
+          cfgEvidence(loaded.cfg, providers, 'resources', { observed: shape }),
+          {
+            kind: 'target',
+            field: 'KubeEtcdEncryptionConfig',
+            observed: 'generated: secretbox "key2", no identity',
+            expected: 'the live configuration, verbatim',
+          },
+        ],
+        remediation:
+          'Write the KubeEtcdEncryptionConfig document explicitly from the live EncryptionConfiguration (same providers, key names and secrets, identity kept where the cluster has it); never keep the generated one.',
+        subject: SUBJECT,
+        field: 'KubeEtcdEncryptionConfig',
+        artifacts: [],
+      },
+    ];
+  },
+};
+
+export const ENCRYPTION_RULES: Rule[] = [absent, keyName, providerUnsupported, v114GeneratedDoc];

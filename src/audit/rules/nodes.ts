@@ -1,0 +1,373 @@
+/**
+ * The `nodes` family (blockers.md "Kubelet and nodes"): what replacement nodes must carry so the
+ * workloads still land where they did — control-plane schedulability, labels and taints — and node
+ * names that must not clash.
+ */
+import type { TalosRelease } from '../../knowledge/talos.js';
+import {
+  CONTROL_PLANE_TAINT,
+  EXCLUDE_FROM_LB_LABEL,
+  SELF_SET_LABEL_PREFIXES,
+} from '../../knowledge/talos-config.js';
+import type { KubeObject, Taint } from '../../snapshot/model.js';
+import type { Evidence } from '../findings.js';
+import { type AuditContext, type Rule, type RuleFinding, skip } from '../rule.js';
+import {
+  describeObj,
+  isFinished,
+  isMirrorPod,
+  isRecord,
+  listSome,
+  objectEvidence,
+  templatesOf,
+} from './workload-pods.js';
+
+const DOCS = (id: string) => `docs/rules.md#${id}`;
+const ROLE_PREFIX = 'node-role.kubernetes.io/';
+const MAX_EVIDENCE = 10;
+
+function isV114(release: TalosRelease): boolean {
+  return release.configFormat === 'multidoc';
+}
+
+// ---------------------------------------------------------------------------------------------
+// nodes.cp-schedulable
+
+function isDaemonOrStatic(pod: KubeObject): boolean {
+  if (isMirrorPod(pod)) return true;
+  const owner = pod.metadata.ownerReferences?.find((o) => o.controller) ?? pod.metadata.ownerReferences?.[0];
+  return owner?.kind === 'DaemonSet' || owner?.kind === 'Node';
+}
+
+export const cpSchedulable: Rule = {
+  id: 'nodes.cp-schedulable',
+  family: 'nodes',
+  severity: 'risk',
+  title: 'Control planes run workloads but Talos control planes are tainted',
+  inputs: ['api', 'target'],
+  description: `Talos control planes register with the ${CONTROL_PLANE_TAINT}:NoSchedule taint and the ${EXCLUDE_FROM_LB_LABEL} label; workloads that run on untainted kubeadm control planes lose that capacity.`,
+  docs: DOCS('nodes.cp-schedulable'),
+  check(ctx) {
+    const cps = ctx.facts.nodes.controlPlane;
+    if (cps.value === undefined)
+      return skip(['control-plane nodes'], cps.missing ?? 'Node objects in resources/');
+    const release = ctx.target.talos;
+    const out: RuleFinding[] = [];
+    for (const cp of cps.value) {
+      if (cp.tainted || !cp.hasNodeObject) continue;
+      const pods = (ctx.index.podsByNode.get(cp.name) ?? []).filter(
+        (p) => !isDaemonOrStatic(p) && !isFinished(p),
+      );
+      if (pods.length === 0) continue;
+      const names = pods.map((p) => `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`);
+      const lbNote =
+        cp.labels[EXCLUDE_FROM_LB_LABEL] === undefined
+          ? ` Talos also labels control planes ${EXCLUDE_FROM_LB_LABEL}, which this node lacks: load-balancer speakers and cloud LBs will skip the Talos control planes.`
+          : '';
+      const fix = isV114(release)
+        ? `leave the ${CONTROL_PLANE_TAINT} taint out of the control planes' KubeNodeConfig`
+        : 'set cluster.allowSchedulingOnControlPlanes: true';
+      out.push({
+        message: `Control plane ${cp.name} has no ${CONTROL_PLANE_TAINT} taint and runs ${pods.length} non-DaemonSet pod(s) (${listSome(names, 4)}); a Talos control plane registers tainted NoSchedule, so this capacity is lost after the switch.${lbNote}`,
+        evidence: [
+          {
+            kind: 'node',
+            node: cp.name,
+            field: 'spec.taints',
+            observed: cp.taints.length ? cp.taints.map(taintText).join(', ') : 'none',
+            expected: `${CONTROL_PLANE_TAINT}:NoSchedule (Talos default)`,
+          },
+          ...pods.slice(0, 5).map((p) => objectEvidence(p, 'spec.nodeName', { observed: cp.name })),
+        ],
+        remediation: `Decide before the first Talos control plane: to keep scheduling on control planes, ${fix} (and decide whether to keep the ${EXCLUDE_FROM_LB_LABEL} label); otherwise make room on the workers for these pods first.`,
+      });
+    }
+    return out;
+  },
+};
+
+function taintText(t: Taint): string {
+  return `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// nodes.labels-taints-carryover
+
+/** Taints the system or Talos sets by itself; never carried. */
+function isSystemTaint(key: string): boolean {
+  return (
+    key === CONTROL_PLANE_TAINT ||
+    key === 'node-role.kubernetes.io/master' ||
+    key.startsWith('node.kubernetes.io/') ||
+    key.startsWith('node.cloudprovider.kubernetes.io/') ||
+    key === 'ToBeDeletedByClusterAutoscaler' ||
+    key === 'DeletionCandidateOfClusterAutoscaler'
+  );
+}
+
+/** Labels replacement nodes need from the machine config: not self-set, plus custom node roles. */
+export function isCarriedLabel(key: string): boolean {
+  if (key.startsWith(ROLE_PREFIX))
+    return key !== CONTROL_PLANE_TAINT && key !== 'node-role.kubernetes.io/master';
+  return !SELF_SET_LABEL_PREFIXES.some((p) => key.startsWith(p));
+}
+
+interface Use {
+  workload: KubeObject;
+  field: string;
+  how: string;
+}
+
+type Expr = { key?: unknown; operator?: unknown; values?: unknown };
+
+/** Node label keys and taint keys a pod spec depends on, with the field that says so. */
+export function nodeDependencies(
+  spec: unknown,
+  specPath: string,
+): { labels: Map<string, string[]>; taints: Map<string, string[]> } {
+  const labels = new Map<string, string[]>();
+  const taints = new Map<string, string[]>();
+  const add = (m: Map<string, string[]>, key: unknown, field: string) => {
+    if (typeof key !== 'string' || !key) return;
+    const l = m.get(key);
+    if (l) {
+      if (!l.includes(field)) l.push(field);
+    } else m.set(key, [field]);
+  };
+  if (!isRecord(spec)) return { labels, taints };
+  if (isRecord(spec['nodeSelector']))
+    for (const k of Object.keys(spec['nodeSelector'])) add(labels, k, `${specPath}.nodeSelector["${k}"]`);
+  const aff = isRecord(spec['affinity']) ? spec['affinity'] : {};
+  const na = isRecord(aff['nodeAffinity']) ? aff['nodeAffinity'] : {};
+  const exprs = (terms: unknown, field: string) => {
+    if (!Array.isArray(terms)) return;
+    for (const t of terms as { matchExpressions?: Expr[]; preference?: { matchExpressions?: Expr[] } }[]) {
+      for (const e of t?.matchExpressions ?? t?.preference?.matchExpressions ?? [])
+        add(labels, e?.key, field);
+    }
+  };
+  const req = isRecord(na['requiredDuringSchedulingIgnoredDuringExecution'])
+    ? na['requiredDuringSchedulingIgnoredDuringExecution']
+    : {};
+  exprs(
+    req['nodeSelectorTerms'],
+    `${specPath}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`,
+  );
+  exprs(
+    na['preferredDuringSchedulingIgnoredDuringExecution'],
+    `${specPath}.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution`,
+  );
+  for (const kind of ['podAffinity', 'podAntiAffinity']) {
+    const pa = isRecord(aff[kind]) ? aff[kind] : {};
+    const r = pa['requiredDuringSchedulingIgnoredDuringExecution'];
+    if (Array.isArray(r))
+      for (const t of r)
+        add(
+          labels,
+          t?.topologyKey,
+          `${specPath}.affinity.${kind}.requiredDuringSchedulingIgnoredDuringExecution`,
+        );
+    const p = pa['preferredDuringSchedulingIgnoredDuringExecution'];
+    if (Array.isArray(p))
+      for (const t of p)
+        add(
+          labels,
+          t?.podAffinityTerm?.topologyKey,
+          `${specPath}.affinity.${kind}.preferredDuringSchedulingIgnoredDuringExecution`,
+        );
+  }
+  if (Array.isArray(spec['topologySpreadConstraints']))
+    for (const c of spec['topologySpreadConstraints'] as { topologyKey?: unknown }[])
+      add(labels, c?.topologyKey, `${specPath}.topologySpreadConstraints`);
+  if (Array.isArray(spec['tolerations']))
+    for (const t of spec['tolerations'] as { key?: unknown }[])
+      add(taints, t?.key, `${specPath}.tolerations`);
+  return { labels, taints };
+}
+
+function nodeLabelsField(release: TalosRelease): string {
+  return isV114(release) ? 'KubeNodeConfig.labels' : 'machine.nodeLabels';
+}
+function nodeTaintsField(release: TalosRelease): string {
+  return isV114(release) ? 'KubeNodeConfig.taints' : 'machine.nodeTaints';
+}
+
+export const labelsTaintsCarryover: Rule = {
+  id: 'nodes.labels-taints-carryover',
+  family: 'nodes',
+  severity: 'risk',
+  title: 'Node labels and taints the workloads depend on',
+  inputs: ['api'],
+  description:
+    "Replacement nodes carry only the labels and taints in their machine config; workloads selecting, spreading over or tolerating the old nodes' custom labels and taints stay Pending or land on the wrong nodes.",
+  docs: DOCS('nodes.labels-taints-carryover'),
+  check(ctx) {
+    const release = ctx.target.talos;
+    // Which label and taint keys the pod templates depend on (one pass over templates).
+    const labelUses = new Map<string, Use[]>();
+    const taintUses = new Map<string, Use[]>();
+    for (const t of templatesOf(ctx.index)) {
+      const deps = nodeDependencies(t.podSpec, t.specPath);
+      for (const [key, fields] of deps.labels) {
+        if (!isCarriedLabel(key)) continue;
+        push(labelUses, key, {
+          workload: t.object,
+          field: fields[0]!,
+          how: fields.map(shortField).join(', '),
+        });
+      }
+      for (const [key, fields] of deps.taints)
+        push(taintUses, key, { workload: t.object, field: fields[0]!, how: 'tolerations' });
+    }
+    // Which nodes carry them (one pass over nodes).
+    const labelNodes = new Map<string, Map<string, string[]>>();
+    const taintNodes = new Map<string, { taint: Taint; nodes: string[] }>();
+    for (const n of ctx.snapshot.resources.nodes) {
+      for (const [key, value] of Object.entries(n.metadata.labels ?? {})) {
+        if (!labelUses.has(key) && !(key.startsWith(ROLE_PREFIX) && isCarriedLabel(key))) continue;
+        let byValue = labelNodes.get(key);
+        if (!byValue) {
+          byValue = new Map();
+          labelNodes.set(key, byValue);
+        }
+        const l = byValue.get(value);
+        if (l) l.push(n.metadata.name);
+        else byValue.set(value, [n.metadata.name]);
+      }
+      const taints: unknown = n.spec?.taints;
+      if (!Array.isArray(taints)) continue;
+      for (const t of taints as Taint[]) {
+        if (typeof t?.key !== 'string' || isSystemTaint(t.key)) continue;
+        const id = `${t.key}:${t.effect}`;
+        const e = taintNodes.get(id);
+        if (e) e.nodes.push(n.metadata.name);
+        else taintNodes.set(id, { taint: t, nodes: [n.metadata.name] });
+      }
+    }
+    const out: RuleFinding[] = [];
+    for (const [key, byValue] of [...labelNodes].sort(([a], [b]) => a.localeCompare(b))) {
+      const uses = labelUses.get(key) ?? [];
+      const values = [...byValue].map(([v, nodes]) => `${v || '""'} on ${listSome(nodes, 4)}`);
+      const used = uses.length
+        ? `used by ${uses.length} workload(s) (${listSome(
+            uses.map((u) => `${describeObj(u.workload)} ${u.how}`),
+            3,
+          )})`
+        : 'a custom node role (kubectl ROLES, monitoring, tooling)';
+      const evidence: Evidence[] = [
+        ...uses
+          .slice(0, MAX_EVIDENCE)
+          .map((u) => objectEvidence(u.workload, u.field, { note: `depends on node label ${key}` })),
+        ...[...byValue].flatMap(([v, nodes]) =>
+          nodes
+            .slice(0, MAX_EVIDENCE)
+            .map(
+              (node): Evidence => ({ kind: 'node', node, field: `metadata.labels["${key}"]`, observed: v }),
+            ),
+        ),
+      ];
+      out.push({
+        message: `Node label ${key} (${listSome(values, 4)}) is ${used}; replacement nodes do not carry it unless their machine config sets it.`,
+        evidence,
+        remediation: `Set ${key} per node in ${nodeLabelsField(release)} of each replacement (${listSome(values, 4)}), so that each new node carries the value of the node it replaces.`,
+        subject: { kind: 'NodeLabel', name: key },
+        field: `metadata.labels["${key}"]`,
+      });
+    }
+    for (const [id, { taint, nodes }] of [...taintNodes].sort(([a], [b]) => a.localeCompare(b))) {
+      const uses = taintUses.get(taint.key) ?? [];
+      const tolerated = uses.length
+        ? `tolerated by ${uses.length} workload(s) (${listSome(
+            uses.map((u) => describeObj(u.workload)),
+            3,
+          )})`
+        : 'tolerated by no workload in the snapshot';
+      out.push({
+        message: `Taint ${taintText(taint)} is on ${nodes.length} node(s) (${listSome(nodes, 4)}), ${tolerated}; without it on the replacements, pods it keeps away land there, and dedicated nodes are lost.`,
+        evidence: [
+          ...nodes
+            .slice(0, MAX_EVIDENCE)
+            .map(
+              (node): Evidence => ({ kind: 'node', node, field: 'spec.taints', observed: taintText(taint) }),
+            ),
+          ...uses
+            .slice(0, MAX_EVIDENCE)
+            .map((u) => objectEvidence(u.workload, u.field, { note: `tolerates ${taint.key}` })),
+        ],
+        remediation: `Set ${taintText(taint)} in ${nodeTaintsField(release)} of the replacements of ${listSome(nodes, 4)}.`,
+        subject: { kind: 'NodeTaint', name: id },
+        field: 'spec.taints',
+      });
+    }
+    return out;
+  },
+};
+
+function push<K, V>(m: Map<K, V[]>, k: K, v: V): void {
+  const l = m.get(k);
+  if (l) l.push(v);
+  else m.set(k, [v]);
+}
+
+/** "spec.template.spec.affinity.nodeAffinity.required…" → "nodeAffinity (required)" for messages. */
+function shortField(f: string): string {
+  if (f.includes('nodeSelector')) return 'nodeSelector';
+  if (f.includes('topologySpreadConstraints')) return 'topologySpreadConstraints';
+  const m = /affinity\.(\w+)\.(required|preferred)/.exec(f);
+  return m ? `${m[1]} (${m[2]})` : f;
+}
+
+// ---------------------------------------------------------------------------------------------
+// nodes.name-reuse
+
+/**
+ * Findings for planned Talos node names that equal a Node still present when they join
+ * (case-insensitive: node names are lower-cased DNS names). Pure; the plan calls it with the names
+ * it assigns, and the audit rule with names from the target once the target carries them.
+ */
+export function nameReuseFindings(
+  ctx: AuditContext,
+  planned: readonly { name: string; replaces?: string }[],
+): RuleFinding[] {
+  const byLower = new Map<string, KubeObject>();
+  for (const [name, node] of ctx.index.nodesByName) byLower.set(name.toLowerCase(), node);
+  const out: RuleFinding[] = [];
+  for (const p of planned) {
+    const clash = byLower.get(p.name.toLowerCase());
+    if (!clash) continue;
+    const same = p.replaces !== undefined && p.replaces.toLowerCase() === p.name.toLowerCase();
+    out.push({
+      message: `Planned Talos node name ${p.name} equals existing Node ${clash.metadata.name}${same ? ' (the node it replaces)' : ''}: if that Node still exists when the Talos node joins, the kubelet takes over its object (labels, podCIDR, providerID) and a control plane would remove the etcd member of that name.`,
+      evidence: [
+        { kind: 'node', node: clash.metadata.name, field: 'metadata.name', observed: clash.metadata.name },
+        { kind: 'target', field: 'nodeNames', observed: p.name },
+      ],
+      remediation: same
+        ? `Delete Node ${clash.metadata.name} (after drain, and after removing its etcd member for a control plane) before ${p.name} boots, or give the Talos node a new name.`
+        : `Choose a unique name for the Talos node (HostnameConfig.hostname), never the name of a Node or etcd member that still exists.`,
+      subject: { kind: 'Node', name: clash.metadata.name, node: clash.metadata.name },
+      field: 'metadata.name',
+    });
+  }
+  return out;
+}
+
+export const nameReuse: Rule = {
+  id: 'nodes.name-reuse',
+  family: 'nodes',
+  severity: 'blocker',
+  title: 'Planned Talos node name equals a live Node',
+  inputs: ['api', 'target'],
+  description:
+    'A Talos node joining under the name of a Node that still exists takes over that Node object; a control plane also removes the etcd member of that name (see etcd.member-name-collision).',
+  docs: DOCS('nodes.name-reuse'),
+  check() {
+    // The target does not carry planned node names yet; the plan checks them with nameReuseFindings.
+    return skip(
+      ['planned Talos node names'],
+      "the target does not name the Talos nodes yet: ferry's plan checks each assigned name against the live Nodes (nameReuseFindings); until then, make sure no Talos hostname equals a Node that still exists when it joins",
+    );
+  },
+};
+
+export const NODES_RULES: Rule[] = [cpSchedulable, labelsTaintsCarryover, nameReuse];

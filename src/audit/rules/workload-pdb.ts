@@ -1,0 +1,144 @@
+/**
+ * PodDisruptionBudgets matched to pods and pod templates without scanning every PDB for every
+ * pod: PDBs are indexed by one `key=value` their selector requires, so a pod only meets the PDBs
+ * that can match it. Built once per audit and cached on the SnapshotIndex.
+ */
+import type { KubeObject } from '../../snapshot/model.js';
+import type { IndexedPdb, SnapshotIndex } from '../index.js';
+import { matches } from '../selector.js';
+
+export interface PdbModel {
+  /** PDBs whose selector matches these labels in this namespace. */
+  pdbsFor(namespace: string, labels: Record<string, string> | undefined): IndexedPdb[];
+  /** Pods each PDB selects (every PDB present, possibly with no pods). */
+  podsOf(pdb: IndexedPdb): readonly KubeObject[];
+  all: readonly IndexedPdb[];
+}
+
+const cache = new WeakMap<SnapshotIndex, PdbModel>();
+
+export function pdbModel(index: SnapshotIndex): PdbModel {
+  const hit = cache.get(index);
+  if (hit) return hit;
+  const byKeyValue = new Map<string, IndexedPdb[]>();
+  const unindexed = new Map<string, IndexedPdb[]>();
+  const all: IndexedPdb[] = [];
+  const push = (m: Map<string, IndexedPdb[]>, k: string, b: IndexedPdb) => {
+    const l = m.get(k);
+    if (l) l.push(b);
+    else m.set(k, [b]);
+  };
+  for (const list of index.pdbsByNamespace.values()) {
+    for (const b of list) {
+      all.push(b);
+      if (b.selector.kind === 'nothing') continue;
+      const anchor = b.selector.requirements.find((r) => r.op === 'In');
+      if (anchor && anchor.op === 'In') {
+        for (const v of new Set(anchor.values)) push(byKeyValue, kv(b.namespace, anchor.key, v), b);
+      } else push(unindexed, b.namespace, b);
+    }
+  }
+  const pdbsFor = (namespace: string, labels: Record<string, string> | undefined): IndexedPdb[] => {
+    const out: IndexedPdb[] = [];
+    for (const b of unindexed.get(namespace) ?? []) if (matches(b.selector, labels)) out.push(b);
+    for (const [k, v] of Object.entries(labels ?? {})) {
+      for (const b of byKeyValue.get(kv(namespace, k, v)) ?? []) if (matches(b.selector, labels)) out.push(b);
+    }
+    return out;
+  };
+  const podsByPdb = new Map<IndexedPdb, KubeObject[]>();
+  for (const b of all) podsByPdb.set(b, []);
+  for (const [ns, pods] of index.podsByNamespace) {
+    if (!index.pdbsByNamespace.has(ns)) continue;
+    for (const p of pods) for (const b of pdbsFor(ns, p.metadata.labels)) podsByPdb.get(b)?.push(p);
+  }
+  const model: PdbModel = { pdbsFor, podsOf: (b) => podsByPdb.get(b) ?? [], all };
+  cache.set(index, model);
+  return model;
+}
+
+function kv(ns: string, k: string, v: string): string {
+  return `${ns}\u0000${k}\u0000${v}`;
+}
+
+/** An int-or-percent PDB field scaled to a pod count, rounding up as the disruption controller does. */
+export function scaled(value: unknown, total: number): number | undefined {
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  if (typeof value === 'string') {
+    const pct = /^(\d+)%$/.exec(value.trim());
+    if (pct) return Math.ceil((Number(pct[1]) * total) / 100);
+    if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  }
+  return undefined;
+}
+
+export function isReady(pod: KubeObject): boolean {
+  const conds: unknown = pod.status?.conditions;
+  if (!Array.isArray(conds)) return false;
+  return conds.some((c: { type?: string; status?: string }) => c?.type === 'Ready' && c.status === 'True');
+}
+
+/** Why a PDB lets no pod be evicted; empty when it allows at least one. */
+export interface PdbBlock {
+  field: string;
+  observed: string;
+  why: string;
+}
+
+/**
+ * blockers.md workload.pdb-blocking: status.disruptionsAllowed == 0, minAvailable ≥ expected pods,
+ * maxUnavailable 0, or unhealthy pods under the IfHealthyBudget eviction policy. Uses the PDB's
+ * status when the snapshot has it, the spec and the selected pods otherwise.
+ */
+export function pdbBlocks(pdb: KubeObject, selected: readonly KubeObject[]): PdbBlock[] {
+  const spec = pdb.spec ?? {};
+  const status = pdb.status ?? {};
+  const expected: number = typeof status.expectedPods === 'number' ? status.expectedPods : selected.length;
+  const out: PdbBlock[] = [];
+  if (expected === 0) return out;
+  if (typeof status.disruptionsAllowed === 'number' && status.disruptionsAllowed <= 0) {
+    out.push({
+      field: 'status.disruptionsAllowed',
+      observed: String(status.disruptionsAllowed),
+      why: `status.disruptionsAllowed is ${status.disruptionsAllowed}`,
+    });
+  }
+  const maxUnavailable = scaled(spec.maxUnavailable, expected);
+  if (spec.maxUnavailable !== undefined && maxUnavailable === 0) {
+    out.push({
+      field: 'spec.maxUnavailable',
+      observed: String(spec.maxUnavailable),
+      why: `maxUnavailable is ${spec.maxUnavailable}`,
+    });
+  }
+  const minAvailable = scaled(spec.minAvailable, expected);
+  if (minAvailable !== undefined && minAvailable >= expected) {
+    out.push({
+      field: 'spec.minAvailable',
+      observed: String(spec.minAvailable),
+      why: `minAvailable ${spec.minAvailable} ≥ ${expected} expected pod(s)`,
+    });
+  }
+  if (out.length === 0 && spec.unhealthyPodEvictionPolicy !== 'AlwaysAllow') {
+    // Without a status, count ready pods ourselves; IfHealthyBudget (the default) refuses evictions
+    // while healthy pods are at or below what the budget requires.
+    const healthy =
+      typeof status.currentHealthy === 'number' ? status.currentHealthy : selected.filter(isReady).length;
+    const desired =
+      typeof status.desiredHealthy === 'number'
+        ? status.desiredHealthy
+        : minAvailable !== undefined
+          ? minAvailable
+          : maxUnavailable !== undefined
+            ? expected - maxUnavailable
+            : undefined;
+    if (desired !== undefined && healthy <= desired && typeof status.disruptionsAllowed !== 'number') {
+      out.push({
+        field: 'status.currentHealthy',
+        observed: String(healthy),
+        why: `${healthy} healthy pod(s) ≤ ${desired} required (unhealthyPodEvictionPolicy ${spec.unhealthyPodEvictionPolicy ?? 'IfHealthyBudget'})`,
+      });
+    }
+  }
+  return out;
+}

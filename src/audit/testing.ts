@@ -1,0 +1,75 @@
+/**
+ * Hand-built snapshots for the audit's tests (and rule authors' tests): only what a test sets is
+ * there, everything else is empty, like a files directory with a few files.
+ */
+import { deriveFacts } from '../facts/derive.js';
+import type { TargetInput } from '../facts/target.js';
+import {
+  type BootstrapToken,
+  emptyResources,
+  type KubeObject,
+  type Resources,
+  SNAPSHOT_FORMAT_VERSION,
+  type Snapshot,
+  type SnapshotPart,
+} from '../snapshot/model.js';
+import { buildIndex } from './index.js';
+import type { AuditContext } from './rule.js';
+
+export function makeSnapshot(
+  opts: { parts?: SnapshotPart[]; resources?: Partial<Resources> } = {},
+): Snapshot {
+  return {
+    manifest: {
+      formatVersion: SNAPSHOT_FORMAT_VERSION,
+      createdAt: '2026-08-01T00:00:00.000Z',
+      source: { kind: 'files', path: 'fixtures/cluster' },
+      ferryVersion: 'test',
+      parts: opts.parts ?? ['resources'],
+      warnings: [],
+    },
+    kubeadm: { nodeConfigurations: [] },
+    staticPods: [],
+    servedCertificates: [],
+    resources: { ...emptyResources(), ...opts.resources },
+  };
+}
+
+export function makeContext(snapshot: Snapshot, target: TargetInput = {}): AuditContext {
+  const facts = deriveFacts(snapshot, target);
+  return { snapshot, facts, target: facts.target, index: buildIndex(snapshot) };
+}
+
+export function obj(
+  kind: string,
+  name: string,
+  extra: Partial<KubeObject> & { namespace?: string } = {},
+): KubeObject {
+  const { namespace, metadata, ...rest } = extra;
+  const apiVersion =
+    {
+      Deployment: 'apps/v1',
+      ReplicaSet: 'apps/v1',
+      StatefulSet: 'apps/v1',
+      DaemonSet: 'apps/v1',
+      Job: 'batch/v1',
+      CronJob: 'batch/v1',
+      PodDisruptionBudget: 'policy/v1',
+    }[kind] ?? 'v1';
+  return {
+    apiVersion,
+    kind,
+    metadata: { name, ...(namespace !== undefined ? { namespace } : {}), ...metadata },
+    ...rest,
+  };
+}
+
+export function token(id: string, opts: Partial<BootstrapToken> = {}): BootstrapToken {
+  return {
+    id,
+    usages: ['authentication', 'signing'],
+    authExtraGroups: ['system:bootstrappers:kubeadm:default-node-token'],
+    source: { kind: 'object', objectKind: 'Secret', namespace: 'kube-system', name: `bootstrap-token-${id}` },
+    ...opts,
+  };
+}

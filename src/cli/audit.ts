@@ -1,0 +1,214 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { type ExitCode, FerryError, usageError } from '../errors.js';
+import { TARGET_FLAG_OPTIONS, TARGET_FLAGS_USAGE, targetInputFromFlags } from '../facts/target.js';
+import type { Snapshot } from '../snapshot/model.js';
+import { oneOf, parseFlags } from './args.js';
+import type { Command } from './command.js';
+import type { Io } from './io.js';
+
+const FORMATS = ['table', 'json', 'yaml', 'sarif', 'junit', 'md', 'html'] as const;
+const FAIL_ON = ['blocker', 'risk', 'info', 'never'] as const;
+const DEFAULT_SUPPRESSIONS = '.ferry/suppressions.yaml';
+const ETCD_FLAGS = ['etcd-endpoints', 'etcd-cacert', 'etcd-cert', 'etcd-key'] as const;
+
+const usage = `usage: ferry audit SNAPSHOT [flags]
+       ferry audit --kubeconfig FILE [--context NAME] [--pki DIR] [etcd flags] [flags]
+
+Finds what would break a kubeadm -> Talos migration, before anything changes. SNAPSHOT is a saved
+snapshot or a files directory (docs/snapshot-layout.md); --kubeconfig audits a live cluster.
+Rules whose inputs are missing are reported as skipped, with what to provide.
+
+output:
+  -o, --output FORMAT      table (default) | json | yaml | sarif | junit | md | html
+  --output-file FILE       write the report to FILE (atomically) instead of stdout
+  --fail-on LEVEL          blocker (default) | risk | info | never: exit 1 when a reported
+                           finding is at or above LEVEL
+suppressions and baseline:
+  --suppressions FILE      accepted findings: rule, scope, reason, expires
+                           (default ${DEFAULT_SUPPRESSIONS} when it exists)
+  --baseline FILE          report only findings whose fingerprint is not in FILE
+  --write-baseline FILE    record the current findings' fingerprints in FILE
+live cluster:
+  --kubeconfig FILE        admin kubeconfig
+  --context NAME           kubeconfig context (default: its current-context)
+  --pki DIR                a copy of /etc/kubernetes/pki (keys are checked, never stored)
+  --etcd-endpoints LIST --etcd-cacert FILE --etcd-cert FILE --etcd-key FILE
+                           read etcd members, status and versions
+${TARGET_FLAGS_USAGE}
+
+Exit codes: 0 ok; 1 findings at or above --fail-on; 2 bad usage or input; 4 internal error
+(a rule failed: the report says which).
+`;
+
+const options = {
+  output: { type: 'string', short: 'o' },
+  'output-file': { type: 'string' },
+  'fail-on': { type: 'string' },
+  suppressions: { type: 'string' },
+  baseline: { type: 'string' },
+  'write-baseline': { type: 'string' },
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  pki: { type: 'string' },
+  'etcd-endpoints': { type: 'string' },
+  'etcd-cacert': { type: 'string' },
+  'etcd-cert': { type: 'string' },
+  'etcd-key': { type: 'string' },
+  ...TARGET_FLAG_OPTIONS,
+} as const;
+
+type Values = ReturnType<typeof parseFlags<typeof options>>['values'];
+
+export const command: Command = {
+  name: 'audit',
+  summary: 'find what would break the migration: blockers, risks, with evidence and fixes',
+  usage,
+  async run(argv, io) {
+    const { values, positionals } = parseFlags(argv, options, usage);
+    const format = oneOf('output', values.output, FORMATS, 'table');
+    const failOn = oneOf('fail-on', values['fail-on'], FAIL_ON, 'blocker');
+    const targetInput = targetInputFromFlags(values);
+    const path = (p: string) => resolve(io.cwd, p);
+    if (positionals.length > 1)
+      throw usageError(`unexpected argument "${positionals[1]}"`, `see usage:\n${usage.trim()}`);
+
+    const [{ runAuditDetailed, failsAt }, { ALL_RULES }, { validateRules }, { CATALOG_IDS }] =
+      await Promise.all([
+        import('../audit/engine.js'),
+        import('../audit/rules/index.js'),
+        import('../audit/rule.js'),
+        import('../knowledge/rule-catalog.js'),
+      ]);
+    const ruleProblems = validateRules(ALL_RULES);
+    if (ruleProblems.length) throw new FerryError('internal', `invalid rule set: ${ruleProblems.join('; ')}`);
+
+    // Inputs that can be wrong are read before the (possibly long) live collection.
+    const knownIds = [...new Set([...CATALOG_IDS, ...ALL_RULES.map((r) => r.id)])];
+    const suppressions = await readSuppressions(values, io, knownIds);
+    let baseline: { file: string; fingerprints: ReadonlySet<string> } | undefined;
+    if (values.baseline !== undefined) {
+      const { loadBaseline } = await import('../audit/baseline.js');
+      baseline = { file: values.baseline, fingerprints: await loadBaseline(path(values.baseline)) };
+    }
+
+    const snapshot = await readSnapshot(values, positionals[0], io);
+    const { deriveFacts } = await import('../facts/derive.js');
+    const facts = deriveFacts(snapshot, targetInput);
+    const now = new Date();
+    const { report, unsuppressed } = runAuditDetailed({
+      snapshot,
+      facts,
+      target: facts.target,
+      rules: ALL_RULES,
+      suppressions,
+      ...(baseline ? { baseline } : {}),
+      now,
+    });
+
+    const { renderReport } = await import('../audit/reporters/index.js');
+    const outputFile = values['output-file'];
+    const text = renderReport(report, format, {
+      color: io.isTTY && outputFile === undefined && format === 'table',
+    });
+    if (outputFile !== undefined) {
+      const { writeFileAtomic } = await import('../util/atomic-write.js');
+      await writeFileAtomic(path(outputFile), text);
+      const { summaryLine } = await import('../audit/reporters/common.js');
+      io.stdout(`${format} report written to ${outputFile}: ${summaryLine(report)}\n`);
+    } else {
+      io.stdout(text);
+    }
+    if (values['write-baseline'] !== undefined) {
+      const { writeBaseline } = await import('../audit/baseline.js');
+      await writeBaseline(path(values['write-baseline']), unsuppressed, now);
+      io.stderr(`baseline of ${unsuppressed.length} finding(s) written to ${values['write-baseline']}\n`);
+    }
+    for (const e of report.errors) io.stderr(`error: rule ${e.ruleId} failed: ${e.message}\n`);
+    const code: ExitCode = report.errors.length > 0 ? 4 : failsAt(report, failOn) ? 1 : 0;
+    return code;
+  },
+};
+
+async function readSuppressions(values: Values, io: Io, knownIds: string[]) {
+  const { loadSuppressions } = await import('../audit/suppressions.js');
+  if (values.suppressions !== undefined)
+    return loadSuppressions(resolve(io.cwd, values.suppressions), knownIds);
+  const dflt = resolve(io.cwd, DEFAULT_SUPPRESSIONS);
+  return existsSync(dflt) ? loadSuppressions(dflt, knownIds) : [];
+}
+
+async function readSnapshot(values: Values, positional: string | undefined, io: Io): Promise<Snapshot> {
+  const live = (['kubeconfig', 'context', 'pki', ...ETCD_FLAGS] as const).filter(
+    (f) => values[f] !== undefined,
+  );
+  if (positional !== undefined) {
+    if (live.length > 0)
+      throw usageError(
+        `SNAPSHOT cannot be combined with ${live.map((f) => `--${f}`).join(', ')}`,
+        'audit either a snapshot directory or a live cluster (--kubeconfig)',
+      );
+    const { loadSnapshot } = await import('../snapshot/load.js');
+    // PKI problems (missing CA key, mismatched or encrypted key) are findings here, not errors.
+    return loadSnapshot(resolve(io.cwd, positional), { strictPki: false });
+  }
+  if (values.kubeconfig === undefined)
+    throw usageError(
+      'missing SNAPSHOT (or --kubeconfig FILE for a live cluster)',
+      `see usage:\n${usage.trim()}`,
+    );
+  return collectLive(values, io);
+}
+
+/** Live mode: the same collection as `ferry snapshot`, kept in memory. */
+async function collectLive(values: Values, io: Io): Promise<Snapshot> {
+  const path = (p: string) => resolve(io.cwd, p);
+  const etcdGiven = ETCD_FLAGS.filter((f) => values[f] !== undefined);
+  if (etcdGiven.length > 0 && etcdGiven.length < ETCD_FLAGS.length) {
+    const missing = ETCD_FLAGS.filter((f) => values[f] === undefined);
+    throw usageError(
+      `etcd needs all of ${ETCD_FLAGS.map((f) => `--${f}`).join(', ')}; missing ${missing.map((f) => `--${f}`).join(', ')}`,
+      'pass the four etcd flags together, or none to skip the etcd rules',
+    );
+  }
+  const [{ createKubeReader }, { collectSnapshot }] = await Promise.all([
+    import('../adapters/kube/reader.js'),
+    import('../snapshot/collect.js'),
+  ]);
+  const kube = createKubeReader({
+    kubeconfig: path(values.kubeconfig!),
+    ...(values.context !== undefined ? { context: values.context } : {}),
+  });
+  let pki: Snapshot['pki'];
+  if (values.pki !== undefined) {
+    const { inventoryPki } = await import('../snapshot/pki.js');
+    pki = await inventoryPki(path(values.pki));
+  }
+  const etcd =
+    etcdGiven.length > 0
+      ? (await import('../adapters/etcd/reader.js')).createEtcdReader({
+          endpoints: values['etcd-endpoints']!.split(',').filter((e) => e.trim() !== ''),
+          caFile: path(values['etcd-cacert']!),
+          certFile: path(values['etcd-cert']!),
+          keyFile: path(values['etcd-key']!),
+        })
+      : undefined;
+  let shown = false;
+  const progress = io.isTTY
+    ? (line: string) => {
+        shown = true;
+        io.stderr(`\r\x1b[K${line.slice(0, 100)}`);
+      }
+    : undefined;
+  try {
+    return await collectSnapshot({
+      kube,
+      ...(etcd ? { etcd } : {}),
+      ...(pki ? { pki } : {}),
+      ...(progress ? { progress } : {}),
+    });
+  } finally {
+    if (shown) io.stderr('\r\x1b[K');
+    etcd?.close();
+  }
+}

@@ -1,0 +1,429 @@
+/**
+ * Live collection: builds a Snapshot from a running cluster through ports (KubeReader, EtcdReader,
+ * a TLS peer-certificate fetcher). No client library is imported here; the CLI wires adapters in
+ * and tests can wire fakes.
+ *
+ * What cannot be read (an API group the server does not serve, a list this user may not see, an
+ * endpoint that refuses the handshake) becomes a manifest warning, never a silent gap; what makes
+ * the whole snapshot meaningless (unreachable server, rejected credentials) is an error.
+ */
+import type { EtcdReader } from '../adapters/etcd/port.js';
+import { apiVersionOf, RESOURCE_TYPES, type ResourceKind } from '../adapters/kube/kinds.js';
+import { isKubeApiError, type KubeReader, type ServerVersion } from '../adapters/kube/port.js';
+import { FerryError, inputError } from '../errors.js';
+import { VERSION } from '../version.js';
+import { lastFlag } from './flags.js';
+import { parseKubeadmDocuments } from './kubeadm.js';
+import {
+  type ComponentConfig,
+  emptyResources,
+  type KubeadmConfig,
+  type KubeObject,
+  type PkiInventory,
+  type ServedCertificate,
+  SNAPSHOT_FORMAT_VERSION,
+  type Snapshot,
+  type SnapshotPart,
+  type SourceRef,
+  type StaticPod,
+} from './model.js';
+import { certificateInfoFromDer } from './pki.js';
+import {
+  BOOTSTRAP_TOKEN_SECRET_TYPE,
+  classifyObjects,
+  hasAnonymousSubject,
+  stripIngestNoise,
+} from './resources.js';
+import { staticPodFromMirrorPod } from './static-pods.js';
+import { type FetchPeerCertificate, fetchPeerCertificate, joinHostPort, splitHostPort } from './tls.js';
+
+export interface CollectDeps {
+  kube: KubeReader;
+  etcd?: EtcdReader;
+  /** PKI inventory made from --pki, if given. */
+  pki?: PkiInventory;
+  fetchPeerCertificate?: FetchPeerCertificate;
+  tlsTimeoutMs?: number;
+  pageSize?: number;
+  now?: Date;
+  /** One line of progress at a time (the CLI shows it only on a terminal). */
+  progress?: (line: string) => void;
+}
+
+interface ListSpec {
+  kind: ResourceKind;
+  namespace?: string;
+  fieldSelector?: string;
+  /** Ingest filter: applied per item as pages arrive. */
+  map?: (o: KubeObject) => KubeObject | undefined;
+}
+
+const LISTS: readonly ListSpec[] = [
+  { kind: 'namespaces' },
+  { kind: 'nodes' },
+  { kind: 'pods' },
+  { kind: 'deployments' },
+  { kind: 'replicasets' },
+  { kind: 'statefulsets' },
+  { kind: 'daemonsets' },
+  { kind: 'jobs' },
+  { kind: 'cronjobs' },
+  { kind: 'poddisruptionbudgets' },
+  { kind: 'services' },
+  { kind: 'endpointslices' },
+  { kind: 'persistentvolumes' },
+  { kind: 'csidrivers' },
+  { kind: 'storageclasses' },
+  { kind: 'clusterrolebindings', map: keepAnonymousBinding },
+  { kind: 'rolebindings', map: keepAnonymousBinding },
+  {
+    kind: 'secrets',
+    namespace: 'kube-system',
+    fieldSelector: `type=${BOOTSTRAP_TOKEN_SECRET_TYPE}`,
+    map: bootstrapTokenSecretWithoutSecret,
+  },
+];
+
+const CONFIGMAPS: readonly [namespace: string, name: string][] = [
+  ['kube-system', 'kubeadm-config'],
+  ['kube-system', 'kubelet-config'],
+  ['kube-system', 'kube-proxy'],
+  ['kube-system', 'coredns'],
+  ['kube-system', 'cilium-config'],
+  ['kube-public', 'cluster-info'],
+];
+
+export async function collectSnapshot(deps: CollectDeps): Promise<Snapshot> {
+  const { kube } = deps;
+  const warnings: string[] = [];
+  const progress = deps.progress ?? (() => {});
+
+  progress(`contacting ${kube.server}`);
+  const version = await unauthorizedAsInput(kube, () => kube.version());
+
+  const resources = emptyResources();
+  for (const spec of LISTS) {
+    const items = await listOrWarn(deps, spec, warnings, progress);
+    if (items) classifyObjects(items, resources);
+  }
+  const configMaps = await readConfigMaps(kube, version, warnings, progress);
+  classifyObjects(configMaps, resources);
+
+  const { kubeadm, kubelet, kubeProxy } = componentConfigs(configMaps, warnings);
+  const mirrorPods = resources.pods.filter(isMirrorPod);
+  const staticPods = staticPodsFrom(mirrorPods, warnings);
+
+  progress('reading served certificates');
+  const servedCertificates = await readServedCertificates(deps, mirrorPods, warnings);
+
+  let etcd: Snapshot['etcd'];
+  if (deps.etcd) {
+    progress('reading etcd');
+    const r = await deps.etcd.readState();
+    etcd = r.state;
+    warnings.push(...r.warnings);
+  }
+
+  const parts: SnapshotPart[] = ['resources'];
+  if (kubeadm.clusterConfiguration || kubeadm.nodeConfigurations.length > 0) parts.push('kubeadm');
+  if (staticPods.length > 0) parts.push('flags');
+  if (kubelet) parts.push('kubelet');
+  if (kubeProxy) parts.push('kube-proxy');
+  if (deps.pki) parts.push('pki');
+  if (etcd) parts.push('etcd');
+  if (servedCertificates.some((c) => c.certificate)) parts.push('served-certs');
+
+  const snapshot: Snapshot = {
+    manifest: {
+      formatVersion: SNAPSHOT_FORMAT_VERSION,
+      createdAt: (deps.now ?? new Date()).toISOString(),
+      source: { kind: 'live', server: kube.server, context: kube.context },
+      ferryVersion: VERSION,
+      parts,
+      warnings,
+    },
+    kubeadm,
+    staticPods,
+    servedCertificates,
+    resources,
+  };
+  if (kubelet) snapshot.kubelet = kubelet;
+  if (kubeProxy) snapshot.kubeProxy = kubeProxy;
+  if (deps.pki) snapshot.pki = deps.pki;
+  if (etcd) snapshot.etcd = etcd;
+  return snapshot;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lists
+
+async function listOrWarn(
+  deps: CollectDeps,
+  spec: ListSpec,
+  warnings: string[],
+  progress: (line: string) => void,
+): Promise<KubeObject[] | undefined> {
+  const t = RESOURCE_TYPES[spec.kind];
+  const what = `${apiVersionOf(t)} ${t.plural}${spec.namespace ? ` in ${spec.namespace}` : ''}`;
+  progress(`listing ${t.plural}`);
+  try {
+    return await unauthorizedAsInput(deps.kube, () =>
+      deps.kube.list(spec.kind, {
+        ...(spec.namespace !== undefined && { namespace: spec.namespace }),
+        ...(spec.fieldSelector !== undefined && { fieldSelector: spec.fieldSelector }),
+        ...(deps.pageSize !== undefined && { pageSize: deps.pageSize }),
+        map: (o) => {
+          const clean = stripIngestNoise(o);
+          return spec.map ? spec.map(clean) : clean;
+        },
+        onPage: (n) => progress(`listing ${t.plural}: ${n.toLocaleString('en-US')}`),
+      }),
+    );
+  } catch (err) {
+    if (isKubeApiError(err, 404)) {
+      warnings.push(`${what}: not served by this API server (HTTP 404); left out of the snapshot`);
+      return undefined;
+    }
+    if (isKubeApiError(err, 403)) {
+      warnings.push(
+        `${what}: forbidden for this user (HTTP 403); left out of the snapshot — use an admin kubeconfig`,
+      );
+      return undefined;
+    }
+    if (err instanceof FerryError) throw err; // already says what happened and what to do
+    throw new FerryError('internal', `listing ${what} failed: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** 401 means the kubeconfig's credentials are wrong: bad input, not a crash. */
+async function unauthorizedAsInput<T>(kube: KubeReader, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (isKubeApiError(err, 401)) {
+      throw inputError(
+        `the API server at ${err.address} rejected the credentials of context "${kube.context}" (HTTP 401)`,
+        { object: `kubeconfig context ${kube.context}`, field: 'users[].user' },
+        'use an admin kubeconfig (a copy of /etc/kubernetes/admin.conf) or renew its certificate or token',
+        err,
+      );
+    }
+    throw err;
+  }
+}
+
+function keepAnonymousBinding(o: KubeObject): KubeObject | undefined {
+  return hasAnonymousSubject(o) ? o : undefined;
+}
+
+const SAFE_TOKEN_KEY = /^(token-id|expiration|description|auth-extra-groups|usage-bootstrap-[a-z-]+)$/;
+
+/**
+ * A bootstrap-token Secret reduced to the keys ferry may keep: `token-secret` (and anything not
+ * known to be harmless) is dropped the moment the page arrives, before anything else sees it.
+ */
+export function bootstrapTokenSecretWithoutSecret(o: KubeObject): KubeObject | undefined {
+  if (o.type !== BOOTSTRAP_TOKEN_SECRET_TYPE) return undefined;
+  const data: Record<string, string> = {};
+  for (const [k, v] of Object.entries((o.data ?? {}) as Record<string, unknown>)) {
+    if (SAFE_TOKEN_KEY.test(k) && typeof v === 'string') data[k] = v;
+  }
+  const { stringData: _s, data: _d, ...rest } = o;
+  return { ...rest, data };
+}
+
+// ---------------------------------------------------------------------------------------------
+// ConfigMaps and component configuration
+
+async function readConfigMaps(
+  kube: KubeReader,
+  version: ServerVersion,
+  warnings: string[],
+  progress: (line: string) => void,
+): Promise<KubeObject[]> {
+  progress('reading configuration ConfigMaps');
+  const out: KubeObject[] = [];
+  for (const [ns, name] of CONFIGMAPS) {
+    let cm = await getOrWarn(kube, ns, name, warnings);
+    if (!cm && name === 'kubelet-config') {
+      // kubeadm before 1.24 named it after the minor version.
+      const minor = (version.minor ?? '').replace(/\D+$/, '');
+      if (version.major === '1' && /^\d+$/.test(minor))
+        cm = await getOrWarn(kube, ns, `kubelet-config-1.${minor}`, warnings);
+    }
+    if (cm) out.push(stripIngestNoise(cm));
+    else if (name === 'kubeadm-config') {
+      warnings.push(
+        'ConfigMap kube-system/kubeadm-config not found: no kubeadm ClusterConfiguration in the snapshot (is this a kubeadm cluster?)',
+      );
+    }
+  }
+  return out;
+}
+
+async function getOrWarn(
+  kube: KubeReader,
+  ns: string,
+  name: string,
+  warnings: string[],
+): Promise<KubeObject | undefined> {
+  try {
+    return await unauthorizedAsInput(kube, () => kube.get('configmaps', ns, name));
+  } catch (err) {
+    if (isKubeApiError(err, 403)) {
+      warnings.push(`ConfigMap ${ns}/${name}: forbidden for this user (HTTP 403); left out of the snapshot`);
+      return undefined;
+    }
+    throw err;
+  }
+}
+
+function componentConfigs(
+  configMaps: KubeObject[],
+  warnings: string[],
+): { kubeadm: KubeadmConfig; kubelet?: ComponentConfig; kubeProxy?: ComponentConfig } {
+  const find = (name: RegExp) =>
+    configMaps.find((c) => c.metadata.namespace === 'kube-system' && name.test(c.metadata.name));
+  const parse = (cm: KubeObject | undefined, key: string) => {
+    const text = (cm?.data as Record<string, unknown> | undefined)?.[key];
+    if (!cm || typeof text !== 'string') return undefined;
+    const object: SourceRef = {
+      kind: 'object',
+      objectKind: 'ConfigMap',
+      namespace: 'kube-system',
+      name: cm.metadata.name,
+      field: `data.${key}`,
+    };
+    try {
+      return parseKubeadmDocuments(text, { object });
+    } catch (err) {
+      // The cluster's own configuration is what it is; record why it could not be read.
+      warnings.push(
+        `ConfigMap kube-system/${cm.metadata.name} data.${key} could not be parsed: ${(err as Error).message}`,
+      );
+      return undefined;
+    }
+  };
+  const kubeadm = parse(find(/^kubeadm-config$/), 'ClusterConfiguration')?.kubeadm ?? {
+    nodeConfigurations: [],
+  };
+  const kubelet = parse(find(/^kubelet-config(-1\.\d+)?$/), 'kubelet')?.kubelet;
+  const kubeProxy = parse(find(/^kube-proxy$/), 'config.conf')?.kubeProxy;
+  return { kubeadm, ...(kubelet && { kubelet }), ...(kubeProxy && { kubeProxy }) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Static pods from mirror pods
+
+const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
+
+function isMirrorPod(p: KubeObject): boolean {
+  return p.metadata.namespace === 'kube-system' && p.metadata.annotations?.[MIRROR_ANNOTATION] !== undefined;
+}
+
+/**
+ * Every kube-system mirror pod, not only kubeadm's four (tier=control-plane): a kube-vip or
+ * haproxy static pod matters to the migration as much, and the files loader keeps them too.
+ */
+function staticPodsFrom(mirrorPods: KubeObject[], warnings: string[]): StaticPod[] {
+  const out: StaticPod[] = [];
+  for (const pod of mirrorPods) {
+    try {
+      const sp = staticPodFromMirrorPod(pod);
+      if (sp) out.push(sp);
+    } catch (err) {
+      warnings.push(`mirror pod kube-system/${pod.metadata.name}: ${(err as Error).message}`);
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Served certificates
+
+const ADVERTISE_ANNOTATION = 'kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint';
+
+interface Target {
+  address: string;
+  host: string;
+  port: number;
+  role: ServedCertificate['role'];
+  node?: string;
+}
+
+/** Where each control plane's apiserver listens, from its mirror pod. */
+export function apiserverTargets(mirrorPods: KubeObject[], warnings: string[]): Target[] {
+  const out: Target[] = [];
+  for (const pod of mirrorPods) {
+    const component = pod.metadata.labels?.['component'] ?? pod.metadata.name.replace(/-[^-]*$/, '');
+    if (component !== 'kube-apiserver') continue;
+    const node: string | undefined = typeof pod.spec?.nodeName === 'string' ? pod.spec.nodeName : undefined;
+    const sp = safeStaticPod(pod);
+    const securePort = Number(sp ? (lastFlag(sp.flags, 'secure-port') ?? 6443) : 6443);
+    const annotated = pod.metadata.annotations?.[ADVERTISE_ANNOTATION];
+    const advertised = sp ? lastFlag(sp.flags, 'advertise-address') : undefined;
+    const podIP: string | undefined = typeof pod.status?.podIP === 'string' ? pod.status.podIP : undefined;
+    let hp: { host: string; port: number } | undefined;
+    if (annotated) hp = splitHostPort(annotated, securePort);
+    else if (advertised) hp = { host: advertised, port: securePort };
+    else if (podIP) hp = { host: podIP, port: securePort }; // static pods run on the host network
+    if (!hp) {
+      warnings.push(
+        `mirror pod kube-system/${pod.metadata.name}: no advertise address (annotation ${ADVERTISE_ANNOTATION}, --advertise-address or pod IP); its served certificate was not read`,
+      );
+      continue;
+    }
+    out.push({
+      ...hp,
+      address: joinHostPort(hp.host, hp.port),
+      role: 'control-plane',
+      ...(node && { node }),
+    });
+  }
+  return out;
+}
+
+function safeStaticPod(pod: KubeObject): StaticPod | undefined {
+  try {
+    return staticPodFromMirrorPod(pod);
+  } catch {
+    return undefined;
+  }
+}
+
+async function readServedCertificates(
+  deps: CollectDeps,
+  mirrorPods: KubeObject[],
+  warnings: string[],
+): Promise<ServedCertificate[]> {
+  const fetch = deps.fetchPeerCertificate ?? fetchPeerCertificate;
+  const endpoint = splitHostPort(deps.kube.server, 443);
+  const targets: Target[] = [
+    { ...endpoint, address: joinHostPort(endpoint.host, endpoint.port), role: 'endpoint' },
+    ...apiserverTargets(mirrorPods, warnings),
+  ];
+  // One handshake per address even when the endpoint is also a control plane's address.
+  const handshakes = new Map<string, Promise<Uint8Array>>();
+  const der = (t: Target) => {
+    let p = handshakes.get(t.address);
+    if (!p) {
+      p = fetch(t.host, t.port, { timeoutMs: deps.tlsTimeoutMs ?? 5_000 });
+      handshakes.set(t.address, p);
+    }
+    return p;
+  };
+  return Promise.all(
+    targets.map(async (t): Promise<ServedCertificate> => {
+      const base: ServedCertificate = { address: t.address, role: t.role, ...(t.node && { node: t.node }) };
+      try {
+        return { ...base, certificate: certificateInfoFromDer(await der(t), t.address) };
+      } catch (err) {
+        const message = (err as Error).message;
+        warnings.push(
+          `served certificate of ${t.address} (${t.role}${t.node ? ` ${t.node}` : ''}): ${message}`,
+        );
+        return { ...base, error: message };
+      }
+    }),
+  );
+}

@@ -1,0 +1,438 @@
+/**
+ * Loads a snapshot from disk: a saved snapshot (it has manifest.json) or a files directory
+ * assembled by hand (docs/snapshot-layout.md §1). Every bad input is an input error naming the
+ * file (line and column for YAML), the object and what to do; loading never writes anything.
+ */
+import { type Dirent, existsSync } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FerryError, inputError } from '../errors.js';
+import { VERSION } from '../version.js';
+import { summarizeAuditLogFile } from './audit-log.js';
+import { parseEncryptionConfig } from './encryption.js';
+import { loadEtcdDir } from './etcd-files.js';
+import { parseKubeadmDocuments } from './kubeadm.js';
+import {
+  type ComponentConfig,
+  describeSource,
+  emptyResources,
+  type KubeadmConfig,
+  type KubeObject,
+  type Resources,
+  type ServedCertificate,
+  SNAPSHOT_FORMAT_VERSION,
+  type Snapshot,
+  type SnapshotPart,
+  type SourceRef,
+  type StaticPod,
+} from './model.js';
+import { assertPkiUsable, certificateInfoFromPem, inventoryPki } from './pki.js';
+import { classifyObjects, type SkipReason } from './resources.js';
+import { staticPodFromManifest, staticPodFromMirrorPod } from './static-pods.js';
+import { MANIFEST_FILE, readSavedSnapshot } from './store.js';
+import { isRecord, SNAPSHOT_PARTS } from './validate.js';
+import { type ParsedDoc, parseDocumentsByExtension } from './yaml.js';
+
+export interface LoadOptions {
+  /** Refuse a PKI that cannot be used (missing CA, mismatched or encrypted key). Default true. */
+  strictPki?: boolean;
+  /** The snapshot time for a files directory; default now. */
+  now?: Date;
+}
+
+const LAYOUT_HINT = 'see docs/snapshot-layout.md for the expected layout';
+const KUBEADM_FILE = 'kubeadm-config.yaml';
+
+export async function loadSnapshot(path: string, opts: LoadOptions = {}): Promise<Snapshot> {
+  const st = await stat(path).catch(() => undefined);
+  if (!st) {
+    throw inputError(
+      `${path} does not exist`,
+      { file: path },
+      `give a saved snapshot (written by \`ferry snapshot\`) or a files directory; ${LAYOUT_HINT}`,
+    );
+  }
+  if (!st.isDirectory()) {
+    throw inputError(
+      `${path} is not a directory`,
+      { file: path },
+      `a snapshot is a directory; ${LAYOUT_HINT}`,
+    );
+  }
+  if (existsSync(join(path, MANIFEST_FILE))) {
+    const s = await readSavedSnapshot(path);
+    if (opts.strictPki !== false && s.pki) assertPkiUsable(s.pki, s.pki.root);
+    return s;
+  }
+  return loadFilesDir(path, opts);
+}
+
+async function loadFilesDir(root: string, opts: LoadOptions): Promise<Snapshot> {
+  const p = (...rel: string[]) => join(root, ...rel);
+  const hasKubeadm = await isFile(p(KUBEADM_FILE));
+  const hasManifests = await isDir(p('manifests'));
+  const hasResources = await isDir(p('resources'));
+  if (!hasKubeadm && !hasManifests && !hasResources) {
+    throw inputError(
+      `${root} is neither a saved snapshot (no ${MANIFEST_FILE}) nor a files directory (none of ${KUBEADM_FILE}, manifests/, resources/)`,
+      { file: root },
+      `put at least one of ${KUBEADM_FILE}, manifests/ or resources/ in it; ${LAYOUT_HINT}`,
+    );
+  }
+  const warnings: string[] = [];
+  const parts = new Set<SnapshotPart>();
+
+  let kubeadm: KubeadmConfig = { nodeConfigurations: [] };
+  let kubelet: ComponentConfig | undefined;
+  let kubeProxy: ComponentConfig | undefined;
+  if (hasKubeadm) {
+    const r = parseKubeadmDocuments(await readText(p(KUBEADM_FILE)), { file: p(KUBEADM_FILE) });
+    kubeadm = r.kubeadm;
+    kubelet = r.kubelet;
+    kubeProxy = r.kubeProxy;
+  }
+
+  let staticPods: StaticPod[] = [];
+  if (hasManifests) staticPods = await loadManifests(p('manifests'), warnings);
+
+  const resources = hasResources ? await loadResources(p('resources'), warnings) : emptyResources();
+  if (hasResources) parts.add('resources');
+
+  // Fall back on what the cluster itself says when a file is absent.
+  const cm = (namespace: string, name: string | RegExp) =>
+    resources.configmaps
+      .filter(
+        (c) =>
+          c.metadata.namespace === namespace &&
+          (typeof name === 'string' ? c.metadata.name === name : name.test(c.metadata.name)),
+      )
+      .sort((a, b) => compareKubeletConfigNames(a.metadata.name, b.metadata.name))[0];
+  if (!kubeadm.clusterConfiguration) {
+    const fromCm = parseConfigMapKey(cm('kube-system', 'kubeadm-config'), 'ClusterConfiguration');
+    if (fromCm?.kubeadm.clusterConfiguration)
+      kubeadm.clusterConfiguration = fromCm.kubeadm.clusterConfiguration;
+  }
+  // The ConfigMaps are what kubelets and kube-proxy actually run with (kubeadm uploads them with its
+  // defaults filled in, nodes download them at join), so they win over the kubeadm-config.yaml copy.
+  kubelet = preferLive(
+    kubelet,
+    parseConfigMapKey(cm('kube-system', /^kubelet-config(-1\.\d+)?$/), 'kubelet')?.kubelet,
+    warnings,
+  );
+  kubeProxy = preferLive(
+    kubeProxy,
+    parseConfigMapKey(cm('kube-system', 'kube-proxy'), 'config.conf')?.kubeProxy,
+    warnings,
+  );
+  // Mirror pods fill in the control planes whose manifests were not copied; with flat
+  // manifests/*.yaml the node is unknown, so they only stand in when there are no manifests.
+  const covered = new Set(staticPods.map((sp) => sp.node));
+  if (!covered.has(undefined)) {
+    for (const pod of resources.pods) {
+      const sp = staticPodFromMirrorPod(pod);
+      if (sp && !covered.has(sp.node)) staticPods.push(sp);
+    }
+  }
+  if (kubeadm.clusterConfiguration || kubeadm.nodeConfigurations.length > 0) parts.add('kubeadm');
+  if (kubelet) parts.add('kubelet');
+  if (kubeProxy) parts.add('kube-proxy');
+  if (staticPods.length > 0) parts.add('flags');
+
+  const snapshot: Snapshot = {
+    manifest: {
+      formatVersion: SNAPSHOT_FORMAT_VERSION,
+      createdAt: (opts.now ?? new Date()).toISOString(),
+      source: { kind: 'files', path: root },
+      ferryVersion: VERSION,
+      parts: [],
+      warnings,
+    },
+    kubeadm,
+    staticPods,
+    servedCertificates: [],
+    resources,
+  };
+  if (kubelet) snapshot.kubelet = kubelet;
+  if (kubeProxy) snapshot.kubeProxy = kubeProxy;
+
+  if (await isDir(p('pki'))) {
+    const inv = await inventoryPki(p('pki'));
+    if (opts.strictPki !== false) assertPkiUsable(inv, p('pki'));
+    snapshot.pki = inv;
+    parts.add('pki');
+  }
+  if (await isDir(p('etcd'))) {
+    const etcd = await loadEtcdDir(p('etcd'), p('etcd'));
+    if (etcd) {
+      snapshot.etcd = etcd;
+      parts.add('etcd');
+    } else {
+      warnings.push(
+        `${p('etcd')} holds none of member-list.json, endpoint-status.json, version.json, alarms.json`,
+      );
+    }
+  }
+  if (await isFile(p('encryption-config.yaml'))) {
+    const file = p('encryption-config.yaml');
+    snapshot.encryption = parseEncryptionConfig(await readText(file), file);
+    parts.add('encryption');
+  }
+  if (await isFile(p('audit.log'))) {
+    const file = p('audit.log');
+    const { summary, unparseable } = await summarizeAuditLogFile(file, { kind: 'file', path: file });
+    if (unparseable > 0) warnings.push(`${file}: skipped ${unparseable} line(s) that are not audit events`);
+    snapshot.auditLog = summary;
+    parts.add('audit-log');
+  }
+  if (await isDir(p('served-certs'))) {
+    snapshot.servedCertificates = await loadServedCerts(p('served-certs'), snapshot, warnings);
+    if (snapshot.servedCertificates.length > 0) parts.add('served-certs');
+  }
+  snapshot.manifest.parts = SNAPSHOT_PARTS.filter((part) => parts.has(part));
+  return snapshot;
+}
+
+// ---------------------------------------------------------------------------------------------
+// manifests/
+
+const YAML_OR_JSON = /\.(ya?ml|json)$/i;
+
+async function loadManifests(dir: string, warnings: string[]): Promise<StaticPod[]> {
+  const pods: StaticPod[] = [];
+  for (const e of await listDir(dir)) {
+    if (e.isDirectory()) {
+      // manifests/NODE/*.yaml: one folder per control-plane node.
+      const node = e.name;
+      for (const f of await listDir(join(dir, node))) {
+        if (f.isFile() && YAML_OR_JSON.test(f.name))
+          pods.push(...(await manifestFile(join(dir, node, f.name), node)));
+        else warnings.push(`ignored ${join(dir, node, f.name)}: not a .yaml, .yml or .json file`);
+      }
+    } else if (e.isFile() && YAML_OR_JSON.test(e.name)) {
+      pods.push(...(await manifestFile(join(dir, e.name), undefined)));
+    } else {
+      warnings.push(`ignored ${join(dir, e.name)}: not a .yaml, .yml or .json file`);
+    }
+  }
+  return pods;
+}
+
+async function manifestFile(file: string, node: string | undefined): Promise<StaticPod[]> {
+  const docs = parseDocumentsByExtension(await readText(file), file, { file });
+  return docs.map((d) => staticPodFromManifest(d.value, { kind: 'file', path: file, line: d.line }, node));
+}
+
+// ---------------------------------------------------------------------------------------------
+// resources/
+
+async function loadResources(dir: string, warnings: string[]): Promise<Resources> {
+  const objects: KubeObject[] = [];
+  const seen = new Set<string>();
+  let duplicates = 0;
+  for (const e of await listDir(dir)) {
+    const file = join(dir, e.name);
+    if (!e.isFile() || !YAML_OR_JSON.test(e.name)) {
+      warnings.push(`ignored ${file}: not a .yaml, .yml or .json file`);
+      continue;
+    }
+    for (const doc of parseDocumentsByExtension(await readText(file), file, { file })) {
+      for (const obj of objectsOf(doc, file)) {
+        const m = obj.metadata;
+        const key = `${obj.kind}\u0000${m.namespace ?? ''}\u0000${m.name}`;
+        if (seen.has(key)) {
+          duplicates++;
+          continue;
+        }
+        seen.add(key);
+        objects.push(obj);
+      }
+    }
+  }
+  if (duplicates > 0)
+    warnings.push(`resources: ${duplicates} object(s) appeared more than once; the first copy was kept`);
+  const skipped = new Map<string, number>();
+  const resources = classifyObjects(objects, emptyResources(), (obj, reason: SkipReason) => {
+    if (reason !== 'unknown-kind' && reason !== 'secret') return;
+    const kind = isRecord(obj) ? String(obj.kind) : '?';
+    skipped.set(kind, (skipped.get(kind) ?? 0) + 1);
+  });
+  if (skipped.size > 0) {
+    const list = [...skipped].map(([k, n]) => `${n} ${k}`).join(', ');
+    warnings.push(
+      `resources: ignored objects ferry does not read (${list}); Secrets other than bootstrap tokens are never kept`,
+    );
+  }
+  return resources;
+}
+
+/** The objects of one document: a Kubernetes object, or the items of a List (typed or not). */
+function objectsOf(doc: ParsedDoc, file: string): KubeObject[] {
+  const v = doc.value;
+  const bad = (field: string | undefined, what: string, index?: number): never => {
+    const at = index === undefined ? undefined : (doc.locate(['items', index]) ?? undefined);
+    throw inputError(
+      `not a Kubernetes object or List: ${what}`,
+      {
+        file,
+        line: at?.line ?? doc.line,
+        ...(at ? { column: at.column } : {}),
+        ...(field ? { field } : {}),
+      },
+      'put only `kubectl get ... -o yaml|json` output in resources/ (an object, a List, or several YAML documents)',
+    );
+  };
+  if (!isRecord(v)) return bad(undefined, 'the document is not a mapping');
+  if (typeof v.kind !== 'string' || typeof v.apiVersion !== 'string') {
+    return bad(typeof v.kind !== 'string' ? 'kind' : 'apiVersion', 'it has no apiVersion and kind');
+  }
+  if (v.kind.endsWith('List') && v.items !== undefined) {
+    if (!Array.isArray(v.items)) return bad('items', 'items is not a list');
+    const itemKind = v.kind === 'List' ? undefined : v.kind.slice(0, -4);
+    return v.items.map((item, i) => {
+      if (!isRecord(item)) return bad(`items[${i}]`, 'an item is not a mapping', i);
+      const obj =
+        itemKind && item.kind === undefined ? { apiVersion: v.apiVersion, kind: itemKind, ...item } : item;
+      if (typeof obj.kind !== 'string' || typeof obj.apiVersion !== 'string') {
+        return bad(`items[${i}].kind`, 'an item has no apiVersion and kind', i);
+      }
+      if (!isRecord(obj.metadata) || typeof obj.metadata.name !== 'string') {
+        return bad(`items[${i}].metadata.name`, 'an item has no metadata.name', i);
+      }
+      return obj as KubeObject;
+    });
+  }
+  if (!isRecord(v.metadata) || typeof v.metadata.name !== 'string') {
+    return bad('metadata.name', `${v.kind} without metadata.name`);
+  }
+  return [v as KubeObject];
+}
+
+// ---------------------------------------------------------------------------------------------
+// ConfigMap fallbacks
+
+function parseConfigMapKey(cm: KubeObject | undefined, key: string) {
+  const data: unknown = cm?.data;
+  if (!cm || !isRecord(data) || typeof data[key] !== 'string') return undefined;
+  const object: SourceRef = {
+    kind: 'object',
+    objectKind: 'ConfigMap',
+    namespace: cm.metadata.namespace ?? 'kube-system',
+    name: cm.metadata.name,
+    field: `data.${key}`,
+  };
+  return parseKubeadmDocuments(data[key] as string, { object });
+}
+
+/** kubelet-config first, then kubelet-config-1.N newest first (kubeadm < 1.24 versioned it). */
+function compareKubeletConfigNames(a: string, b: string): number {
+  const minor = (n: string) => {
+    const m = /-1\.(\d+)$/.exec(n);
+    return m ? Number(m[1]) : Number.POSITIVE_INFINITY;
+  };
+  return minor(b) - minor(a) || a.localeCompare(b);
+}
+
+// ---------------------------------------------------------------------------------------------
+// served-certs/
+
+async function loadServedCerts(dir: string, s: Snapshot, warnings: string[]): Promise<ServedCertificate[]> {
+  const endpoint = s.kubeadm.clusterConfiguration?.controlPlaneEndpoint;
+  const nodeByIp = new Map<string, string>();
+  for (const n of s.resources.nodes) {
+    const addrs: unknown = n.status?.addresses;
+    if (!Array.isArray(addrs)) continue;
+    for (const a of addrs)
+      if (isRecord(a) && typeof a.address === 'string') nodeByIp.set(a.address, n.metadata.name);
+  }
+  const out: ServedCertificate[] = [];
+  for (const e of await listDir(dir)) {
+    const file = join(dir, e.name);
+    if (!e.isFile() || !/\.(pem|crt)$/i.test(e.name)) {
+      warnings.push(`ignored ${file}: not a .pem file`);
+      continue;
+    }
+    const m = /^(.+)_(\d{1,5})\.(pem|crt)$/i.exec(e.name);
+    if (!m) {
+      throw inputError(
+        `cannot tell which address ${e.name} was served on`,
+        { file },
+        'name served certificates HOST_PORT.pem, e.g. 10.0.0.10_6443.pem or endpoint_6443.pem',
+      );
+    }
+    const host = m[1] as string;
+    const port = m[2] as string;
+    const hostPort = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+    let role: ServedCertificate['role'] = port === '2379' ? 'etcd' : 'control-plane';
+    let address = hostPort;
+    if (host === 'endpoint') {
+      role = 'endpoint';
+      if (endpoint) address = /:\d+$/.test(endpoint) ? endpoint : `${endpoint}:${port}`;
+    } else if (endpoint === hostPort || endpoint === host) {
+      role = 'endpoint';
+    }
+    let certificate: ServedCertificate['certificate'];
+    try {
+      // A served file may hold the chain; the leaf comes first.
+      certificate = certificateInfoFromPem(await readText(file), file)[0];
+    } catch (err) {
+      if (err instanceof FerryError) throw err;
+      throw inputError(
+        `not a PEM certificate: ${(err as Error).message}`,
+        { file },
+        'save the certificate with `openssl s_client -connect HOST:PORT </dev/null | openssl x509 > FILE`',
+        err,
+      );
+    }
+    const sc: ServedCertificate = { address, role, certificate };
+    const node = nodeByIp.get(host);
+    if (node !== undefined && role !== 'endpoint') sc.node = node;
+    out.push(sc);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function isDir(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => undefined))?.isDirectory() ?? false;
+}
+
+async function isFile(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => undefined))?.isFile() ?? false;
+}
+
+/** Directory entries sorted by name, so a snapshot does not depend on the file system's order. */
+async function listDir(dir: string): Promise<Dirent[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  return entries
+    .filter((e) => !e.name.startsWith('.'))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+async function readText(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    throw inputError(
+      `cannot read ${file}: ${(err as Error).message}`,
+      { file },
+      'make the file readable',
+      err,
+    );
+  }
+}
+
+/** The live ConfigMap wins; a disagreement with the file copy is never silent. */
+function preferLive(
+  fromFile: ComponentConfig | undefined,
+  live: ComponentConfig | undefined,
+  warnings: string[],
+): ComponentConfig | undefined {
+  if (!live) return fromFile;
+  if (fromFile && JSON.stringify(fromFile.spec) !== JSON.stringify(live.spec)) {
+    warnings.push(
+      `${fromFile.kind} in ${describeSource(fromFile.source)} differs from ${describeSource(live.source)}; using the ConfigMap, which is what the nodes run with`,
+    );
+  }
+  return live;
+}

@@ -1,0 +1,175 @@
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FilesCluster, makeFilesCluster } from '../../test/fixtures/files-cluster.js';
+import { FerryError } from '../errors.js';
+import { loadSnapshot } from './load.js';
+import type { KubeObject, Snapshot } from './model.js';
+import { readSavedSnapshot, saveSnapshot } from './store.js';
+
+async function rejected(p: Promise<unknown>): Promise<FerryError> {
+  try {
+    await p;
+  } catch (e) {
+    expect(e).toBeInstanceOf(FerryError);
+    expect((e as FerryError).exitCode).toBe(2);
+    return e as FerryError;
+  }
+  throw new Error('expected a failure');
+}
+
+describe('saved snapshots', () => {
+  let fx: FilesCluster;
+  let snapshot: Snapshot;
+  let saved: string;
+  beforeAll(async () => {
+    fx = await makeFilesCluster();
+    snapshot = await loadSnapshot(fx.dir, { now: new Date('2025-03-01T12:00:00Z') });
+    saved = join(fx.tmp, 'saved');
+    await saveSnapshot(snapshot, saved);
+  });
+  afterAll(async () => {
+    await fx.cleanup();
+  });
+
+  it('round-trips: what is read back equals what was saved', async () => {
+    const back = await readSavedSnapshot(saved);
+    // Strictly: no property lost, turned into undefined or into another class on the way.
+    expect(back).toStrictEqual(snapshot);
+    // The exact uint64 member IDs survive.
+    expect(back.etcd?.members[1]?.id).toBe('17115582512862521359');
+    // loadSnapshot recognises a saved snapshot by its manifest.
+    expect(await loadSnapshot(saved)).toEqual(snapshot);
+  });
+
+  it('writes the documented layout, owner-only, without private keys', async () => {
+    for (const f of ['manifest.json', 'kubeadm.json', 'components.json', 'pki.json', 'served-certs.json']) {
+      expect((await stat(join(saved, f))).mode & 0o777).toBe(0o600);
+    }
+    for (const f of [
+      'encryption.json',
+      'etcd.json',
+      'audit-log.json',
+      'resources/pods.json',
+      'resources/bootstrapTokens.json',
+    ]) {
+      await stat(join(saved, f));
+    }
+    expect((await stat(saved)).mode & 0o777).toBe(0o700);
+    const pki = await readFile(join(saved, 'pki.json'), 'utf8');
+    expect(pki).not.toContain('PRIVATE KEY');
+    const pods = await readFile(join(saved, 'resources', 'pods.json'), 'utf8');
+    expect(pods.split('\n')[0]).toBe('[');
+    expect(JSON.parse(pods)).toHaveLength(2);
+  });
+
+  it('refuses to replace an existing directory unless forced', async () => {
+    const e = await rejected(saveSnapshot(snapshot, saved));
+    expect(e.kind).toBe('usage');
+    const changed: Snapshot = { ...snapshot, manifest: { ...snapshot.manifest, warnings: ['again'] } };
+    await saveSnapshot(changed, saved, { force: true });
+    expect((await readSavedSnapshot(saved)).manifest.warnings).toEqual(['again']);
+    await saveSnapshot(snapshot, saved, { force: true });
+  });
+
+  it('round-trips many objects and reads a hand-formatted resource file', async () => {
+    const many: Snapshot = {
+      ...snapshot,
+      resources: {
+        ...snapshot.resources,
+        pods: Array.from(
+          { length: 5000 },
+          (_, i): KubeObject => ({
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: `p${i}`, namespace: 'ns', labels: { 'line\nbreak': 'a,\n]' } },
+            spec: { nodeName: `n${i % 7}` },
+          }),
+        ),
+      },
+    };
+    const dir = join(fx.tmp, 'many');
+    await saveSnapshot(many, dir);
+    expect(await readSavedSnapshot(dir)).toEqual(many);
+    const pretty = join(dir, 'resources', 'nodes.json');
+    await writeFile(pretty, JSON.stringify(snapshot.resources.nodes, null, 2));
+    expect((await readSavedSnapshot(dir)).resources.nodes).toEqual(snapshot.resources.nodes);
+  });
+
+  describe('validation names the file and the field', () => {
+    const copy = async (name: string) => {
+      const dir = join(fx.tmp, name);
+      await saveSnapshot(snapshot, dir, { force: true });
+      return dir;
+    };
+
+    it('a format version this ferry does not read', async () => {
+      const dir = await copy('v2');
+      const m = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'));
+      await writeFile(join(dir, 'manifest.json'), JSON.stringify({ ...m, formatVersion: 2 }));
+      const e = await rejected(readSavedSnapshot(dir));
+      expect(e.message).toContain('unsupported snapshot format version 2');
+      expect(e.message).toContain('this ferry reads format version 1');
+      expect(e.location).toEqual({ file: join(dir, 'manifest.json'), field: 'formatVersion' });
+      expect(e.remediation).toContain('ferry snapshot');
+    });
+
+    it('a missing resources file reads as an empty list', async () => {
+      const dir = await copy('noresource');
+      await rm(join(dir, 'resources', 'nodes.json'));
+      const back = await readSavedSnapshot(dir);
+      expect(back.resources.nodes).toEqual([]);
+      expect(back.resources.pods).toEqual(snapshot.resources.pods);
+    });
+
+    it('a manifest naming a part whose file is missing', async () => {
+      const dir = await copy('nopart');
+      await rm(join(dir, 'etcd.json'));
+      const e = await rejected(readSavedSnapshot(dir));
+      expect(e.message).toContain('lists part "etcd" but etcd.json is missing');
+    });
+
+    it('a damaged field deep inside a file', async () => {
+      const dir = await copy('damaged');
+      const etcd = JSON.parse(await readFile(join(dir, 'etcd.json'), 'utf8'));
+      etcd.members[1].id = Number('17115582512862521359');
+      await writeFile(join(dir, 'etcd.json'), JSON.stringify(etcd));
+      const e = await rejected(readSavedSnapshot(dir));
+      expect(e.location).toEqual({ file: join(dir, 'etcd.json'), field: 'members[1].id' });
+    });
+
+    it('a resource item that is not a Kubernetes object', async () => {
+      const dir = await copy('item');
+      await writeFile(
+        join(dir, 'resources', 'services.json'),
+        '[\n{"apiVersion":"v1","kind":"Service","metadata":{}}\n]\n',
+      );
+      const e = await rejected(readSavedSnapshot(dir));
+      expect(e.location).toEqual({
+        file: join(dir, 'resources', 'services.json'),
+        field: '[0].metadata.name',
+      });
+    });
+
+    it('malformed JSON and a missing manifest', async () => {
+      const dir = await copy('badjson');
+      await writeFile(join(dir, 'kubeadm.json'), '{\n  "nodeConfigurations": [\n}');
+      const e = await rejected(readSavedSnapshot(dir));
+      expect(e.location).toMatchObject({ file: join(dir, 'kubeadm.json'), line: 3, column: 1 });
+      await rm(join(dir, 'manifest.json'));
+      const e2 = await rejected(readSavedSnapshot(dir));
+      expect(e2.message).toContain('not a saved snapshot');
+    });
+
+    it('a snapshot file that smuggles in a token secret', async () => {
+      const dir = await copy('secret');
+      const file = join(dir, 'resources', 'bootstrapTokens.json');
+      const tokens = JSON.parse(await readFile(file, 'utf8'));
+      tokens[0].secret = '0123456789abcdef';
+      await writeFile(file, JSON.stringify(tokens));
+      const e = await rejected(readSavedSnapshot(dir));
+      expect(e.location?.field).toBe('[0].secret');
+      expect(e.message).not.toContain('0123456789abcdef');
+    });
+  });
+});

@@ -1,0 +1,291 @@
+/**
+ * A snapshot saved as a directory (docs/snapshot-layout.md §2) and read back, validated, equal.
+ * Resource arrays are written one object per line so that 150,000 pods neither need one giant
+ * string to write (V8 caps strings near 512 MiB) nor to read back.
+ */
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { inputError } from '../errors.js';
+import { writeDirAtomic } from '../util/atomic-write.js';
+import {
+  type AuditLogSummary,
+  type BootstrapToken,
+  type ComponentConfig,
+  type EncryptionConfig,
+  type EtcdState,
+  emptyResources,
+  type KubeadmConfig,
+  type PkiInventory,
+  RESOURCE_KEYS,
+  type ServedCertificate,
+  type Snapshot,
+  type SnapshotPart,
+  type StaticPod,
+} from './model.js';
+import {
+  validateAuditLogFile,
+  validateBootstrapToken,
+  validateComponentsFile,
+  validateEncryptionFile,
+  validateEtcdFile,
+  validateKubeadmFile,
+  validateManifest,
+  validatePkiFile,
+  validateResourceItem,
+  validateServedCertsFile,
+} from './validate.js';
+import { jsonError } from './yaml.js';
+
+// A snapshot holds workload specs (env values, ConfigMap data): owner-only like the directory.
+const FILE_MODE = 0o600;
+
+export const MANIFEST_FILE = 'manifest.json';
+
+/** Which file holds which optional part, so a manifest naming a part with no file is caught. */
+const PART_FILES: Partial<Record<SnapshotPart, string>> = {
+  pki: 'pki.json',
+  encryption: 'encryption.json',
+  etcd: 'etcd.json',
+  'audit-log': 'audit-log.json',
+};
+
+export async function saveSnapshot(s: Snapshot, dir: string, opts: { force?: boolean } = {}): Promise<void> {
+  await writeDirAtomic(
+    dir,
+    async (tmp) => {
+      await writeJson(join(tmp, MANIFEST_FILE), s.manifest);
+      await writeJson(join(tmp, 'kubeadm.json'), s.kubeadm);
+      const components: { kubelet?: ComponentConfig; kubeProxy?: ComponentConfig; staticPods: StaticPod[] } =
+        {
+          staticPods: s.staticPods,
+        };
+      if (s.kubelet) components.kubelet = s.kubelet;
+      if (s.kubeProxy) components.kubeProxy = s.kubeProxy;
+      await writeJson(join(tmp, 'components.json'), components);
+      await writeJson(join(tmp, 'served-certs.json'), s.servedCertificates);
+      if (s.pki) await writeJson(join(tmp, 'pki.json'), s.pki);
+      if (s.encryption) await writeJson(join(tmp, 'encryption.json'), s.encryption);
+      if (s.etcd) await writeJson(join(tmp, 'etcd.json'), s.etcd);
+      if (s.auditLog) await writeJson(join(tmp, 'audit-log.json'), s.auditLog);
+      await mkdir(join(tmp, 'resources'), { mode: 0o700 });
+      for (const key of RESOURCE_KEYS)
+        await writeJsonLines(join(tmp, 'resources', `${key}.json`), s.resources[key]);
+      await writeJsonLines(join(tmp, 'resources', 'bootstrapTokens.json'), s.resources.bootstrapTokens);
+    },
+    opts.force === undefined ? {} : { force: opts.force },
+  );
+}
+
+async function writeJson(path: string, value: unknown): Promise<void> {
+  const fh = await open(path, 'wx', FILE_MODE);
+  try {
+    await fh.writeFile(`${JSON.stringify(value, null, 2)}\n`);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** `[`, one JSON value per line separated by commas, `]`: valid JSON and streamable. */
+async function writeJsonLines(path: string, items: readonly unknown[]): Promise<void> {
+  const fh = await open(path, 'wx', FILE_MODE);
+  try {
+    let buf = '[\n';
+    for (let i = 0; i < items.length; i++) {
+      buf += JSON.stringify(items[i]);
+      buf += i < items.length - 1 ? ',\n' : '\n';
+      if (buf.length > 1 << 20) {
+        await fh.write(buf);
+        buf = '';
+      }
+    }
+    buf += ']\n';
+    await fh.write(buf);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export async function readSavedSnapshot(dir: string): Promise<Snapshot> {
+  const manifestPath = join(dir, MANIFEST_FILE);
+  const manifestValue = await readJson(manifestPath);
+  if (manifestValue === undefined) {
+    throw inputError(
+      `${dir} is not a saved snapshot: it has no ${MANIFEST_FILE}`,
+      { file: manifestPath },
+      'give a directory written by `ferry snapshot`, or a files directory (docs/snapshot-layout.md)',
+    );
+  }
+  const manifest = validateManifest(manifestValue, manifestPath);
+  for (const part of manifest.parts) {
+    const file = PART_FILES[part];
+    if (file && !(await fileExists(join(dir, file)))) {
+      throw inputError(
+        `the manifest lists part "${part}" but ${file} is missing`,
+        { file: join(dir, file) },
+        'the saved snapshot is incomplete: take it again with `ferry snapshot`',
+      );
+    }
+  }
+
+  const kubeadmPath = join(dir, 'kubeadm.json');
+  const kubeadm = await readRequired(kubeadmPath);
+  validateKubeadmFile(kubeadm, kubeadmPath);
+  const componentsPath = join(dir, 'components.json');
+  const components = await readRequired(componentsPath);
+  validateComponentsFile(components, componentsPath);
+  const c = components as { kubelet?: ComponentConfig; kubeProxy?: ComponentConfig; staticPods: StaticPod[] };
+
+  const snapshot: Snapshot = {
+    manifest,
+    kubeadm: kubeadm as KubeadmConfig,
+    staticPods: c.staticPods,
+    servedCertificates: [],
+    resources: emptyResources(),
+  };
+  if (c.kubelet) snapshot.kubelet = c.kubelet;
+  if (c.kubeProxy) snapshot.kubeProxy = c.kubeProxy;
+
+  const served = await readOptional(join(dir, 'served-certs.json'), validateServedCertsFile);
+  if (served) snapshot.servedCertificates = served as ServedCertificate[];
+  const pki = await readOptional(join(dir, 'pki.json'), validatePkiFile);
+  if (pki) snapshot.pki = pki as PkiInventory;
+  const enc = await readOptional(join(dir, 'encryption.json'), validateEncryptionFile);
+  if (enc) snapshot.encryption = enc as EncryptionConfig;
+  const etcd = await readOptional(join(dir, 'etcd.json'), validateEtcdFile);
+  if (etcd) snapshot.etcd = etcd as EtcdState;
+  const audit = await readOptional(join(dir, 'audit-log.json'), validateAuditLogFile);
+  if (audit) snapshot.auditLog = audit as AuditLogSummary;
+
+  for (const key of RESOURCE_KEYS) {
+    const file = join(dir, 'resources', `${key}.json`);
+    snapshot.resources[key] = (await readJsonArray(file)).map((item, i) =>
+      validateResourceItem(item, file, i),
+    );
+  }
+  const tokensFile = join(dir, 'resources', 'bootstrapTokens.json');
+  const tokens = await readJsonArray(tokensFile);
+  tokens.forEach((t, i) => {
+    validateBootstrapToken(t, tokensFile, i);
+  });
+  snapshot.resources.bootstrapTokens = tokens as BootstrapToken[];
+  return snapshot;
+}
+
+async function readRequired(path: string): Promise<unknown> {
+  const v = await readJson(path);
+  if (v === undefined) {
+    throw inputError(
+      `${path} is missing`,
+      { file: path },
+      'the saved snapshot is incomplete: take it again with `ferry snapshot`',
+    );
+  }
+  return v;
+}
+
+async function readOptional(path: string, validate: (v: unknown, file: string) => void): Promise<unknown> {
+  const v = await readJson(path);
+  if (v !== undefined) validate(v, path);
+  return v;
+}
+
+async function fileExists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The parsed file, or undefined when it does not exist. */
+async function readJson(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw inputError(
+      `cannot read ${path}: ${(err as Error).message}`,
+      { file: path },
+      'make the file readable',
+      err,
+    );
+  }
+  try {
+    return JSON.parse(text);
+  } catch (cause) {
+    throw jsonError(text, cause as Error, { file: path });
+  }
+}
+
+/**
+ * Reads a JSON array written by writeJsonLines line by line; a file in any other JSON layout (a
+ * hand-edited one) is parsed whole. A missing file is an empty array.
+ */
+async function readJsonArray(path: string): Promise<unknown[]> {
+  const items: unknown[] = [];
+  let streamed = true;
+  const input = createReadStream(path, { encoding: 'utf8' });
+  try {
+    const rl = createInterface({ input, crlfDelay: Infinity });
+    let first = true;
+    let closed = false;
+    for await (const line of rl) {
+      if (first) {
+        first = false;
+        if (line !== '[') {
+          streamed = false;
+          break;
+        }
+        continue;
+      }
+      if (closed) {
+        if (line.trim() !== '') {
+          streamed = false;
+          break;
+        }
+        continue;
+      }
+      if (line === ']') {
+        closed = true;
+        continue;
+      }
+      try {
+        items.push(JSON.parse(line.endsWith(',') ? line.slice(0, -1) : line));
+      } catch {
+        streamed = false;
+        break;
+      }
+    }
+    if (!closed) streamed = false;
+    rl.close();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw inputError(
+      `cannot read ${path}: ${(err as Error).message}`,
+      { file: path },
+      'make the file readable',
+      err,
+    );
+  } finally {
+    // Leaving the loop early closes readline but not the file.
+    input.destroy();
+  }
+  if (streamed) return items;
+  const whole = await readJson(path);
+  if (!Array.isArray(whole)) {
+    throw inputError(
+      'expected a JSON array of objects',
+      { file: path },
+      'the saved snapshot was changed or damaged: take it again with `ferry snapshot`',
+    );
+  }
+  return whole;
+}

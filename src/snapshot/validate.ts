@@ -1,0 +1,486 @@
+/**
+ * Structural checks at the boundary: small predicates shared by the loaders, and the validation
+ * of a saved snapshot's files (store.ts). Every failure is an input error naming the file and the
+ * field, so a hand-edited or foreign snapshot is rejected with something the user can act on.
+ */
+import { inputError, type Location } from '../errors.js';
+import {
+  type KubeObject,
+  SNAPSHOT_FORMAT_VERSION,
+  type SnapshotManifest,
+  type SnapshotPart,
+} from './model.js';
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function isStringArray(v: unknown): v is string[] {
+  return Array.isArray(v) && v.every((x) => typeof x === 'string');
+}
+
+/** A Kubernetes object as ferry needs it: apiVersion, kind and metadata.name are strings. */
+export function isKubeObject(v: unknown): v is KubeObject {
+  return (
+    isRecord(v) &&
+    typeof v.apiVersion === 'string' &&
+    typeof v.kind === 'string' &&
+    isRecord(v.metadata) &&
+    typeof v.metadata.name === 'string'
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Saved snapshot validation
+
+export const SNAPSHOT_PARTS: readonly SnapshotPart[] = [
+  'kubeadm',
+  'flags',
+  'kubelet',
+  'kube-proxy',
+  'pki',
+  'encryption',
+  'etcd',
+  'resources',
+  'served-certs',
+  'audit-log',
+];
+
+const REMEDIATION =
+  'the saved snapshot was changed or damaged: take it again with `ferry snapshot` (or `ferry snapshot --from DIR`)';
+
+/** Walks a parsed JSON value; every check failure names the file and the field path. */
+export class Shape {
+  constructor(
+    readonly file: string,
+    readonly path: string = '',
+  ) {}
+
+  at(key: string | number): Shape {
+    const p = typeof key === 'number' ? `${this.path}[${key}]` : this.path ? `${this.path}.${key}` : key;
+    return new Shape(this.file, p);
+  }
+
+  fail(expected: string, got: unknown): never {
+    const loc: Location = { file: this.file };
+    if (this.path) loc.field = this.path;
+    throw inputError(`expected ${expected}, found ${describeValue(got)}`, loc, REMEDIATION);
+  }
+
+  record(v: unknown): Record<string, unknown> {
+    if (!isRecord(v)) this.fail('an object', v);
+    return v;
+  }
+
+  array(v: unknown): unknown[] {
+    if (!Array.isArray(v)) this.fail('an array', v);
+    return v;
+  }
+
+  string(v: unknown): string {
+    if (typeof v !== 'string') this.fail('a string', v);
+    return v;
+  }
+
+  number(v: unknown): number {
+    if (typeof v !== 'number' || !Number.isFinite(v)) this.fail('a number', v);
+    return v;
+  }
+
+  boolean(v: unknown): boolean {
+    if (typeof v !== 'boolean') this.fail('true or false', v);
+    return v;
+  }
+
+  optString(obj: Record<string, unknown>, key: string): void {
+    if (obj[key] !== undefined) this.at(key).string(obj[key]);
+  }
+
+  optNumber(obj: Record<string, unknown>, key: string): void {
+    if (obj[key] !== undefined) this.at(key).number(obj[key]);
+  }
+
+  optBoolean(obj: Record<string, unknown>, key: string): void {
+    if (obj[key] !== undefined) this.at(key).boolean(obj[key]);
+  }
+
+  strings(obj: Record<string, unknown>, key: string): void {
+    const s = this.at(key);
+    s.array(obj[key]).forEach((x, i) => {
+      s.at(i).string(x);
+    });
+  }
+
+  /** A uint64 kept as a decimal string (etcd member IDs). */
+  uint64(v: unknown): string {
+    const s = this.string(v);
+    if (!/^\d+$/.test(s)) this.fail('a decimal uint64 string', v);
+    return s;
+  }
+
+  sourceRef(v: unknown): void {
+    const o = this.record(v);
+    const kind = this.at('kind').string(o.kind);
+    switch (kind) {
+      case 'object':
+        this.at('objectKind').string(o.objectKind);
+        this.at('name').string(o.name);
+        return;
+      case 'file':
+        this.at('path').string(o.path);
+        return;
+      case 'flag':
+        this.at('component').string(o.component);
+        this.at('flag').string(o.flag);
+        this.at('from').sourceRef(o.from);
+        return;
+      case 'etcd':
+        this.at('endpoint').string(o.endpoint);
+        return;
+      case 'tls':
+        this.at('address').string(o.address);
+        return;
+      case 'derived':
+        this.at('note').string(o.note);
+        this.at('from')
+          .array(o.from)
+          .forEach((x, i) => {
+            this.at('from').at(i).sourceRef(x);
+          });
+        return;
+      default:
+        this.at('kind').fail('one of object, file, flag, etcd, tls, derived', kind);
+    }
+  }
+
+  flags(v: unknown): void {
+    this.array(v).forEach((f, i) => {
+      const s = this.at(i);
+      const o = s.record(f);
+      s.at('name').string(o.name);
+      s.at('value').string(o.value);
+    });
+  }
+}
+
+function describeValue(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'object') return 'an object';
+  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
+  return `${typeof v} ${String(v)}`;
+}
+
+export function validateManifest(v: unknown, file: string): SnapshotManifest {
+  const s = new Shape(file);
+  const o = s.record(v);
+  const fv = o.formatVersion;
+  if (fv !== SNAPSHOT_FORMAT_VERSION) {
+    throw inputError(
+      `unsupported snapshot format version ${JSON.stringify(fv)}: this ferry reads format version ${SNAPSHOT_FORMAT_VERSION}`,
+      { file, field: 'formatVersion' },
+      `take the snapshot again with this ferry (\`ferry snapshot\`), or read it with the ferry version named in its ferryVersion field`,
+    );
+  }
+  s.at('createdAt').string(o.createdAt);
+  if (Number.isNaN(Date.parse(o.createdAt as string)))
+    s.at('createdAt').fail('an ISO-8601 time', o.createdAt);
+  s.at('ferryVersion').string(o.ferryVersion);
+  const src = s.at('source').record(o.source);
+  const kind = s.at('source').at('kind').string(src.kind);
+  if (kind === 'live') {
+    s.at('source').at('server').string(src.server);
+    s.at('source').optString(src, 'context');
+  } else if (kind === 'files') {
+    s.at('source').at('path').string(src.path);
+  } else {
+    s.at('source').at('kind').fail('"live" or "files"', kind);
+  }
+  const parts = s.at('parts').array(o.parts);
+  parts.forEach((p, i) => {
+    if (!SNAPSHOT_PARTS.includes(p as SnapshotPart)) {
+      s.at('parts')
+        .at(i)
+        .fail(`one of ${SNAPSHOT_PARTS.join(', ')}`, p);
+    }
+  });
+  s.strings(o, 'warnings');
+  return o as unknown as SnapshotManifest;
+}
+
+function validateComponentConfig(s: Shape, v: unknown): void {
+  const o = s.record(v);
+  s.at('apiVersion').string(o.apiVersion);
+  s.at('kind').string(o.kind);
+  s.at('source').sourceRef(o.source);
+  s.at('spec').record(o.spec);
+}
+
+function validateControlPlaneComponent(s: Shape, v: unknown): Record<string, unknown> {
+  const o = s.record(v);
+  s.at('extraArgs').flags(o.extraArgs);
+  s.at('extraVolumes')
+    .array(o.extraVolumes)
+    .forEach((m, i) => {
+      const ms = s.at('extraVolumes').at(i);
+      const mo = ms.record(m);
+      ms.at('name').string(mo.name);
+      ms.at('hostPath').string(mo.hostPath);
+      ms.at('mountPath').string(mo.mountPath);
+    });
+  return o;
+}
+
+export function validateKubeadmFile(v: unknown, file: string): void {
+  const s = new Shape(file);
+  const o = s.record(v);
+  if (o.clusterConfiguration !== undefined) {
+    const cs = s.at('clusterConfiguration');
+    const c = cs.record(o.clusterConfiguration);
+    cs.at('sourceApiVersion').string(c.sourceApiVersion);
+    cs.at('source').sourceRef(c.source);
+    for (const k of ['clusterName', 'kubernetesVersion', 'controlPlaneEndpoint', 'imageRepository']) {
+      cs.optString(c, k);
+    }
+    cs.at('featureGates').record(c.featureGates);
+    const net = cs.at('networking').record(c.networking);
+    for (const k of ['podSubnet', 'serviceSubnet', 'dnsDomain']) cs.at('networking').optString(net, k);
+    const api = validateControlPlaneComponent(cs.at('apiServer'), c.apiServer);
+    cs.at('apiServer').strings(api, 'certSANs');
+    validateControlPlaneComponent(cs.at('controllerManager'), c.controllerManager);
+    validateControlPlaneComponent(cs.at('scheduler'), c.scheduler);
+    const etcd = cs.at('etcd').record(c.etcd);
+    if (etcd.local !== undefined) {
+      const ls = cs.at('etcd').at('local');
+      const l = ls.record(etcd.local);
+      ls.at('extraArgs').flags(l.extraArgs);
+      ls.strings(l, 'serverCertSANs');
+      ls.strings(l, 'peerCertSANs');
+    }
+    if (etcd.external !== undefined) {
+      const es = cs.at('etcd').at('external');
+      es.strings(es.record(etcd.external), 'endpoints');
+    }
+    cs.at('dns').record(c.dns);
+    cs.strings(c, 'unknownFields');
+  }
+  const ns = s.at('nodeConfigurations');
+  ns.array(o.nodeConfigurations).forEach((n, i) => {
+    const es = ns.at(i);
+    const e = es.record(n);
+    const kind = es.at('kind').string(e.kind);
+    if (kind !== 'InitConfiguration' && kind !== 'JoinConfiguration') {
+      es.at('kind').fail('InitConfiguration or JoinConfiguration', kind);
+    }
+    es.at('source').sourceRef(e.source);
+    const nr = es.at('nodeRegistration').record(e.nodeRegistration);
+    es.at('nodeRegistration').at('kubeletExtraArgs').flags(nr.kubeletExtraArgs);
+    es.strings(e, 'bootstrapTokenIds');
+  });
+}
+
+export function validateComponentsFile(v: unknown, file: string): void {
+  const s = new Shape(file);
+  const o = s.record(v);
+  if (o.kubelet !== undefined) validateComponentConfig(s.at('kubelet'), o.kubelet);
+  if (o.kubeProxy !== undefined) validateComponentConfig(s.at('kubeProxy'), o.kubeProxy);
+  const ps = s.at('staticPods');
+  ps.array(o.staticPods).forEach((p, i) => {
+    const es = ps.at(i);
+    const e = es.record(p);
+    es.at('component').string(e.component);
+    es.optString(e, 'node');
+    es.optString(e, 'image');
+    es.strings(e, 'command');
+    es.at('flags').flags(e.flags);
+    es.at('hostPathVolumes').array(e.hostPathVolumes);
+    es.at('source').sourceRef(e.source);
+  });
+}
+
+function validateCertificate(s: Shape, v: unknown): void {
+  const o = s.record(v);
+  for (const k of [
+    'path',
+    'subject',
+    'issuer',
+    'serialNumber',
+    'notBefore',
+    'notAfter',
+    'keyAlgorithm',
+    'fingerprintSha256',
+    'publicKeySha256',
+  ]) {
+    s.at(k).string(o[k]);
+  }
+  s.at('index').number(o.index);
+  s.at('isCA').boolean(o.isCA);
+  s.at('selfSigned').boolean(o.selfSigned);
+  for (const k of ['dnsNames', 'ipAddresses', 'keyUsages', 'extendedKeyUsages']) s.strings(o, k);
+  const chain = s.at('chain').record(o.chain);
+  s.at('chain').at('verified').boolean(chain.verified);
+}
+
+export function validatePkiFile(v: unknown, file: string): void {
+  const s = new Shape(file);
+  const o = s.record(v);
+  s.at('root').string(o.root);
+  s.at('certificates')
+    .array(o.certificates)
+    .forEach((c, i) => {
+      validateCertificate(s.at('certificates').at(i), c);
+    });
+  s.at('keys')
+    .array(o.keys)
+    .forEach((k, i) => {
+      const ks = s.at('keys').at(i);
+      const ko = ks.record(k);
+      ks.at('path').string(ko.path);
+      ks.at('encrypted').boolean(ko.encrypted);
+      if (ko.matchesCertificate !== null) ks.at('matchesCertificate').string(ko.matchesCertificate);
+      // A private key's material must never be in a snapshot: refuse a file that smuggles one in.
+      for (const forbidden of ['pem', 'der', 'privateKey', 'secret']) {
+        if (ko[forbidden] !== undefined) ks.at(forbidden).fail('no private key material', '(key material)');
+      }
+    });
+  s.at('publicKeys').array(o.publicKeys);
+  s.at('problems')
+    .array(o.problems)
+    .forEach((p, i) => {
+      const ps = s.at('problems').at(i);
+      const po = ps.record(p);
+      ps.at('path').string(po.path);
+      ps.at('problem').string(po.problem);
+      ps.at('message').string(po.message);
+    });
+}
+
+export function validateServedCertsFile(v: unknown, file: string): void {
+  const s = new Shape(file);
+  s.array(v).forEach((c, i) => {
+    const cs = s.at(i);
+    const o = cs.record(c);
+    cs.at('address').string(o.address);
+    const role = cs.at('role').string(o.role);
+    if (!['endpoint', 'control-plane', 'etcd'].includes(role)) {
+      cs.at('role').fail('one of endpoint, control-plane, etcd', role);
+    }
+    if (o.certificate !== undefined) validateCertificate(cs.at('certificate'), o.certificate);
+    cs.optString(o, 'error');
+  });
+}
+
+export function validateEncryptionFile(v: unknown, file: string): void {
+  const s = new Shape(file);
+  const o = s.record(v);
+  s.at('source').sourceRef(o.source);
+  const rs = s.at('resources');
+  rs.array(o.resources).forEach((r, i) => {
+    const es = rs.at(i);
+    const e = es.record(r);
+    es.strings(e, 'resources');
+    es.at('providers')
+      .array(e.providers)
+      .forEach((p, j) => {
+        const ps = es.at('providers').at(j);
+        const po = ps.record(p);
+        const type = ps.at('type').string(po.type);
+        if (!['aescbc', 'aesgcm', 'secretbox', 'kms', 'identity'].includes(type)) {
+          ps.at('type').fail('one of aescbc, aesgcm, secretbox, kms, identity', type);
+        }
+        ps.strings(po, 'keyNames');
+        ps.strings(po, 'keyFingerprints');
+        if (po.secret !== undefined || po.keys !== undefined)
+          ps.at('keys').fail('no key secrets', '(secret)');
+      });
+  });
+}
+
+export function validateEtcdFile(v: unknown, file: string): void {
+  const s = new Shape(file);
+  const o = s.record(v);
+  s.at('source').sourceRef(o.source);
+  s.at('members')
+    .array(o.members)
+    .forEach((m, i) => {
+      const ms = s.at('members').at(i);
+      const mo = ms.record(m);
+      ms.at('id').uint64(mo.id);
+      ms.at('name').string(mo.name);
+      ms.strings(mo, 'peerURLs');
+      ms.strings(mo, 'clientURLs');
+      ms.at('isLearner').boolean(mo.isLearner);
+    });
+  s.at('endpoints')
+    .array(o.endpoints)
+    .forEach((e, i) => {
+      const es = s.at('endpoints').at(i);
+      const eo = es.record(e);
+      es.at('endpoint').string(eo.endpoint);
+      if (eo.memberId !== undefined) es.at('memberId').uint64(eo.memberId);
+      if (eo.leaderId !== undefined) es.at('leaderId').uint64(eo.leaderId);
+      es.optString(eo, 'version');
+      es.optNumber(eo, 'dbSize');
+      es.optNumber(eo, 'dbSizeInUse');
+      if (eo.raftTerm !== undefined) es.at('raftTerm').uint64(eo.raftTerm);
+      if (eo.raftIndex !== undefined) es.at('raftIndex').uint64(eo.raftIndex);
+      es.optBoolean(eo, 'isLearner');
+      es.strings(eo, 'errors');
+    });
+  if (o.version !== undefined) {
+    const vs = s.at('version');
+    const vo = vs.record(o.version);
+    vs.at('server').string(vo.server);
+    vs.at('cluster').string(vo.cluster);
+  }
+  s.at('alarms')
+    .array(o.alarms)
+    .forEach((a, i) => {
+      const as = s.at('alarms').at(i);
+      const ao = as.record(a);
+      as.at('memberId').uint64(ao.memberId);
+      as.at('alarm').string(ao.alarm);
+    });
+}
+
+export function validateAuditLogFile(v: unknown, file: string): void {
+  const s = new Shape(file);
+  const o = s.record(v);
+  s.at('source').sourceRef(o.source);
+  s.at('events').number(o.events);
+  s.at('anonymous')
+    .array(o.anonymous)
+    .forEach((a, i) => {
+      const as = s.at('anonymous').at(i);
+      const ao = as.record(a);
+      as.at('path').string(ao.path);
+      as.optString(ao, 'userAgent');
+      as.strings(ao, 'sourceIPs');
+      as.at('count').number(ao.count);
+    });
+}
+
+/** One item of resources/KIND.json: cheap checks only, the files can hold 150,000 pods. */
+export function validateResourceItem(v: unknown, file: string, index: number): KubeObject {
+  if (isKubeObject(v)) return v;
+  const s = new Shape(file).at(index);
+  const o = s.record(v);
+  s.at('apiVersion').string(o.apiVersion);
+  s.at('kind').string(o.kind);
+  const meta = s.at('metadata').record(o.metadata);
+  return s.at('metadata').at('name').fail('a string', meta.name);
+}
+
+export function validateBootstrapToken(v: unknown, file: string, index: number): void {
+  const s = new Shape(file).at(index);
+  const o = s.record(v);
+  s.at('id').string(o.id);
+  s.optString(o, 'expiration');
+  s.strings(o, 'usages');
+  s.strings(o, 'authExtraGroups');
+  s.at('source').sourceRef(o.source);
+  for (const forbidden of ['secret', 'token', 'tokenSecret']) {
+    if (o[forbidden] !== undefined) s.at(forbidden).fail('no token secret', '(secret)');
+  }
+}

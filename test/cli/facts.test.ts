@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { makeFactsCommand } from '../../src/cli/facts.js';
+import { memoryIo } from '../../src/cli/io.js';
+import { runCli } from '../../src/cli/run-cli.js';
+import { FerryError, inputError } from '../../src/errors.js';
+import type { Snapshot } from '../../src/snapshot/model.js';
+import { labCluster } from '../facts/builders.js';
+
+function command(snapshot: Snapshot = labCluster()) {
+  const seen: string[] = [];
+  const cmd = makeFactsCommand(async (path) => {
+    seen.push(path);
+    return snapshot;
+  });
+  return { cmd, seen };
+}
+
+async function failure(p: Promise<unknown>): Promise<FerryError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof FerryError) return e;
+    throw e;
+  }
+  throw new Error('expected a FerryError');
+}
+
+describe('ferry facts', () => {
+  it('prints the table by default, resolving the path against cwd', async () => {
+    const { cmd, seen } = command();
+    const io = memoryIo({ cwd: '/work/here' });
+    expect(await cmd.run(['snap'], io)).toBe(0);
+    expect(seen).toEqual(['/work/here/snap']);
+    expect(io.out).toContain('TARGET');
+    expect(io.out).toContain('  network.podSubnets  10.244.0.0/16');
+    expect(io.err).toBe('');
+  });
+
+  it('-o json / -o yaml with target flags', async () => {
+    const { cmd } = command();
+    const io = memoryIo();
+    expect(await cmd.run(['snap', '-o', 'json', '--talos-version', 'v1.14', '--kubeprism', 'off'], io)).toBe(
+      0,
+    );
+    const doc = JSON.parse(io.out);
+    expect(doc.target).toMatchObject({
+      talosVersion: 'v1.14.0-rc.1',
+      kubeprism: 'off',
+      kubernetesVersion: 'v1.32.4',
+    });
+    const yamlIo = memoryIo();
+    expect(await cmd.run(['snap', '--output=yaml'], yamlIo)).toBe(0);
+    expect(yamlIo.out).toMatch(/^formatVersion: 1\n/);
+  });
+
+  it('bad usage is exit 2 with a remediation', async () => {
+    const { cmd } = command();
+    expect((await failure(cmd.run([], memoryIo()))).exitCode).toBe(2);
+    expect((await failure(cmd.run(['snap', '-o', 'sarif'], memoryIo()))).message).toMatch(
+      /--output must be one of table, json, yaml/,
+    );
+    const bad = await failure(cmd.run(['snap', '--talos-version', 'v2.0'], memoryIo()));
+    expect(bad.exitCode).toBe(2);
+    expect(bad.remediation).toMatch(/v1.13.9/);
+    expect((await failure(cmd.run(['a', 'b'], memoryIo()))).message).toMatch(/unexpected argument "b"/);
+  });
+
+  it('a loader input error passes through unchanged (exit 2, location kept)', async () => {
+    const cmd = makeFactsCommand(async () => {
+      throw inputError('no such directory', { file: 'nowhere' }, 'give a snapshot directory');
+    });
+    const err = await failure(cmd.run(['nowhere'], memoryIo()));
+    expect(err.exitCode).toBe(2);
+    expect(err.location?.file).toBe('nowhere');
+  });
+
+  it('end to end through runCli on a files directory', async () => {
+    const io = memoryIo();
+    const code = await runCli(['facts', 'test/fixtures/files-cluster', '-o', 'json'], io);
+    expect(io.err).toBe('');
+    expect(code).toBe(0);
+    const doc = JSON.parse(io.out);
+    expect(doc.snapshot.source).toMatch(/^files .*test\/fixtures\/files-cluster$/);
+    expect(doc.facts.length).toBeGreaterThan(50);
+    const missing = await runCli(['facts', 'test/fixtures/does-not-exist'], memoryIo());
+    expect(missing).toBe(2);
+  });
+});

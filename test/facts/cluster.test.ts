@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import { deriveFacts } from '../../src/facts/derive.js';
+import { describeSource } from '../../src/snapshot/model.js';
+import { CONTROL_PLANES, configMap, emptySnapshot, flags, labCluster } from './builders.js';
+
+describe('cluster facts', () => {
+  it('agreeing sources give one value with every source as provenance', () => {
+    const f = deriveFacts(labCluster());
+    expect(f.cluster.name.value).toBe('lab');
+    expect(f.cluster.name.conflict).toBeUndefined();
+    // three kube-controller-manager --cluster-name flags plus kubeadm-config clusterName
+    expect(f.cluster.name.provenance).toHaveLength(4);
+    expect(f.cluster.name.provenance.map(describeSource)).toContain(
+      'ConfigMap kube-system/kubeadm-config data.ClusterConfiguration.clusterName',
+    );
+    expect(f.cluster.name.provenance.map(describeSource)).toContain(
+      'kube-controller-manager@cp-1 --cluster-name (manifests/cp-1/kube-controller-manager.yaml)',
+    );
+    expect(f.cluster.kubernetesVersion.value).toBe('v1.32.4');
+    expect(f.cluster.controlPlaneEndpoint.value).toEqual({
+      host: 'k8s-api.lab.example',
+      port: 6443,
+      url: 'https://k8s-api.lab.example:6443',
+      node: null,
+      from: 'kubeadm',
+    });
+    expect(f.cluster.controlPlaneEndpoint.provenance.map(describeSource)).toEqual([
+      'ConfigMap kube-system/kubeadm-config data.ClusterConfiguration.controlPlaneEndpoint',
+      'ConfigMap kube-public/cluster-info data.kubeconfig clusters[0].cluster.server',
+    ]);
+  });
+
+  it('control planes on different versions: conflict, the lowest running version is believed', () => {
+    const s = labCluster();
+    const cp3 = s.staticPods.find((p) => p.component === 'kube-apiserver' && p.node === 'cp-3')!;
+    cp3.image = 'registry.k8s.io/kube-apiserver:v1.31.9';
+    const fact = deriveFacts(s).cluster.kubernetesVersion;
+    expect(fact.value).toBe('v1.31.9');
+    expect(fact.conflict?.believed).toBe('v1.31.9');
+    expect(fact.conflict?.candidates.map((c) => c.value)).toEqual([
+      'v1.32.4',
+      'v1.32.4',
+      'v1.31.9',
+      'v1.32.4',
+    ]);
+    expect(fact.conflict?.reason).toMatch(/lowest/);
+    expect(fact.provenance).toHaveLength(1);
+  });
+
+  it('kubeadm-config disagreeing with the running image: the running image wins, both are listed', () => {
+    const s = labCluster();
+    s.kubeadm.clusterConfiguration!.kubernetesVersion = 'v1.31.2';
+    const fact = deriveFacts(s).cluster.kubernetesVersion;
+    expect(fact.value).toBe('v1.32.4');
+    expect(fact.conflict?.candidates.at(-1)).toEqual({
+      value: 'v1.31.2',
+      source: expect.objectContaining({ field: 'data.ClusterConfiguration.kubernetesVersion' }),
+    });
+  });
+
+  it('endpoint without a port takes the apiserver --secure-port and says so', () => {
+    const s = labCluster();
+    s.kubeadm.clusterConfiguration!.controlPlaneEndpoint = 'k8s-api.lab.example';
+    for (const p of s.staticPods) {
+      if (p.component === 'kube-apiserver')
+        p.flags = p.flags.map((f) => (f.name === 'secure-port' ? { name: f.name, value: '8443' } : f));
+    }
+    s.resources.configmaps = [];
+    const fact = deriveFacts(s).cluster.controlPlaneEndpoint;
+    expect(fact.value?.url).toBe('https://k8s-api.lab.example:8443');
+    expect(describeSource(fact.provenance[0]!)).toMatch(/has no port; kubeadm uses --secure-port 8443/);
+  });
+
+  it("an endpoint that is one control plane's own address names that node", () => {
+    const s = labCluster();
+    s.kubeadm.clusterConfiguration!.controlPlaneEndpoint = `${CONTROL_PLANES[0]!.ip}:6443`;
+    s.resources.configmaps = [];
+    expect(deriveFacts(s).cluster.controlPlaneEndpoint.value?.node).toBe('cp-1');
+  });
+
+  it('kubeadm-config endpoint vs a stale cluster-info: conflict with both candidates', () => {
+    const s = labCluster();
+    const info = s.resources.configmaps.find((c) => c.metadata.name === 'cluster-info')!;
+    info.data.kubeconfig = info.data.kubeconfig.replace(
+      'https://k8s-api.lab.example:6443',
+      'https://10.20.0.11:6443',
+    );
+    const fact = deriveFacts(s).cluster.controlPlaneEndpoint;
+    expect(fact.value?.host).toBe('k8s-api.lab.example');
+    expect(fact.conflict?.candidates.map((c) => `${c.value.host}:${c.value.port}`)).toEqual([
+      'k8s-api.lab.example:6443',
+      '10.20.0.11:6443',
+    ]);
+    expect(fact.conflict?.candidates[1]?.value.node).toBe('cp-1');
+  });
+
+  it('without kubeadm-config the endpoint comes from cluster-info; IPv6 hosts are bracketed in the URL', () => {
+    const s = emptySnapshot();
+    s.resources.configmaps.push(
+      configMap('kube-public', 'cluster-info', {
+        kubeconfig: 'clusters:\n- cluster:\n    server: https://[FD00:0:0::10]:6443\n',
+      }),
+    );
+    const fact = deriveFacts(s).cluster.controlPlaneEndpoint;
+    expect(fact.value).toEqual({
+      host: 'fd00::10',
+      port: 6443,
+      url: 'https://[fd00::10]:6443',
+      node: null,
+      from: 'cluster-info',
+    });
+  });
+
+  it('names what to provide when nothing says', () => {
+    const f = deriveFacts(emptySnapshot());
+    expect(f.cluster.name.value).toBeUndefined();
+    expect(f.cluster.name.missing).toMatch(/kubeadm-config\.yaml/);
+    expect(f.cluster.kubernetesVersion.missing).toMatch(/kube-apiserver manifest/);
+    expect(f.cluster.controlPlaneEndpoint.missing).toMatch(/cluster-info/);
+  });
+
+  it('--cluster-name on a controller manager that differs from kubeadm-config is a conflict', () => {
+    const s = labCluster();
+    const kcm = s.staticPods.find((p) => p.component === 'kube-controller-manager' && p.node === 'cp-2')!;
+    kcm.flags = [...kcm.flags.filter((x) => x.name !== 'cluster-name'), ...flags('--cluster-name=prod')];
+    const fact = deriveFacts(s).cluster.name;
+    expect(fact.conflict).toBeDefined();
+    expect(fact.value).toBe('lab');
+    expect(new Set(fact.conflict?.candidates.map((c) => c.value))).toEqual(new Set(['lab', 'prod']));
+  });
+});
