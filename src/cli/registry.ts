@@ -23,4 +23,8 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
       'write the migration kit (Talos secrets, kubeadm-side preparation, RBAC, OpenTofu) from a snapshot',
     load: async () => (await import('./generate.js')).command,
   },
+  plan: {
+    summary: 'build the migration plan and runbook: phases of typed, gated, undoable steps',
+    load: async () => (await import('./plan.js')).command,
+  },
 };

@@ -1,0 +1,199 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { type ExitCode, FerryError, usageError } from '../errors.js';
+import {
+  TARGET_FLAG_OPTIONS,
+  TARGET_FLAGS_USAGE,
+  type TargetInput,
+  targetInputFromFlags,
+} from '../facts/target.js';
+import type { KitSummary } from '../plan/kit.js';
+import { STRATEGIES } from '../plan/model.js';
+import { oneOf, parseFlags, requirePositional } from './args.js';
+import type { Command } from './command.js';
+import type { Io } from './io.js';
+
+const DEFAULT_SUPPRESSIONS = '.ferry/suppressions.yaml';
+
+const usage = `usage: ferry plan SNAPSHOT [--kit KIT] [--strategy surge|replace] [-o FILE] [flags] [target flags]
+
+Builds the migration plan for the cluster in SNAPSHOT: phases of typed steps, each with the state
+it expects before it runs, its action and the commands an operator would type, its check, its
+timeout, whether it is destructive, how to undo it and how a resumed run tells it already happened.
+Nothing in the cluster changes; \`ferry run PLAN\` executes plan.json. The preflight runs the audit:
+with an unsuppressed blocker ferry plan refuses (exit 1), unless --allow-blockers.
+
+  --kit KIT                the kit written by ferry generate: its kubeadm-side steps and files become
+                           the preparation phase, and its target is the default target
+  --strategy S             surge (default): a new node at a new address joins, then the old one leaves
+                           replace: the old node leaves, a Talos node comes back at the same address
+  -o, --output FILE        plan.json | plan.md | plan.html (format from the extension; default: md on stdout)
+  --format F               json | md | html
+  --allow-blockers         plan anyway; the preflight step records the accepted blockers
+  --suppressions FILE      accepted findings (default ${DEFAULT_SUPPRESSIONS} when it exists)
+  --worker-batch N         workers per batch (default 1; nodes of a batch share no PodDisruptionBudget)
+  --drain-timeout SECONDS  per-node drain timeout (default 900)
+${TARGET_FLAGS_USAGE}
+
+Exit codes: 0 plan written; 1 refused: the audit has unsuppressed blockers (as \`ferry audit
+--fail-on blocker\`; fix, suppress with a reason, or pass --allow-blockers); 2 bad usage or input
+(nothing can be planned: say what is missing); 4 internal error (an audit rule failed).
+`;
+
+const options = {
+  kit: { type: 'string' },
+  strategy: { type: 'string' },
+  output: { type: 'string', short: 'o' },
+  format: { type: 'string' },
+  'allow-blockers': { type: 'boolean' },
+  suppressions: { type: 'string' },
+  'worker-batch': { type: 'string' },
+  'drain-timeout': { type: 'string' },
+  ...TARGET_FLAG_OPTIONS,
+} as const;
+
+function positiveInt(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw usageError(`--${flag} must be a positive integer; got "${v}"`);
+  return n;
+}
+
+export const command: Command = {
+  name: 'plan',
+  summary: 'build the migration plan and runbook: phases of typed, gated, undoable steps',
+  usage,
+  async run(argv: string[], io: Io): Promise<ExitCode> {
+    const { values, positionals } = parseFlags(argv, options, usage);
+    const snapshotArg = requirePositional(positionals, 'SNAPSHOT (a snapshot directory)', usage);
+    if (positionals.length > 1)
+      throw usageError(`unexpected argument "${positionals[1]}"`, `see usage:\n${usage.trim()}`);
+    const path = (p: string) => resolve(io.cwd, p);
+    const strategy = oneOf('strategy', values.strategy, STRATEGIES, 'surge');
+    const { formatFor, renderPlan } = await import('../plan/render.js');
+    const format = formatFor(values.output, values.format);
+    const workerBatchSize = positiveInt('worker-batch', values['worker-batch']);
+    const drainTimeoutSeconds = positiveInt('drain-timeout', values['drain-timeout']);
+    const flagTarget = targetInputFromFlags(values);
+
+    let kit: KitSummary | null = null;
+    if (values.kit !== undefined) {
+      const { readKit } = await import('../plan/kit.js');
+      kit = await readKit(path(values.kit), values.kit);
+    }
+    const [{ loadSnapshot }, { deriveFacts }, { runAudit }, { ALL_RULES }, { CATALOG_IDS }] =
+      await Promise.all([
+        import('../snapshot/load.js'),
+        import('../facts/derive.js'),
+        import('../audit/engine.js'),
+        import('../audit/rules/index.js'),
+        import('../knowledge/rule-catalog.js'),
+      ]);
+    const suppressions = await readSuppressions(values.suppressions, io, [
+      ...new Set([...CATALOG_IDS, ...ALL_RULES.map((r) => r.id)]),
+    ]);
+    const snapshot = await loadSnapshot(path(snapshotArg), { strictPki: false });
+    const facts = deriveFacts(snapshot, kit ? { ...kitTarget(kit), ...flagTarget } : flagTarget);
+    if (kit) checkKitTarget(kit, facts.target);
+
+    const now = new Date();
+    const audit = runAudit({ snapshot, facts, target: facts.target, rules: ALL_RULES, suppressions, now });
+    if (audit.errors.length > 0) {
+      for (const e of audit.errors) io.stderr(`error: rule ${e.ruleId} failed: ${e.message}\n`);
+      throw new FerryError('internal', 'the preflight audit did not complete: no plan written', {
+        remediation: 'report the failing rule; `ferry audit` on the same snapshot shows it',
+      });
+    }
+    const { buildPlan, unsuppressedBlockers } = await import('../plan/build.js');
+    const blockers = unsuppressedBlockers(audit);
+    const allowBlockers = values['allow-blockers'] === true;
+    if (blockers.length > 0 && !allowBlockers) {
+      io.stderr(
+        `ferry plan refuses: the audit has ${blockers.length} unsuppressed blocker(s); no plan written\n`,
+      );
+      for (const b of blockers)
+        io.stderr(`  blocker ${b.ruleId}: ${b.subject}: ${b.title}\n    fix: ${b.remediation}\n`);
+      io.stderr(
+        `fix them, accept them with a reason in ${DEFAULT_SUPPRESSIONS} (--suppressions), or pass --allow-blockers to plan anyway\n`,
+      );
+      return 1;
+    }
+
+    const plan = buildPlan({
+      snapshot,
+      facts,
+      audit,
+      snapshotPath: snapshotArg,
+      strategy,
+      kit,
+      allowBlockers,
+      now,
+      options: {
+        ...(workerBatchSize !== undefined ? { workerBatchSize } : {}),
+        ...(drainTimeoutSeconds !== undefined ? { drainTimeoutSeconds } : {}),
+      },
+    });
+    const text = renderPlan(plan, format);
+    for (const w of plan.warnings) io.stderr(`warning: ${w}\n`);
+    if (values.output === undefined) {
+      io.stdout(text);
+      return 0;
+    }
+    const { writeFileAtomic } = await import('../util/atomic-write.js');
+    await writeFileAtomic(path(values.output), text);
+    const steps = plan.phases.flatMap((p) => p.steps);
+    const destructive = steps.filter((s) => s.destructive).length;
+    io.stdout(
+      `${format} plan written to ${values.output}: ${steps.length} steps in ${plan.phases.length} phases (${destructive} destructive), ` +
+        `strategy ${plan.strategy}, provisioner ${plan.provisioner}, Talos ${plan.target.talosVersion}` +
+        `${plan.audit.blockers.length > 0 ? `, ${plan.audit.blockers.length} blocker(s) accepted` : ''}\n`,
+    );
+    return 0;
+  },
+};
+
+async function readSuppressions(given: string | undefined, io: Io, knownIds: string[]) {
+  const { loadSuppressions } = await import('../audit/suppressions.js');
+  if (given !== undefined) return loadSuppressions(resolve(io.cwd, given), knownIds);
+  const dflt = resolve(io.cwd, DEFAULT_SUPPRESSIONS);
+  return existsSync(dflt) ? loadSuppressions(dflt, knownIds) : [];
+}
+
+/** The kit's target as defaults: a plan for the kit that exists, unless a flag says otherwise. */
+function kitTarget(kit: KitSummary): TargetInput {
+  const t = kit.target;
+  const out: TargetInput = {};
+  if (t.talosVersion) out.talosVersion = t.talosVersion;
+  if (t.kubernetesVersion) out.kubernetesVersion = t.kubernetesVersion;
+  if (t.kubeprism === 'on' || t.kubeprism === 'off') out.kubeprism = t.kubeprism;
+  if (t.provisioner === 'manual' || t.provisioner === 'exec' || t.provisioner === 'capi')
+    out.provisioner = t.provisioner;
+  if (t.infra === 'generic' || t.infra === 'proxmox') out.infra = t.infra;
+  return out;
+}
+
+/** A plan must target what the kit was generated for: its machine configs and scripts assume it. */
+function checkKitTarget(
+  kit: KitSummary,
+  target: {
+    talosVersion: string;
+    kubernetesVersion: string | undefined;
+    kubeprism: string;
+    provisioner: string;
+  },
+): void {
+  const pairs: [string, string | null, string | undefined][] = [
+    ['talos-version', kit.target.talosVersion, target.talosVersion],
+    ['kubernetes-version', kit.target.kubernetesVersion, target.kubernetesVersion],
+    ['kubeprism', kit.target.kubeprism, target.kubeprism],
+    ['provisioner', kit.target.provisioner, target.provisioner],
+  ];
+  for (const [flag, kitValue, planValue] of pairs) {
+    if (kitValue && planValue && kitValue !== planValue) {
+      throw usageError(
+        `the kit at ${kit.path} was generated for --${flag} ${kitValue}, the plan would use ${planValue}`,
+        `drop --${flag} (the kit's value is the default), or generate the kit again for ${planValue}`,
+      );
+    }
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * ferry's own kube adapter (src/adapters/kube) against the lab API server, through a kubeconfig
+ * file written by writeKubeconfig: the lab must serve every resource kind ferry reads.
+ */
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RESOURCE_TYPES, type ResourceKind } from '../../adapters/kube/kinds.js';
+import { createKubeReader } from '../../adapters/kube/reader.js';
+import { issueClientCert, writeKubeconfig } from './credentials.js';
+import { type LabApiFixture, startLabApi } from './testing.js';
+
+let lab: LabApiFixture;
+let dir: string;
+let kubeconfig: string;
+
+beforeAll(async () => {
+  lab = await startLabApi();
+  dir = await mkdtemp(join(tmpdir(), 'ferry-lab-api-'));
+  kubeconfig = join(dir, 'admin.conf');
+  const admin = await issueClientCert(lab.ca, 'kubernetes-admin', ['kubeadm:cluster-admins']);
+  await writeKubeconfig(kubeconfig, {
+    server: lab.server.url,
+    caPem: lab.ca.certPem,
+    certPem: admin.certPem,
+    keyPem: admin.keyPem,
+  });
+  const core = lab.kc.makeApiClient(CoreV1Api);
+  for (let i = 0; i < 5; i++) {
+    await core.createNamespacedPod({
+      namespace: 'kube-system',
+      body: {
+        metadata: { name: `p${i}`, labels: { tier: 'control-plane' } },
+        spec: { containers: [{ name: 'c', image: 'i' }] },
+      },
+    });
+  }
+});
+afterAll(async () => {
+  await lab?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('ferry kube adapter against the lab API server', () => {
+  it('reads through a 0600 kubeconfig: version, paged lists with type meta, 404 as undefined', async () => {
+    expect((await stat(kubeconfig)).mode & 0o777).toBe(0o600);
+    const reader = createKubeReader({ kubeconfig });
+    expect((await reader.version()).gitVersion).toBe('v1.32.4');
+    const pages: number[] = [];
+    const pods = await reader.list('pods', {
+      namespace: 'kube-system',
+      pageSize: 2,
+      onPage: (n) => pages.push(n),
+    });
+    expect(pods.map((p) => p.metadata.name)).toEqual(['p0', 'p1', 'p2', 'p3', 'p4']);
+    expect(pages).toEqual([2, 4, 5]);
+    expect(pods[0]).toMatchObject({ apiVersion: 'v1', kind: 'Pod' });
+    const selected = await reader.list('pods', {
+      labelSelector: 'tier=control-plane',
+      fieldSelector: 'metadata.name=p3',
+    });
+    expect(selected.map((p) => p.metadata.name)).toEqual(['p3']);
+    expect(await reader.get('configmaps', 'kube-system', 'kubeadm-config')).toBeUndefined();
+    expect((await reader.get('namespaces', undefined, 'kube-system'))?.metadata.name).toBe('kube-system');
+  });
+
+  it('serves every resource kind the adapter lists', async () => {
+    const reader = createKubeReader({ kubeconfig });
+    for (const kind of Object.keys(RESOURCE_TYPES) as ResourceKind[]) {
+      await expect(reader.list(kind), kind).resolves.toBeInstanceOf(Array);
+    }
+  });
+});

@@ -1,0 +1,308 @@
+/**
+ * LabApiServer: one kube-apiserver instance of a lab control plane, serving the Kubernetes REST
+ * API over HTTPS on a loopback address with x509 client-certificate authentication (CN = user,
+ * O = groups; anonymous access to the health and version endpoints, as kubeadm configures it).
+ * Every request goes to its Store; with an EtcdStore on the node's own member it fails exactly
+ * when that member does. `setDown` makes the instance unavailable on purpose.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.js';
+import { EvictionLog } from './eviction-log.js';
+import { parseRoute, type Route, sendJson, sendStatus, sendText, toApiError } from './http.js';
+import { Registry, type RequestUser } from './registry.js';
+import { handleResource } from './rest.js';
+import { ApiError, forbidden, serviceUnavailable, unauthorized } from './status.js';
+import type { Store } from './store.js';
+import type { EvictionFault } from './subresources.js';
+
+export type LabApiServerOptions = {
+  /** Instance name (usually the control-plane node's), in eviction records. */
+  name?: string;
+  /** A loopback address, e.g. 127.0.21.1. */
+  host: string;
+  /** Default 6443; 0 picks a free port. */
+  port?: number;
+  store: Store;
+  /** Serving certificate and key, and the CA that client certificates must chain to. */
+  tls: { certPem: string; keyPem: string; clientCaPem: string };
+  /** Anonymous requests may read /healthz, /livez, /readyz and /version (kubeadm's default). Default true. */
+  anonymousAuth?: boolean;
+  /** gitVersion served by /version. Default v1.32.4. */
+  kubernetesVersion?: string;
+  /** Shared by the instances of one lab so that tests see every decision. */
+  evictionLog?: EvictionLog;
+  clock?: () => Date;
+  /** Create default, kube-system, kube-public and kube-node-lease at start. Default true. */
+  bootstrapNamespaces?: boolean;
+  /** Deadline of the /readyz store check. Default 1 s. */
+  readyzTimeoutMs?: number;
+  /**
+   * Like kube-apiserver's --etcd-compaction-interval: every interval the store is compacted to the
+   * revision seen one interval earlier (continue tokens and watches older than that expire). Default
+   * 5 min; 0 turns it off.
+   */
+  compactionIntervalMs?: number;
+};
+
+/** `error`: answer 503 (500 on health endpoints); `refuse`: drop every connection. */
+export type DownMode = 'error' | 'refuse';
+
+const PUBLIC_ROUTES = new Set<Route['type']>(['health', 'version']);
+const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+type Identity = { kind: 'user'; user: RequestUser } | { kind: 'anonymous' } | { kind: 'invalid' };
+
+function asList(v: string | string[] | undefined): string[] {
+  if (v === undefined) return [];
+  return Array.isArray(v) ? v : [v];
+}
+
+export class LabApiServer {
+  readonly name: string;
+  readonly host: string;
+  readonly registry: Registry;
+  readonly store: Store;
+  readonly evictionLog: EvictionLog;
+  readonly #server: Server;
+  readonly #opts: LabApiServerOptions;
+  readonly #sockets = new Set<Socket>();
+  readonly #watches = new Set<() => void>();
+  #port = 0;
+  #down: DownMode | undefined;
+  #evictionFault: EvictionFault | undefined;
+  #stopped = false;
+  #compactor: NodeJS.Timeout | undefined;
+
+  private constructor(opts: LabApiServerOptions) {
+    this.#opts = opts;
+    this.name = opts.name ?? opts.host;
+    this.host = opts.host;
+    this.store = opts.store;
+    this.registry = new Registry(opts.store, opts.clock ? { clock: opts.clock } : {});
+    this.evictionLog = opts.evictionLog ?? new EvictionLog();
+    this.#server = createServer(
+      {
+        cert: opts.tls.certPem,
+        key: opts.tls.keyPem,
+        ca: opts.tls.clientCaPem,
+        requestCert: true,
+        // Verified per request: anonymous health checks must still get through the handshake.
+        rejectUnauthorized: false,
+        minVersion: 'TLSv1.2',
+      },
+      (req, res) => void this.#handle(req, res),
+    );
+    this.#server.on('connection', (s: Socket) => {
+      if (this.#down === 'refuse' || this.#stopped) {
+        s.destroy();
+        return;
+      }
+      this.#sockets.add(s);
+      s.once('close', () => this.#sockets.delete(s));
+    });
+    this.#server.on('tlsClientError', () => undefined);
+  }
+
+  static async start(opts: LabApiServerOptions): Promise<LabApiServer> {
+    const s = new LabApiServer(opts);
+    await new Promise<void>((resolve, reject) => {
+      s.#server.once('error', reject);
+      s.#server.listen(opts.port ?? 6443, opts.host, () => {
+        s.#server.off('error', reject);
+        resolve();
+      });
+    });
+    const addr = s.#server.address();
+    s.#port = typeof addr === 'object' && addr ? addr.port : (opts.port ?? 6443);
+    try {
+      if (opts.bootstrapNamespaces !== false) await s.registry.ensureNamespaces(DEFAULT_NAMESPACES);
+    } catch (err) {
+      await s.stop();
+      throw err;
+    }
+    s.#startCompactor(opts.compactionIntervalMs ?? 5 * 60_000);
+    return s;
+  }
+
+  #startCompactor(intervalMs: number): void {
+    if (intervalMs <= 0) return;
+    let seen: number | undefined;
+    this.#compactor = setInterval(() => {
+      void (async () => {
+        const now = await this.store.revision();
+        if (seen !== undefined) await this.store.compact(seen);
+        seen = now;
+      })().catch(() => undefined); // an unavailable store is /readyz's business
+    }, intervalMs);
+    this.#compactor.unref();
+  }
+
+  get port(): number {
+    return this.#port;
+  }
+
+  /** host:port, as a load balancer backend is named. */
+  get address(): string {
+    return `${this.host}:${this.#port}`;
+  }
+
+  get url(): string {
+    return `https://${this.address}`;
+  }
+
+  get down(): DownMode | undefined {
+    return this.#down;
+  }
+
+  /** Fault injection: take the instance out of service (all requests, /readyz included) or back. */
+  setDown(down: boolean, mode: DownMode = 'error'): void {
+    this.#down = down ? mode : undefined;
+    if (!down) return;
+    for (const close of [...this.#watches]) close();
+    if (mode === 'refuse') for (const s of this.#sockets) s.destroy();
+  }
+
+  /** Fault injection: refuse chosen evictions with 429 whatever their budget says. */
+  setEvictionFault(fault: EvictionFault | undefined): void {
+    this.#evictionFault = fault;
+  }
+
+  /** Stops serving and drops every connection. The store stays open: whoever created it closes it. */
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    clearInterval(this.#compactor);
+    for (const close of [...this.#watches]) close();
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    for (const s of this.#sockets) s.destroy();
+    await closed;
+  }
+
+  #identify(req: IncomingMessage): Identity {
+    const sock = req.socket as TLSSocket;
+    const cert = sock.getPeerCertificate();
+    const presented = cert !== null && typeof cert === 'object' && Object.keys(cert).length > 0;
+    if (!presented) return { kind: 'anonymous' };
+    if (!sock.authorized) return { kind: 'invalid' };
+    const cn = asList(cert.subject?.CN)[0];
+    if (!cn) return { kind: 'invalid' };
+    return { kind: 'user', user: { name: cn, groups: [...asList(cert.subject?.O), 'system:authenticated'] } };
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'https://lab.invalid');
+    const route = parseRoute(url.pathname);
+    try {
+      if (this.#down) {
+        if (route.type === 'health')
+          return sendText(res, 500, `[-]shutdown failed: reason withheld\n${route.check} check failed\n`);
+        throw serviceUnavailable('the lab API server instance is down (fault injection)');
+      }
+      const who = this.#identify(req);
+      if (who.kind === 'invalid') throw unauthorized();
+      if (who.kind === 'anonymous') {
+        if (this.#opts.anonymousAuth === false) throw unauthorized();
+        if (!PUBLIC_ROUTES.has(route.type)) {
+          throw forbidden(
+            'system:anonymous',
+            (req.method ?? 'get').toLowerCase(),
+            { group: '', resource: '' },
+            url.pathname,
+          );
+        }
+      }
+      const user: RequestUser =
+        who.kind === 'user' ? who.user : { name: 'system:anonymous', groups: ['system:unauthenticated'] };
+      await this.#route(route, req, res, url, user);
+    } catch (err) {
+      const e = toApiError(err);
+      if (!res.headersSent) sendStatus(res, e);
+      else res.destroy();
+    }
+  }
+
+  async #route(
+    route: Route,
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    user: RequestUser,
+  ): Promise<void> {
+    const reg = this.registry;
+    switch (route.type) {
+      case 'health':
+        return this.#health(route.check, url, res);
+      case 'version':
+        return sendJson(res, 200, versionInfo(this.#opts.kubernetesVersion ?? 'v1.32.4'));
+      case 'apiVersions':
+        return sendJson(res, 200, apiVersions(this.address));
+      case 'groupList':
+        return sendJson(res, 200, apiGroupList(await reg.allDefs()));
+      case 'group': {
+        const doc = apiGroup(await reg.allDefs(), route.group);
+        if (!doc) throw notFoundPath();
+        return sendJson(res, 200, doc);
+      }
+      case 'resourceList': {
+        const doc = apiResourceList(await reg.allDefs(), route.group, route.version);
+        if (!doc) throw notFoundPath();
+        return sendJson(res, 200, doc);
+      }
+      case 'resource':
+        return handleResource(
+          {
+            registry: reg,
+            user,
+            instance: this.name,
+            evictionLog: this.evictionLog,
+            evictionFault: this.#evictionFault,
+            trackWatch: (close) => {
+              this.#watches.add(close);
+              return () => this.#watches.delete(close);
+            },
+          },
+          route,
+          req,
+          res,
+          url,
+        );
+      case 'notFound':
+        throw notFoundPath();
+    }
+  }
+
+  /** /livez answers while the process runs; /readyz and /healthz also need a linearizable store read. */
+  async #health(check: 'livez' | 'readyz' | 'healthz', url: URL, res: ServerResponse): Promise<void> {
+    const verbose = url.searchParams.has('verbose');
+    const lines = ['[+]ping ok', '[+]log ok'];
+    let ok = true;
+    if (check !== 'livez') {
+      try {
+        await this.store.revision(this.#opts.readyzTimeoutMs ?? 1_000);
+        lines.push('[+]etcd ok');
+      } catch {
+        ok = false;
+        lines.push('[-]etcd failed: reason withheld');
+      }
+      if (check === 'readyz') lines.push('[+]etcd-readiness ok'.replace('+', ok ? '+' : '-'));
+    }
+    if (ok) return sendText(res, 200, verbose ? `${lines.join('\n')}\n${check} check passed\n` : 'ok');
+    return sendText(res, 500, `${lines.join('\n')}\n${check} check failed\n`);
+  }
+}
+
+function notFoundPath(): ApiError {
+  return new ApiError({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: 'the server could not find the requested resource',
+    reason: 'NotFound',
+    details: {},
+    code: 404,
+  });
+}

@@ -1,0 +1,277 @@
+/**
+ * LabLoadBalancer: the cluster endpoint of a lab (e.g. 127.0.20.10:6443) as a TCP proxy in front
+ * of the API server instances, like the haproxy or cloud LB of a kubeadm cluster. TLS passes
+ * through untouched (clients keep their client certificates); new connections go round-robin to
+ * backends whose HTTPS /readyz answers 200; connections to a backend are closed when it turns
+ * unhealthy or is removed, so clients reconnect to a healthy one.
+ */
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { type HealthTls, probeReadyz, splitAddress } from './health.js';
+
+export type LabLoadBalancerOptions = {
+  host: string;
+  /** Default 6443; 0 picks a free port. */
+  port?: number;
+  /** host:port of each API server instance. */
+  backends?: string[];
+  health: HealthTls & {
+    /** Default 200 ms. */
+    intervalMs?: number;
+    /** Default 1000 ms. */
+    timeoutMs?: number;
+    /** Consecutive successes that bring an unhealthy backend back. Default 2. */
+    rise?: number;
+    /** Consecutive failures that take a healthy backend out. Default 2. */
+    fall?: number;
+  };
+  /** Close a backend's connections when it turns unhealthy (haproxy `on-marked-down shutdown-sessions`). Default true. */
+  closeSessionsOnDown?: boolean;
+  /** A backend that does not accept within this counts as a failed connect. Default 1000 ms. */
+  connectTimeoutMs?: number;
+};
+
+export type BackendState = {
+  address: string;
+  /** `unknown` until the first check answers; only `up` backends get connections. */
+  state: 'unknown' | 'up' | 'down';
+  /** Connections proxied to it so far. */
+  connections: number;
+  /** Connections open now. */
+  active: number;
+  failedConnects: number;
+  lastCheck: { at: string; ok: boolean; detail: string } | undefined;
+};
+
+export type BalancerStats = {
+  backends: BackendState[];
+  /** Client connections closed because no backend was healthy or reachable. */
+  rejected: number;
+};
+
+type Backend = BackendState & {
+  successes: number;
+  failures: number;
+  timer: NodeJS.Timeout | undefined;
+  probing: boolean;
+  sessions: Set<Socket>;
+};
+
+export class LabLoadBalancer {
+  readonly host: string;
+  readonly #opts: LabLoadBalancerOptions;
+  readonly #server: Server;
+  readonly #backends = new Map<string, Backend>();
+  readonly #clients = new Set<Socket>();
+  #port = 0;
+  #next = 0;
+  #rejected = 0;
+  #stopped = false;
+
+  private constructor(opts: LabLoadBalancerOptions) {
+    this.#opts = opts;
+    this.host = opts.host;
+    this.#server = createServer({ pauseOnConnect: true }, (client) => this.#accept(client));
+  }
+
+  static async start(opts: LabLoadBalancerOptions): Promise<LabLoadBalancer> {
+    const lb = new LabLoadBalancer(opts);
+    await new Promise<void>((resolve, reject) => {
+      lb.#server.once('error', reject);
+      lb.#server.listen(opts.port ?? 6443, opts.host, () => {
+        lb.#server.off('error', reject);
+        resolve();
+      });
+    });
+    const addr = lb.#server.address();
+    lb.#port = typeof addr === 'object' && addr ? addr.port : (opts.port ?? 6443);
+    for (const b of opts.backends ?? []) lb.addBackend(b);
+    return lb;
+  }
+
+  get port(): number {
+    return this.#port;
+  }
+
+  get address(): string {
+    return `${this.host}:${this.#port}`;
+  }
+
+  get url(): string {
+    return `https://${this.address}`;
+  }
+
+  // ---- backends --------------------------------------------------------------------------------
+
+  addBackend(address: string): void {
+    splitAddress(address);
+    if (this.#backends.has(address) || this.#stopped) return;
+    const b: Backend = {
+      address,
+      state: 'unknown',
+      connections: 0,
+      active: 0,
+      failedConnects: 0,
+      lastCheck: undefined,
+      successes: 0,
+      failures: 0,
+      timer: undefined,
+      probing: false,
+      sessions: new Set(),
+    };
+    this.#backends.set(address, b);
+    void this.#check(b);
+    b.timer = setInterval(() => void this.#check(b), this.#opts.health.intervalMs ?? 200);
+    b.timer.unref();
+  }
+
+  /** Takes a backend out; its open connections are closed unless `drain` keeps them. */
+  removeBackend(address: string, opts: { drain?: boolean } = {}): void {
+    const b = this.#backends.get(address);
+    if (!b) return;
+    clearInterval(b.timer);
+    this.#backends.delete(address);
+    if (!opts.drain) for (const s of b.sessions) s.destroy();
+  }
+
+  /** Replaces the backend list: new ones are added, missing ones removed. */
+  setBackends(addresses: string[]): void {
+    for (const a of [...this.#backends.keys()]) if (!addresses.includes(a)) this.removeBackend(a);
+    for (const a of addresses) this.addBackend(a);
+  }
+
+  backends(): BackendState[] {
+    return [...this.#backends.values()].map((b) => ({
+      address: b.address,
+      state: b.state,
+      connections: b.connections,
+      active: b.active,
+      failedConnects: b.failedConnects,
+      lastCheck: b.lastCheck && { ...b.lastCheck },
+    }));
+  }
+
+  /** Addresses of the backends that get new connections. */
+  healthy(): string[] {
+    return [...this.#backends.values()].filter((b) => b.state === 'up').map((b) => b.address);
+  }
+
+  stats(): BalancerStats {
+    return { backends: this.backends(), rejected: this.#rejected };
+  }
+
+  /** Resolves when `pred` holds for the backend states; rejects after `timeoutMs`. */
+  async waitFor(pred: (backends: BackendState[]) => boolean, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!pred(this.backends())) {
+      if (Date.now() > deadline) {
+        throw new Error(
+          `load balancer ${this.address}: condition not met within ${timeoutMs} ms: ${JSON.stringify(this.backends())}`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  async #check(b: Backend): Promise<void> {
+    if (b.probing || this.#stopped) return;
+    b.probing = true;
+    const h = this.#opts.health;
+    const r = await probeReadyz(b.address, h, h.timeoutMs ?? 1_000);
+    b.probing = false;
+    if (!this.#backends.has(b.address)) return;
+    b.lastCheck = { at: new Date().toISOString(), ok: r.ok, detail: r.detail };
+    if (r.ok) {
+      b.successes++;
+      b.failures = 0;
+      if (b.state === 'unknown' || (b.state === 'down' && b.successes >= (h.rise ?? 2))) b.state = 'up';
+    } else {
+      b.failures++;
+      b.successes = 0;
+      if (b.state === 'unknown' || (b.state === 'up' && b.failures >= (h.fall ?? 2))) this.#markDown(b);
+    }
+  }
+
+  #markDown(b: Backend): void {
+    b.state = 'down';
+    if (this.#opts.closeSessionsOnDown !== false) for (const s of b.sessions) s.destroy();
+  }
+
+  // ---- proxying --------------------------------------------------------------------------------
+
+  #accept(client: Socket): void {
+    if (this.#stopped) {
+      client.destroy();
+      return;
+    }
+    this.#clients.add(client);
+    client.once('close', () => this.#clients.delete(client));
+    client.on('error', () => undefined);
+    const up = [...this.#backends.values()].filter((b) => b.state === 'up');
+    if (up.length === 0) {
+      this.#rejected++;
+      client.destroy();
+      return;
+    }
+    const start = this.#next++ % up.length;
+    const order = [...up.slice(start), ...up.slice(0, start)];
+    this.#tryBackend(client, order, 0);
+  }
+
+  /** Connects to order[i]; a refused or slow connect moves on to the next healthy backend. */
+  #tryBackend(client: Socket, order: Backend[], i: number): void {
+    const b = order[i];
+    if (!b || client.destroyed) {
+      if (!client.destroyed) {
+        this.#rejected++;
+        client.destroy();
+      }
+      return;
+    }
+    const [host, port] = splitAddress(b.address);
+    const upstream = connect({ host, port });
+    const timer = setTimeout(
+      () => upstream.destroy(new Error('connect timeout')),
+      this.#opts.connectTimeoutMs ?? 1_000,
+    );
+    const failed = () => {
+      clearTimeout(timer);
+      b.failedConnects++;
+      this.#tryBackend(client, order, i + 1);
+    };
+    upstream.once('error', failed);
+    upstream.once('connect', () => {
+      clearTimeout(timer);
+      upstream.off('error', failed);
+      upstream.on('error', () => undefined);
+      if (client.destroyed) {
+        upstream.destroy();
+        return;
+      }
+      b.connections++;
+      b.active++;
+      b.sessions.add(client);
+      const closeBoth = () => {
+        client.destroy();
+        upstream.destroy();
+      };
+      upstream.once('close', closeBoth);
+      client.once('close', () => {
+        closeBoth();
+        b.sessions.delete(client);
+        b.active--;
+      });
+      client.pipe(upstream);
+      upstream.pipe(client);
+      client.resume();
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    for (const b of this.#backends.values()) clearInterval(b.timer);
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    for (const c of this.#clients) c.destroy();
+    await closed;
+  }
+}

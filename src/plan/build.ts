@@ -1,0 +1,547 @@
+/**
+ * buildPlan: Snapshot + Facts + audit report (+ kit) → Plan. Pure: the clock and every input are
+ * parameters; the same inputs give the same plan and the same step ids.
+ *
+ * Refuses (input error, exit 2) only when no sensible plan exists: control planes, etcd members
+ * or the endpoint unknown, external etcd, `replace` with fewer than 3 voters, `surge` while the
+ * endpoint is a control plane's own address. Everything else that is merely risky becomes a
+ * warning, or a blocker the preflight step records.
+ */
+import type { AuditReport } from '../audit/engine.js';
+import { describeSubject, type Finding } from '../audit/findings.js';
+import { buildIndex } from '../audit/index.js';
+import { inputError } from '../errors.js';
+import type { EtcdMemberFact, Facts } from '../facts/model.js';
+import type { Snapshot } from '../snapshot/model.js';
+import { VERSION } from '../version.js';
+import { afterCareSteps } from './aftercare.js';
+import { addressArg, setupCommands } from './commands.js';
+import { digestOf } from './digest.js';
+import { EtcdModel } from './etcd-sim.js';
+import type { KubeadmMemberRef, KubeadmNodeRef, TalosNodeRef } from './expected-state.js';
+import type { KitSummary } from './kit.js';
+import {
+  type ControlPlaneOrder,
+  type DraftStep,
+  type FindingRef,
+  type PdbRef,
+  PHASE_NAMES,
+  type Phase,
+  type PhaseId,
+  PLAN_FORMAT_VERSION,
+  PLAN_KIND,
+  type Plan,
+  type Step,
+  type Strategy,
+  stepId,
+  type WorkerOrder,
+} from './model.js';
+import { batchWorkers, orderControlPlanes } from './order.js';
+import { ETCD_BACKUP_BEFORE, etcdSnapshotStep, preflightSteps, preparationSteps } from './prep.js';
+import { MAX_INDEX_LAG, TIMEOUTS } from './steps.js';
+import { type ControlPlaneSwap, controlPlaneSwap, type SwapContext } from './swap.js';
+import { type WorkerSwap, workerBatch } from './workers.js';
+
+export interface PlanOptions {
+  /** Workers per batch (default 1). */
+  workerBatchSize?: number;
+  /** Per-node drain timeout (default 900 s). */
+  drainTimeoutSeconds?: number;
+  /** Hostname of the Talos node replacing a kubeadm node (default "<old>-talos"); ignored for capi. */
+  newNodeName?: (old: string) => string;
+}
+
+export interface PlanInput {
+  snapshot: Snapshot;
+  facts: Facts;
+  audit: AuditReport;
+  /** The snapshot path as the operator gave it (shown in commands). */
+  snapshotPath: string;
+  strategy: Strategy;
+  kit: KitSummary | null;
+  allowBlockers: boolean;
+  now: Date;
+  options?: PlanOptions;
+}
+
+/** Audit rules whose fix is a change by hand before the roll (CSI drivers, host paths). */
+const MANUAL_FIX_RULES = new Set([
+  'workload.csi-driver',
+  'workload.hostpath-absent',
+  'workload.hostpath-readonly-root',
+  'workload.flexvolume',
+]);
+
+const LAST_CP_SNAPSHOT = 'etcd-before-last-kubeadm-member.db';
+
+export function findingRef(f: Finding): FindingRef {
+  return {
+    ruleId: f.ruleId,
+    severity: f.severity,
+    title: f.title,
+    fingerprint: f.fingerprint,
+    subject: describeSubject(f.subject),
+    remediation: f.remediation,
+  };
+}
+
+/** Unsuppressed blockers of an audit report: what the preflight refuses without --allow-blockers. */
+export function unsuppressedBlockers(report: AuditReport): FindingRef[] {
+  return report.findings.filter((f) => f.severity === 'blocker').map(findingRef);
+}
+
+export function buildPlan(input: PlanInput): Plan {
+  const { facts, snapshot, strategy } = input;
+  const opts = input.options ?? {};
+  const provisioner = facts.target.provisioner;
+  const warnings: string[] = [];
+
+  // -- what a plan cannot do without
+  const cps = need(facts.nodes.controlPlane.value, 'control-plane nodes', facts.nodes.controlPlane.missing);
+  const members = need(facts.etcd.members.value, 'the etcd member list', facts.etcd.members.missing);
+  const endpoint = need(
+    facts.cluster.controlPlaneEndpoint.value,
+    'the control-plane endpoint',
+    facts.cluster.controlPlaneEndpoint.missing,
+  );
+  if (facts.etcd.topology.value?.mode === 'external') {
+    throw inputError(
+      'the apiservers use an external etcd: ferry migrates stacked etcd only (etcd.external)',
+      { object: 'kube-apiserver --etcd-servers' },
+      'move to stacked etcd first, or migrate by hand',
+    );
+  }
+  const voters = members.filter((m) => !m.isLearner);
+  if (strategy === 'replace' && voters.length < 3) {
+    throw inputError(
+      `--strategy replace removes a member before its replacement joins; with ${voters.length} voter(s) that loses quorum`,
+      { object: 'etcd member list' },
+      'use --strategy surge (learner first), or grow etcd to 3 voters first',
+    );
+  }
+  if (strategy === 'surge' && endpoint.node !== null) {
+    throw inputError(
+      `the control-plane endpoint ${endpoint.host} is ${endpoint.node}'s own address: surge would take it away with the node`,
+      { object: 'kubeadm ClusterConfiguration', field: 'controlPlaneEndpoint' },
+      'put a VIP or load balancer in front of the apiservers first, or use --strategy replace (same addresses)',
+    );
+  }
+
+  // -- references
+  const leader = members.find((m) => m.isLeader) ?? null;
+  const memberRef = (m: EtcdMemberFact): KubeadmMemberRef => ({
+    kind: 'kubeadm',
+    name: m.name,
+    id: m.id,
+    idHex: BigInt(m.id).toString(16),
+    node: m.node,
+    clientURL: m.clientURLs[0] ?? null,
+  });
+  const taken = new Set([
+    ...snapshot.resources.nodes.map((n) => n.metadata.name),
+    ...members.map((m) => m.name),
+    ...cps.map((c) => c.name),
+  ]);
+  const nameFor = (old: string): string | null => {
+    if (provisioner === 'capi') return null;
+    const base = (opts.newNodeName ?? ((o: string) => `${o}-talos`))(old);
+    let name = base;
+    for (let i = 2; taken.has(name); i++) name = `${base}-${i}`;
+    taken.add(name);
+    return name;
+  };
+  const oldRef = (n: { name: string; internalIP: string | null }, adv?: string | null): KubeadmNodeRef => ({
+    kind: 'kubeadm',
+    name: n.name,
+    address: adv ?? n.internalIP,
+  });
+  const replacementOf = (old: KubeadmNodeRef): TalosNodeRef => ({
+    kind: 'talos',
+    replaces: old.name,
+    name: nameFor(old.name),
+    address: strategy === 'replace' ? old.address : null,
+  });
+
+  const order = orderControlPlanes(cps, leader?.node ?? null, endpoint.node);
+  const cpSwaps = [...order.phase2, order.last].map((cp): ControlPlaneSwap => {
+    const old = oldRef(cp, cp.advertiseAddress?.address);
+    const m = members.find((x) => x.node === cp.name) ?? members.find((x) => x.id === cp.etcdMember?.id);
+    return {
+      old,
+      apiserverPort: cp.apiserverPort ?? endpoint.port,
+      member: m ? memberRef(m) : null,
+      replacement: replacementOf(old),
+      leaderAtSnapshot: m?.isLeader === true,
+      last: cp === order.last,
+    };
+  });
+
+  const workerFacts = facts.nodes.workers.value;
+  if (!workerFacts)
+    warnings.push(`workers unknown (${facts.nodes.workers.missing ?? 'no Node objects'}): phase 3 is empty`);
+  const index = buildIndex(snapshot);
+  const drainInfo = drainInfoFrom(index);
+  const pdbsOnNode = (node: string) => new Set(drainInfo(node).pdbs.map((p) => `${p.namespace}/${p.name}`));
+  const batches = batchWorkers(workerFacts ?? [], Math.max(1, opts.workerBatchSize ?? 1), pdbsOnNode);
+  const workerSwaps: WorkerSwap[][] = batches.map((b) =>
+    b.map((w) => {
+      const old = oldRef(w);
+      return { old, replacement: replacementOf(old) };
+    }),
+  );
+
+  const talosNodes = new Map<string, TalosNodeRef>();
+  for (const s of cpSwaps) talosNodes.set(s.old.name, s.replacement);
+
+  // -- warnings about the starting point
+  const learners = members.filter((m) => m.isLearner);
+  if (learners.length > 0)
+    warnings.push(
+      `etcd has learner(s) ${learners.map((m) => m.name || m.id).join(', ')}: the first gate expects none; promote or remove them first`,
+    );
+  const orphans = members.filter((m) => !m.isLearner && !m.node);
+  if (orphans.length > 0)
+    warnings.push(
+      `etcd member(s) without a node: ${orphans.map((m) => m.name || `(unstarted ${m.id})`).join(', ')}: counted as voters; remove them before the roll if they are stale`,
+    );
+  if (!leader)
+    warnings.push(
+      'the etcd leader is unknown (no endpoint status): leader-last ordering falls back to name order',
+    );
+  if (endpoint.node !== null)
+    warnings.push(
+      `no load balancer: the endpoint is ${endpoint.node}'s own address; it goes last and the API is unreachable while it is replaced`,
+    );
+  if (voters.length === 1)
+    warnings.push(
+      'a single etcd member: while the Talos member joins the cluster has 2 voters and no failure tolerance',
+    );
+  if (provisioner === 'capi')
+    warnings.push(
+      'provisioner capi: Talos node names are chosen by Cluster API; the run records them as they appear',
+    );
+  const kitWarning = kitMismatch(input.kit, facts);
+  if (kitWarning) warnings.push(kitWarning);
+  const blockers = unsuppressedBlockers(input.audit);
+  if (blockers.length > 0 && input.allowBlockers)
+    warnings.push(
+      `${blockers.length} unsuppressed blocker(s) accepted with --allow-blockers: the preflight records them`,
+    );
+
+  // -- phases
+  const sim = new EtcdModel(voters.map(memberRef));
+  const machineConfig = machineConfigPicker(input.kit);
+  const drainTimeoutSeconds = opts.drainTimeoutSeconds ?? TIMEOUTS.drain;
+  const maxDb = Math.max(0, ...members.map((m) => m.dbSize ?? 0));
+  const swapCtx: SwapContext = {
+    strategy,
+    provisioner,
+    talosVersion: facts.target.talosVersion,
+    endpoint,
+    lbInFront: endpoint.node === null,
+    etcd: sim,
+    talosNodes,
+    machineConfig,
+    drainTimeoutSeconds,
+    // Catch-up time grows with the database a learner receives (blockers.md etcd.db-size).
+    memberVoterSeconds: TIMEOUTS.memberVoter + Math.ceil(maxDb / (1024 * 1024)),
+    maxIndexLag: MAX_INDEX_LAG,
+    drainInfo,
+  };
+  const cpNodeRefs = cpSwaps.map((s) => s.old);
+  const firstMember = cpSwaps.find((s) => s.member)?.member ?? null;
+  const manualFixes = input.audit.findings
+    .filter((f) => MANUAL_FIX_RULES.has(f.ruleId) && f.severity !== 'info')
+    .map(findingRef);
+  const prepCtx = {
+    facts,
+    etcd: sim,
+    snapshot: input.snapshotPath,
+    kit: input.kit,
+    blockers,
+    suppressed: input.audit.counts.suppressed,
+    allowBlockers: input.allowBlockers,
+    manualFixes,
+    controlPlaneNodes: cpNodeRefs,
+    endpointUrl: endpoint.url,
+    snapshotMember: firstMember,
+  };
+
+  const drafts: Record<PhaseId, DraftStep[]> = { 0: [], 1: [], 2: [], 3: [], 4: [], 5: [] };
+  drafts[0] = preflightSteps(prepCtx);
+  drafts[1] = preparationSteps(prepCtx);
+  for (const s of cpSwaps.filter((x) => !x.last)) drafts[2].push(...controlPlaneSwap(swapCtx, s));
+  workerSwaps.forEach((b, i) => {
+    drafts[3].push(
+      ...workerBatch(
+        {
+          strategy,
+          provisioner,
+          talosVersion: facts.target.talosVersion,
+          endpointUrl: endpoint.url,
+          etcd: sim,
+          machineConfig,
+          drainTimeoutSeconds,
+          drainInfo,
+        },
+        i + 1,
+        b,
+      ),
+    );
+  });
+  const lastSwap = cpSwaps.find((s) => s.last)!;
+  const talosForSnapshot = cpSwaps.find((s) => !s.last)?.replacement;
+  drafts[4].push(
+    etcdSnapshotStep(
+      lastSwap.member,
+      LAST_CP_SNAPSHOT,
+      'a restore point before the last kubeadm member goes',
+      lastSwap.old.name,
+      talosForSnapshot ? addressArg(talosForSnapshot) : undefined,
+    ),
+    ...controlPlaneSwap(swapCtx, lastSwap),
+  );
+  drafts[5] = afterCareSteps({
+    provisioner,
+    tokenIds: snapshot.resources.bootstrapTokens.filter((t) => !t.expiration).map((t) => t.id),
+    kubeProxy: facts.kubeProxy.daemonSet.value ?? null,
+    copies: copiesToWipe(snapshot, input.kit),
+    etcdPin: etcdPin(facts),
+    talosControlPlanes: cpSwaps.length,
+    drillNode: cpSwaps[0]?.replacement ?? null,
+  });
+
+  const phases = numberPhases(drafts);
+  const cluster = facts.cluster.name.value ?? null;
+  return {
+    kind: PLAN_KIND,
+    formatVersion: PLAN_FORMAT_VERSION,
+    ferryVersion: VERSION,
+    createdAt: input.now.toISOString(),
+    cluster: { name: cluster, endpoint: endpoint.url },
+    source: {
+      snapshot: input.snapshotPath,
+      snapshotCreatedAt: facts.snapshot.createdAt,
+      snapshotDigest: digestOf(snapshot),
+      factsDigest: digestOf(facts),
+      kit: input.kit
+        ? {
+            path: input.kit.path,
+            generatedAt: input.kit.generatedAt,
+            files: referencedKitFiles(phases, input.kit),
+          }
+        : null,
+    },
+    strategy,
+    provisioner,
+    target: {
+      talosVersion: facts.target.talosVersion,
+      kubernetesVersion: facts.target.kubernetesVersion ?? null,
+      kubeprism: facts.target.kubeprism,
+      infra: facts.target.infra,
+    },
+    etcd: {
+      voters: voters.length,
+      leader: leader ? { id: leader.id, name: leader.name, node: leader.node } : null,
+      version: facts.etcd.version.value ?? null,
+    },
+    audit: {
+      blockers,
+      risks: input.audit.counts.risk,
+      suppressed: input.audit.counts.suppressed,
+      allowBlockers: input.allowBlockers,
+    },
+    controlPlanes: cpSwaps.map(
+      (s, i): ControlPlaneOrder => ({
+        node: s.old.name,
+        address: s.old.address,
+        phase: s.last ? 4 : 2,
+        position: i + 1,
+        member: s.member ? { id: s.member.id, name: s.member.name } : null,
+        leaderAtSnapshot: s.leaderAtSnapshot,
+        replacement: s.replacement,
+      }),
+    ),
+    workers: workerSwaps.flatMap((b, i) =>
+      b.map(
+        (w): WorkerOrder => ({
+          node: w.old.name,
+          address: w.old.address,
+          batch: i + 1,
+          replacement: w.replacement,
+        }),
+      ),
+    ),
+    setup: setupCommands({ etcdEndpoints: voters.flatMap((m) => m.clientURLs.slice(0, 1)) }),
+    warnings,
+    phases,
+  };
+}
+
+/**
+ * A kit made from another snapshot is worth a warning, not a refusal: the usual sequence is
+ * snapshot → generate → prepare → snapshot again → plan. A files directory gets a new createdAt
+ * each time it is loaded, so only its source is compared.
+ */
+function kitMismatch(kit: KitSummary | null, facts: Facts): string | null {
+  if (!kit) return null;
+  const { source, createdAt } = kit.snapshot;
+  if (source && source !== facts.snapshot.source)
+    return `the kit was generated from ${source}, this plan from ${facts.snapshot.source}: is it the same cluster?`;
+  if (source?.startsWith('live') && createdAt && createdAt !== facts.snapshot.createdAt)
+    return `the kit was generated from a snapshot taken ${createdAt}, this plan from one taken ${facts.snapshot.createdAt}: regenerate the kit if the cluster changed in between`;
+  return null;
+}
+
+function need<T>(value: T | undefined, what: string, missing: string | undefined): T {
+  if (value === undefined || (Array.isArray(value) && value.length === 0)) {
+    throw inputError(
+      `cannot plan without ${what}`,
+      { object: 'snapshot' },
+      `provide ${missing ?? what} in the snapshot and run ferry plan again`,
+    );
+  }
+  return value;
+}
+
+const PHASE_TITLES: Record<PhaseId, [string, string]> = {
+  0: [
+    'Preflight',
+    'Nothing changes until the audit shows no unsuppressed blocker and the cluster is healthy.',
+  ],
+  1: [
+    'Preparation',
+    'Kubeadm-side changes that must be in place before the first Talos control plane joins (a Talos apiserver serves in-cluster clients at once).',
+  ],
+  2: [
+    'Control planes',
+    'One control plane at a time; followers first, the etcd leader last, so leadership moves once onto a caught-up Talos member.',
+  ],
+  3: [
+    'Workers',
+    'In batches whose nodes share no PodDisruptionBudget, while one kubeadm control plane still stands.',
+  ],
+  4: ['Last kubeadm control plane', 'After it, etcd and the API run on Talos only: an etcd snapshot first.'],
+  5: ['After-care', 'Remove what only the migration needed, and prove a node can be replaced.'],
+};
+
+/** Assigns phase, index and the stable id to every draft; resolves kubeadm-prep dependencies. */
+function numberPhases(drafts: Record<PhaseId, DraftStep[]>): Phase[] {
+  const phases: Phase[] = ([0, 1, 2, 3, 4, 5] as const).map((id) => {
+    const list = drafts[id];
+    const width = Math.max(2, String(list.length).length);
+    const steps = list.map(
+      (d, i) => ({ ...d, phase: id, index: i + 1, id: stepId(id, i + 1, width, d.kind, d.subject) }) as Step,
+    );
+    return { id, name: PHASE_NAMES[id], title: PHASE_TITLES[id][0], summary: PHASE_TITLES[id][1], steps };
+  });
+  const byPrep = new Map<string, string[]>();
+  for (const s of phases[1]!.steps) {
+    if (s.kind === 'kubeadm-prep' && s.params.source.kind === 'kit') {
+      const list = byPrep.get(s.params.source.prepId) ?? [];
+      list.push(s.id);
+      byPrep.set(s.params.source.prepId, list);
+    }
+  }
+  for (const s of phases[1]!.steps) {
+    if (s.kind === 'kubeadm-prep' && s.params.source.kind === 'kit' && s.params.source.after.length > 0) {
+      s.after = s.params.source.after.flatMap((p) => byPrep.get(p) ?? []);
+    }
+  }
+  return phases;
+}
+
+function drainInfoFrom(
+  index: ReturnType<typeof buildIndex>,
+): (node: string) => { pdbs: PdbRef[]; pods: number } {
+  const cache = new Map<string, { pdbs: PdbRef[]; pods: number }>();
+  return (node) => {
+    const hit = cache.get(node);
+    if (hit) return hit;
+    const pods = (index.podsByNode.get(node) ?? []).filter((p) => {
+      if (p.metadata.annotations?.['kubernetes.io/config.mirror'] !== undefined) return false;
+      if (p.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet')) return false;
+      const phase = p.status?.phase;
+      return phase !== 'Succeeded' && phase !== 'Failed';
+    });
+    const pdbs = new Map<string, PdbRef>();
+    for (const p of pods) {
+      for (const b of index.pdbsForPod(p)) {
+        const allowed = b.pdb.status?.disruptionsAllowed;
+        pdbs.set(`${b.namespace}/${b.pdb.metadata.name}`, {
+          namespace: b.namespace,
+          name: b.pdb.metadata.name,
+          disruptionsAllowed: typeof allowed === 'number' ? allowed : null,
+        });
+      }
+    }
+    const info = { pdbs: [...pdbs.values()].sort(byNsName), pods: pods.length };
+    cache.set(node, info);
+    return info;
+  };
+}
+
+function byNsName(a: PdbRef, b: PdbRef): number {
+  return `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`);
+}
+
+/** The kit's machine config for a node: one named after the node, else the role's. */
+function machineConfigPicker(kit: KitSummary | null): SwapContext['machineConfig'] {
+  const talos = (kit?.files ?? []).filter((f) => f.path.startsWith('talos/') && /\.ya?ml$/.test(f.path));
+  return (role, replaces) => {
+    const own = talos.find((f) => f.path.split('/').pop()?.includes(replaces));
+    const roleFile = talos.find((f) => f.path.includes(role === 'controlplane' ? 'controlplane' : 'worker'));
+    const file = own ?? roleFile;
+    return file && kit ? `${kit.path}/${file.path}` : null;
+  };
+}
+
+function copiesToWipe(
+  snapshot: Snapshot,
+  kit: KitSummary | null,
+): { where: string; path: string; why: string }[] {
+  const out: { where: string; path: string; why: string }[] = [];
+  if (snapshot.pki?.root)
+    out.push({
+      where: 'workstation',
+      path: snapshot.pki.root,
+      why: 'the copy of /etc/kubernetes/pki in the snapshot: CA keys',
+    });
+  out.push(
+    {
+      where: 'workstation',
+      path: 'pki/etcd/healthcheck-client.key',
+      why: 'the etcd client key used by the runbook',
+    },
+    { where: 'workstation', path: ETCD_BACKUP_BEFORE, why: 'etcd snapshot: every Secret of the cluster' },
+    { where: 'workstation', path: LAST_CP_SNAPSHOT, why: 'etcd snapshot: every Secret of the cluster' },
+  );
+  for (const f of kit?.files ?? []) {
+    if (f.secret)
+      out.push({
+        where: 'workstation',
+        path: `${kit!.path}/${f.path}`,
+        why: `kit file with keys or tokens: ${f.purpose}`,
+      });
+  }
+  out.push({
+    where: 'wherever it was copied',
+    path: 'the --pki DIR given to ferry generate',
+    why: 'CA keys',
+  });
+  return out;
+}
+
+/** The Talos members run the cluster's etcd minor during the mixed period when Talos's default differs. */
+function etcdPin(facts: Facts): { cluster: string; talos: string } | null {
+  const cluster = facts.etcd.version.value;
+  const talos = facts.target.talos.etcdVersion;
+  if (!cluster) return null;
+  const minor = (v: string) => v.replace(/^v/, '').split('.').slice(0, 2).join('.');
+  return minor(cluster) === minor(talos) ? null : { cluster, talos };
+}
+
+function referencedKitFiles(phases: Phase[], kit: KitSummary): string[] {
+  const text = JSON.stringify(phases);
+  return kit.files.map((f) => f.path).filter((p) => text.includes(`${kit.path}/${p}`));
+}

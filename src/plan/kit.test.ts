@@ -1,0 +1,212 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FerryError } from '../errors.js';
+import { buildPlan } from './build.js';
+import { readKit } from './kit.js';
+import { allSteps } from './model.js';
+import { renderPlanJson } from './render-json.js';
+import { exampleSnapshot, inputsFor, stepsOfPhase } from './testing.js';
+
+/** A value that must never reach a plan: it stands for the bundle's private material. */
+const SECRET = 'c2VjcmV0LWtleS1tYXRlcmlhbC1uZXZlci1pbi1hLXBsYW4=';
+
+const STEPS = {
+  kind: 'FerryKubeadmPrep',
+  version: 1,
+  steps: [
+    {
+      id: '10-apiserver-sans',
+      title: 'Re-issue each kubeadm apiserver certificate with 127.0.0.1 and localhost',
+      scope: 'each-control-plane',
+      nodes: ['cp-1', 'cp-2', 'cp-3'],
+      after: [],
+      apply: 'sh kubeadm/10-apiserver-sans.sh apply NODE',
+      verify: 'sh kubeadm/10-apiserver-sans.sh verify NODE',
+      undo: 'sh kubeadm/10-apiserver-sans.sh undo NODE',
+      why: 'KubePrism needs 127.0.0.1 in the SANs (apiserver.san-loopback)',
+    },
+    {
+      id: '15-kubeadm-config',
+      title: 'Store the new certSANs in kube-system/kubeadm-config',
+      scope: 'cluster',
+      nodes: [],
+      after: ['10-apiserver-sans'],
+      apply: 'sh kubeadm/15-kubeadm-config.sh apply',
+      verify: 'sh kubeadm/15-kubeadm-config.sh verify',
+      undo: 'sh kubeadm/15-kubeadm-config.sh undo',
+      why: 'kubeadm upgrades regenerate certificates from it',
+    },
+  ],
+};
+
+function provenance(createdAt: string, source: string) {
+  return {
+    kind: 'FerryKitProvenance',
+    version: 1,
+    generatedAt: '2026-09-01T10:00:00.000Z',
+    snapshot: { createdAt, source, parts: [] },
+    target: {
+      talosVersion: 'v1.13.9',
+      kubernetesVersion: 'v1.32.4',
+      kubeprism: 'on',
+      provisioner: 'manual',
+      infra: 'generic',
+    },
+    files: [
+      { path: 'secrets.yaml', purpose: 'Talos secrets bundle', step: 10, mode: '0600', secret: true },
+      { path: 'rbac/health-probe.yaml', purpose: 'probe identity', step: 15, mode: '0644', secret: false },
+      { path: 'kubeadm/steps.json', purpose: 'steps', step: 20, mode: '0644', secret: false },
+      {
+        path: 'talos/controlplane-patch.yaml',
+        purpose: 'control-plane patch',
+        step: 30,
+        mode: '0644',
+        secret: false,
+      },
+      { path: 'talos/worker-patch.yaml', purpose: 'worker patch', step: 30, mode: '0644', secret: false },
+    ],
+    notes: [],
+  };
+}
+
+const PROBE = `apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: probe-sa
+  namespace: monitoring
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: probe}
+rules: []
+`;
+
+describe('readKit and the preparation phase', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ferry-plan-kit-'));
+    await mkdir(join(dir, 'kubeadm'), { recursive: true });
+    await mkdir(join(dir, 'rbac'), { recursive: true });
+    await writeFile(join(dir, 'kubeadm', 'steps.json'), JSON.stringify(STEPS));
+    await writeFile(join(dir, 'rbac', 'health-probe.yaml'), PROBE);
+    await writeFile(join(dir, 'secrets.yaml'), `cluster:\n  secret: ${SECRET}\n`, { mode: 0o600 });
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function kitFor() {
+    const snap = await exampleSnapshot();
+    const facts = inputsFor(snap).facts;
+    await writeFile(
+      join(dir, 'provenance.json'),
+      JSON.stringify(provenance(facts.snapshot.createdAt, facts.snapshot.source)),
+    );
+    return { snap, kit: await readKit(dir, 'kit') };
+  }
+
+  it('reads the kit summary: files, kubeadm steps, probe identity', async () => {
+    const { kit } = await kitFor();
+    expect(kit.path).toBe('kit');
+    expect(kit.target.talosVersion).toBe('v1.13.9');
+    expect(kit.files.find((f) => f.path === 'secrets.yaml')?.secret).toBe(true);
+    expect(kit.prepSteps.map((s) => s.id)).toEqual(['10-apiserver-sans', '15-kubeadm-config']);
+    expect(kit.probe).toEqual({ namespace: 'monitoring', name: 'probe-sa' });
+  });
+
+  it('turns kit steps into per-node preparation steps, in order, with their dependencies', async () => {
+    const { snap, kit } = await kitFor();
+    const plan = buildPlan(inputsFor(snap, { kit }));
+    const prep = stepsOfPhase(plan, 1).filter((s) => s.kind === 'kubeadm-prep');
+    expect(prep.map((s) => s.subject)).toEqual(['cp-1', 'cp-2', 'cp-3', 'cluster']);
+    const first = prep[0]!;
+    expect(first.action.commands[0]).toMatchObject({
+      run: 'sh kubeadm/10-apiserver-sans.sh apply cp-1',
+      where: { kind: 'node', node: 'cp-1' },
+    });
+    expect(first.verify.expect.commands?.[0]?.command.run).toBe(
+      'sh kubeadm/10-apiserver-sans.sh verify cp-1',
+    );
+    expect(first.undo.possible && first.undo.commands[0]?.run).toBe(
+      'sh kubeadm/10-apiserver-sans.sh undo cp-1',
+    );
+    // 15 waits for 10 on every node.
+    expect(prep[3]!.after).toEqual(prep.slice(0, 3).map((s) => s.id));
+    const probe = stepsOfPhase(plan, 1).find(
+      (s) => s.kind === 'apply-kit-file' && s.params.purpose === 'probe-rbac',
+    );
+    expect(probe?.verify.commands[0]?.run).toContain('system:serviceaccount:monitoring:probe-sa');
+    // Provisioning points at the kit's machine configs; the plan lists the files it refers to.
+    const provision = allSteps(plan).filter((s) => s.kind === 'provision');
+    expect(
+      provision
+        .find((s) => s.subject === 'cp-1')
+        ?.action.commands.map((c) => c.run)
+        .join('\n'),
+    ).toContain('--file kit/talos/controlplane-patch.yaml');
+    const worker = provision.find((s) => s.subject === 'worker-1');
+    expect(worker?.kind === 'provision' && worker.params.machineConfig).toBe('kit/talos/worker-patch.yaml');
+    expect(plan.source.kit?.files).toEqual(
+      expect.arrayContaining(['rbac/health-probe.yaml', 'talos/controlplane-patch.yaml', 'secrets.yaml']),
+    );
+    // Secret kit files are named for wiping, never read.
+    const wipe = stepsOfPhase(plan, 5).find((s) => s.kind === 'wipe-pki-copies');
+    expect(wipe?.kind === 'wipe-pki-copies' && wipe.params.copies.map((c) => c.path)).toContain(
+      'kit/secrets.yaml',
+    );
+    expect(renderPlanJson(plan)).not.toContain(SECRET);
+    expect(plan.warnings.join(' ')).not.toContain('the kit was generated from');
+  });
+
+  it('warns when the kit was made from another cluster', async () => {
+    const snap = await exampleSnapshot();
+    await writeFile(
+      join(dir, 'provenance.json'),
+      JSON.stringify(provenance('2026-01-01T00:00:00Z', 'files /elsewhere')),
+    );
+    const kit = await readKit(dir, 'kit');
+    const plan = buildPlan(inputsFor(snap, { kit }));
+    expect(plan.warnings.join(' ')).toContain('the kit was generated from files /elsewhere');
+  });
+
+  it('rejects a directory that is not a kit, naming the file', async () => {
+    await expect(readKit(dir, 'kit')).rejects.toThrow(/provenance.json/);
+    await writeFile(join(dir, 'provenance.json'), JSON.stringify({ kind: 'Something' }));
+    const err = await readKit(dir, 'kit').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FerryError);
+    expect((err as FerryError).exitCode).toBe(2);
+    expect((err as FerryError).location).toMatchObject({ file: 'kit/provenance.json', field: 'kind' });
+  });
+
+  it('rejects kubeadm/steps.json with a step missing its verify command', async () => {
+    const snap = await exampleSnapshot();
+    const facts = inputsFor(snap).facts;
+    await writeFile(
+      join(dir, 'provenance.json'),
+      JSON.stringify(provenance(facts.snapshot.createdAt, facts.snapshot.source)),
+    );
+    const broken = structuredClone(STEPS) as { steps: Record<string, unknown>[] };
+    delete broken.steps[1]!['verify'];
+    await writeFile(join(dir, 'kubeadm', 'steps.json'), JSON.stringify(broken));
+    const err = await readKit(dir, 'kit').catch((e: unknown) => e);
+    expect((err as FerryError).location).toMatchObject({
+      file: 'kit/kubeadm/steps.json',
+      field: 'steps[1].verify',
+    });
+  });
+
+  it('without a kit, the preparation points at ferry generate', async () => {
+    const plan = buildPlan(inputsFor(await exampleSnapshot()));
+    const phase1 = stepsOfPhase(plan, 1);
+    expect(phase1[0]?.action.commands.map((c) => c.run).join('\n')).toMatch(
+      /^ferry generate examples\/lab-cluster /,
+    );
+    const themes = phase1.flatMap((s) =>
+      s.kind === 'kubeadm-prep' && s.params.source.kind === 'generate' ? [s.params.source.theme] : [],
+    );
+    // The example: KubePrism on without loopback SANs, kubeadm's issuer, an aescbc key named key-2023.
+    expect(themes).toEqual(['apiserver-sans', 'sa-issuer', 'encryption-keys']);
+  });
+});

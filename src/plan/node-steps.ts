@@ -1,0 +1,280 @@
+/**
+ * Node-level steps shared by control-plane swaps (swap.ts) and workers (workers.ts): provision,
+ * wait for Ready, cordon, drain, decommission, delete the Node. Each takes the precondition the
+ * caller computed (etcd membership for control planes) and adds its own node expectations.
+ */
+import type { Provisioner } from '../facts/target.js';
+import {
+  addressArg,
+  cmd,
+  decommissionCmds,
+  drainCmd,
+  kubectl,
+  nodeArg,
+  provisionCmds,
+  waitReadyCmd,
+} from './commands.js';
+import type { ExpectedState, KubeadmNodeRef, NodeRef, TalosNodeRef } from './expected-state.js';
+import { type DraftStep, nodeLabel, type PdbRef } from './model.js';
+import { doneWhen, draft, nodeState, noUndo, TIMEOUTS, undoWith } from './steps.js';
+
+export type Role = 'controlplane' | 'worker';
+
+interface Common {
+  subject: string;
+  /** Extra precondition (e.g. the etcd membership this step expects). */
+  pre?: ExpectedState;
+  batch?: number;
+}
+
+function placement(c: Common): { batch?: number } {
+  return c.batch === undefined ? {} : { batch: c.batch };
+}
+
+export function provisionStep(
+  c: Common & {
+    node: TalosNodeRef;
+    role: Role;
+    provisioner: Provisioner;
+    talosVersion: string;
+    machineConfig: string | null;
+    /** What else holds once provisioned (a control plane: its member is joining). */
+    post?: ExpectedState;
+  },
+): DraftStep {
+  const t = c.node;
+  const provisioned: ExpectedState = { ...c.post, machines: [{ node: t, state: 'provisioned' }] };
+  return draft<'provision'>({
+    kind: 'provision',
+    subject: c.subject,
+    title: `Provision Talos ${c.role === 'controlplane' ? 'control plane' : 'worker'} ${nodeLabel(t)}${t.address ? ` at ${t.address}` : ''}`,
+    target: { node: t, address: t.address },
+    params: {
+      node: t,
+      role: c.role,
+      provisioner: c.provisioner,
+      talosVersion: c.talosVersion,
+      machineConfig: c.machineConfig,
+    },
+    expect: { ...c.pre, nodes: nodeState(t, { exists: false }) },
+    action: {
+      summary:
+        c.role === 'controlplane'
+          ? `Boot a Talos ${c.talosVersion} control plane with the kit's control-plane config; it joins etcd by itself as a learner`
+          : `Boot a Talos ${c.talosVersion} worker with the kit's worker config`,
+      performer: 'provisioner',
+      commands: provisionCmds({
+        node: t,
+        role: c.role,
+        provisioner: c.provisioner,
+        talosVersion: c.talosVersion,
+        machineConfig: c.machineConfig,
+      }),
+    },
+    verify: {
+      expect: provisioned,
+      commands: [cmd(`talosctl -n ${addressArg(t)} version`, 'the Talos API answers')],
+    },
+    timeoutSeconds: TIMEOUTS.provision[c.provisioner],
+    destructive: false,
+    undo: undoWith(
+      `Reset ${nodeLabel(t)}${c.role === 'controlplane' ? ' (Talos leaves etcd itself)' : ''}, then delete its Node`,
+      [
+        cmd(`talosctl -n ${addressArg(t)} reset --graceful`),
+        cmd(kubectl(`delete node ${nodeArg(t)} --ignore-not-found`)),
+      ],
+    ),
+    idempotencyCheck: doneWhen(
+      `the Talos node answers on its API (port 50000), or its Node${c.role === 'controlplane' ? ' or etcd member' : ''} already exists`,
+      { machines: provisioned.machines },
+      // A half-created machine is invisible from the cluster: a second one could take the same name.
+      c.provisioner === 'manual' ? 'redo' : 'stop',
+    ),
+    notes: [
+      `hostname ${nodeLabel(t)}: never the name of a live kubeadm node or etcd member (a joining Talos control plane removes a member named like its hostname)`,
+    ],
+    ...placement(c),
+  });
+}
+
+export function waitReadyStep(c: Common & { node: NodeRef }): DraftStep {
+  const ready: ExpectedState = { ...c.pre, nodes: nodeState(c.node, { exists: true, ready: true }) };
+  return draft<'wait-node-ready'>({
+    kind: 'wait-node-ready',
+    subject: c.subject,
+    title: `Wait for Node ${nodeLabel(c.node)} to be Ready`,
+    target: { node: c.node },
+    params: { node: c.node },
+    expect: { ...c.pre },
+    action: {
+      summary: 'The Talos kubelet registers the Node; the CNI makes it Ready',
+      performer: 'ferry',
+      commands: [waitReadyCmd(c.node, TIMEOUTS.nodeReady)],
+    },
+    verify: { expect: ready, commands: [cmd(kubectl(`get node ${nodeArg(c.node)} -o wide`))] },
+    timeoutSeconds: TIMEOUTS.nodeReady,
+    destructive: false,
+    undo: noUndo('nothing changed by waiting'),
+    idempotencyCheck: doneWhen(`Node ${nodeLabel(c.node)} is Ready`, ready, 'redo'),
+    ...placement(c),
+  });
+}
+
+export function cordonStep(c: Common & { node: KubeadmNodeRef }): DraftStep {
+  const { node } = c;
+  const cordoned: ExpectedState = { nodes: nodeState(node, { exists: true, cordoned: true }) };
+  return draft<'cordon'>({
+    kind: 'cordon',
+    subject: c.subject,
+    title: `Cordon ${node.name}`,
+    target: { node },
+    params: { node },
+    expect: { ...c.pre, nodes: nodeState(node, { exists: true }) },
+    action: {
+      summary: 'No new pods on the old node',
+      performer: 'ferry',
+      commands: [cmd(kubectl(`cordon ${nodeArg(node)}`))],
+    },
+    verify: {
+      expect: cordoned,
+      commands: [cmd(kubectl(`get node ${nodeArg(node)}`), 'STATUS shows SchedulingDisabled')],
+    },
+    timeoutSeconds: TIMEOUTS.cordon,
+    destructive: false,
+    undo: undoWith('Uncordon it (a run that stops restores the cordon state it recorded)', [
+      cmd(kubectl(`uncordon ${nodeArg(node)}`)),
+    ]),
+    idempotencyCheck: doneWhen(`${node.name} is unschedulable`, cordoned, 'redo'),
+    ...placement(c),
+  });
+}
+
+export function drainedState(node: NodeRef): ExpectedState {
+  return { nodes: nodeState(node, { exists: true, cordoned: true, drained: true }) };
+}
+
+export function drainStep(
+  c: Common & { node: KubeadmNodeRef; info: { pdbs: PdbRef[]; pods: number }; timeoutSeconds: number },
+): DraftStep {
+  const { node, info } = c;
+  const drained = drainedState(node);
+  const blocking = info.pdbs.filter((p) => p.disruptionsAllowed === 0);
+  return draft<'drain'>({
+    kind: 'drain',
+    subject: c.subject,
+    title: `Drain ${node.name} (Eviction API, PodDisruptionBudgets respected)`,
+    target: { node },
+    params: {
+      node,
+      evictionOnly: true,
+      ignoreDaemonSets: true,
+      deleteEmptyDirData: true,
+      pdbs: info.pdbs,
+      pods: info.pods,
+    },
+    expect: { ...c.pre, nodes: nodeState(node, { exists: true, cordoned: true }) },
+    action: {
+      summary: `Evict the ${info.pods} pod(s) the Eviction API may move; never delete a pod, never force`,
+      performer: 'ferry',
+      commands: [drainCmd(node, c.timeoutSeconds, true)],
+    },
+    verify: {
+      expect: drained,
+      commands: [
+        cmd(
+          kubectl(`get pods -A --field-selector spec.nodeName=${nodeArg(node)} -o wide`),
+          'only DaemonSet and mirror pods left',
+        ),
+      ],
+    },
+    timeoutSeconds: c.timeoutSeconds,
+    destructive: false,
+    undo: undoWith('Uncordon the node; evicted pods were rescheduled elsewhere and stay there', [
+      cmd(kubectl(`uncordon ${nodeArg(node)}`)),
+    ]),
+    idempotencyCheck: doneWhen(`no evictable pod left on ${node.name}`, drained, 'redo'),
+    ...(blocking.length > 0
+      ? {
+          notes: [
+            `PodDisruptionBudget(s) allowing no disruption at snapshot time: ${blocking.map((p) => `${p.namespace}/${p.name}`).join(', ')}; this drain waits on them and stops at its timeout naming the budget`,
+          ],
+        }
+      : {}),
+    ...placement(c),
+  });
+}
+
+export function decommissionStep(
+  c: Common & { node: KubeadmNodeRef; provisioner: Provisioner; role: Role; comesBack: boolean },
+): DraftStep {
+  const { node } = c;
+  const down: ExpectedState = { machines: [{ node, state: 'decommissioned' }] };
+  const wipes =
+    c.role === 'controlplane'
+      ? [
+          '/etc/kubernetes (kubeconfigs, static pod manifests, pki/ with the CA keys)',
+          '/var/lib/etcd',
+          '/var/lib/kubelet',
+        ]
+      : ['/etc/kubernetes (kubelet kubeconfig, CA certificate)', '/var/lib/kubelet'];
+  return draft<'decommission'>({
+    kind: 'decommission',
+    subject: c.subject,
+    title: `Decommission ${node.name}`,
+    target: { node, address: node.address },
+    params: { node, provisioner: c.provisioner, wipes },
+    expect: { ...c.pre, ...drainedState(node) },
+    action: {
+      summary: `Reset and power off the kubeadm machine${c.comesBack ? '; it comes back as Talos at the same address' : ''}`,
+      performer: c.provisioner === 'exec' ? 'provisioner' : 'operator',
+      commands: decommissionCmds(node, c.provisioner === 'exec' ? 'exec' : 'manual', c.role),
+    },
+    verify: {
+      expect: down,
+      commands: [
+        cmd(`nc -z -w 2 ${addressArg(node)} 10250 && echo still-up || echo down`, 'kubelet port closed'),
+      ],
+    },
+    timeoutSeconds: TIMEOUTS.decommission[c.provisioner],
+    destructive: true,
+    undo: noUndo(
+      c.role === 'controlplane'
+        ? 'the kubeadm state on the machine is wiped; to go back, build a new kubeadm control plane and join it'
+        : 'the kubeadm state on the machine is wiped; to go back, join a new kubeadm worker',
+    ),
+    idempotencyCheck: doneWhen(
+      `nothing answers on ${node.address ?? node.name}'s kubelet port (10250)${c.role === 'controlplane' ? ', etcd (2379) or apiserver' : ''}`,
+      down,
+      'redo',
+    ),
+    ...placement(c),
+  });
+}
+
+export function deleteNodeStep(c: Common & { node: KubeadmNodeRef }): DraftStep {
+  const { node } = c;
+  const gone: ExpectedState = { nodes: nodeState(node, { exists: false }) };
+  return draft<'delete-node'>({
+    kind: 'delete-node',
+    subject: c.subject,
+    title: `Delete Node ${node.name}`,
+    target: { node },
+    params: { node },
+    expect: {
+      ...c.pre,
+      machines: [{ node, state: 'decommissioned' }],
+      nodes: nodeState(node, { exists: true, cordoned: true }),
+    },
+    action: {
+      summary: 'Remove the Node object of the old machine',
+      performer: 'ferry',
+      commands: [cmd(kubectl(`delete node ${nodeArg(node)}`))],
+    },
+    verify: { expect: gone, commands: [cmd(kubectl(`get node ${nodeArg(node)}`), 'NotFound')] },
+    timeoutSeconds: TIMEOUTS.deleteNode,
+    destructive: true,
+    undo: noUndo('the machine is gone; its kubelet cannot register the Node again'),
+    idempotencyCheck: doneWhen(`Node ${node.name} does not exist`, gone, 'redo'),
+    ...placement(c),
+  });
+}
