@@ -27,4 +27,8 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: 'build the migration plan and runbook: phases of typed, gated, undoable steps',
     load: async () => (await import('./plan.js')).command,
   },
+  lab: {
+    summary: 'run a local lab cluster from a snapshot: up, status, down (real etcd, lab API servers, nodes)',
+    load: async () => (await import('./lab.js')).command,
+  },
 };

@@ -14,6 +14,20 @@ const LABEL_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const SUBDOMAIN_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export function validateName(def: ResourceDef, name: string): FieldError[] {
+  if (def.nameRule === 'path-segment') {
+    // apimachinery's ValidatePathSegmentName: anything but ".", ".." and names holding "/" or "%".
+    if (name === '.' || name === '..' || /[/%]/.test(name)) {
+      return [
+        {
+          field: 'metadata.name',
+          type: 'Invalid',
+          value: name,
+          detail: `may not be '.' or '..' and may not contain '/' or '%'`,
+        },
+      ];
+    }
+    return [];
+  }
   if (def.nameRule === 'label') {
     if (name.length > 63 || !LABEL_RE.test(name)) {
       return [

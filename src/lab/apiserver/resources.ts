@@ -36,8 +36,11 @@ export type ResourceDef = {
   statusOnCreate: 'keep' | 'clear';
   /** DELETE answers with the object (true) or a Status (false), as the real registry does. */
   returnDeletedObject: boolean;
-  /** Name rule: DNS-1123 label (namespaces, services) or subdomain (everything else). */
-  nameRule: 'label' | 'subdomain';
+  /**
+   * Name rule: DNS-1123 label (namespaces, services), path segment (RBAC: `system:public-info-viewer`
+   * is a valid ClusterRoleBinding name) or subdomain (everything else).
+   */
+  nameRule: 'label' | 'subdomain' | 'path-segment';
   scale?: ScalePaths;
   /** Served from a CRD: storage keys carry the group, list items keep apiVersion/kind. */
   custom: boolean;
@@ -264,13 +267,21 @@ export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
     immutable: ['addressType'],
   }),
   row({ group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', namespaced: true }),
-  row({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'Role', plural: 'roles', namespaced: true }),
+  row({
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    kind: 'Role',
+    plural: 'roles',
+    namespaced: true,
+    nameRule: 'path-segment',
+  }),
   row({
     group: 'rbac.authorization.k8s.io',
     version: 'v1',
     kind: 'RoleBinding',
     plural: 'rolebindings',
     namespaced: true,
+    nameRule: 'path-segment',
     immutable: ['roleRef'],
   }),
   row({
@@ -279,6 +290,7 @@ export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
     kind: 'ClusterRole',
     plural: 'clusterroles',
     namespaced: false,
+    nameRule: 'path-segment',
   }),
   row({
     group: 'rbac.authorization.k8s.io',
@@ -286,6 +298,7 @@ export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
     kind: 'ClusterRoleBinding',
     plural: 'clusterrolebindings',
     namespaced: false,
+    nameRule: 'path-segment',
     immutable: ['roleRef'],
   }),
   row({

@@ -9,6 +9,7 @@ import {
   AppsV1Api,
   CoreV1Api,
   PatchStrategy,
+  RbacAuthorizationV1Api,
   setHeaderOptions,
   type V1ConfigMap,
   type V1Pod,
@@ -352,6 +353,28 @@ describe('validation', () => {
       selector: { matchLabels: labels },
       template: { metadata: { labels }, spec: { containers: [{ name: 'c', image: 'i' }] } },
     },
+  });
+
+  it('names: RBAC objects take path segments (system:…), other kinds DNS-1123 subdomains', async () => {
+    const rbac = lab.kc.makeApiClient(RbacAuthorizationV1Api);
+    const crb = await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name: 'system:public-info-viewer' },
+        roleRef: {
+          apiGroup: 'rbac.authorization.k8s.io',
+          kind: 'ClusterRole',
+          name: 'system:public-info-viewer',
+        },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:unauthenticated' }],
+      },
+    });
+    expect(crb.metadata?.name).toBe('system:public-info-viewer');
+    const bad = await failure(rbac.createClusterRole({ body: { metadata: { name: 'a/b' }, rules: [] } }));
+    expect(bad.code).toBe(422);
+    const cm = await failure(
+      core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name: 'a:b' } } }),
+    );
+    expect(cm.code).toBe(422);
   });
 
   it('DaemonSet spec.selector is immutable', async () => {
