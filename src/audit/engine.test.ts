@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { deriveFacts } from '../facts/derive.js';
 import type { Snapshot } from '../snapshot/model.js';
 import { failsAt, runAudit, runAuditDetailed } from './engine.js';
-import { notApplicable, type Rule, skip } from './rule.js';
+import { notApplicable, type Rule, type RuleFinding, skip } from './rule.js';
 import { parseSuppressions } from './suppressions.js';
 import { makeSnapshot, obj } from './testing.js';
 
@@ -140,6 +140,23 @@ describe('audit engine', () => {
     ]);
     expect(report.generatedAt).toBe(NOW.toISOString());
     expect(report.snapshot.objects).toEqual({ nodes: 2 });
+  });
+
+  it("fills a finding's artifacts from the rule unless the finding names its own", () => {
+    const withKit: Rule = {
+      ...perNode,
+      artifacts: ['talos/worker-patch.yaml'],
+      check: (ctx) =>
+        (perNode.check(ctx) as RuleFinding[]).map((f) =>
+          f.severity === 'blocker' ? { ...f, artifacts: ['talos/controlplane-patch.yaml'] } : f,
+        ),
+    };
+    const { report } = audit([withKit]);
+    expect(report.findings.map((f) => [f.subject.name, f.artifacts])).toEqual([
+      ['cp-1', ['talos/controlplane-patch.yaml']],
+      ['worker-1', ['talos/worker-patch.yaml']],
+    ]);
+    expect(audit([perNode]).report.findings.every((f) => f.artifacts.length === 0)).toBe(true);
   });
 
   it('skips rules whose inputs are missing and says what to provide, never passes them', () => {

@@ -194,8 +194,9 @@ export function runAuditDetailed(input: AuditInput): { report: AuditReport; unsu
     reported = split.fresh;
     baselined = split.known.length;
   }
-  reported.sort(compareFindings);
-  sup.suppressed.sort((a, b) => compareFindings(a.finding, b.finding));
+  reported = sortFindings(reported);
+  const suppressedOrder = new Map(sortFindings(sup.suppressed.map((x) => x.finding)).map((f, i) => [f, i]));
+  sup.suppressed.sort((a, b) => suppressedOrder.get(a.finding)! - suppressedOrder.get(b.finding)!);
   if (errors.length) for (const m of rules) if (errors.some((e) => e.ruleId === m.id)) m.outcome = 'error';
 
   const counts: AuditCounts = {
@@ -231,7 +232,7 @@ export function runAuditDetailed(input: AuditInput): { report: AuditReport; unsu
     rules,
     counts,
   };
-  return { report, unsuppressed: [...sup.active].sort(compareFindings) };
+  return { report, unsuppressed: sortFindings(sup.active) };
 }
 
 function toFindings(
@@ -265,7 +266,7 @@ function toFindings(
       evidence: [...r.evidence],
       remediation: r.remediation,
       fingerprint,
-      artifacts: r.artifacts ? [...r.artifacts] : [],
+      artifacts: [...(r.artifacts ?? rule.artifacts ?? [])],
       subject,
       ...(field !== undefined ? { field } : {}),
       target,
@@ -273,6 +274,22 @@ function toFindings(
     });
   }
   return [...byFingerprint.values()];
+}
+
+/**
+ * Findings in compareFindings order, each subject described once rather than once per comparison
+ * (tens of thousands of findings on a large cluster).
+ */
+export function sortFindings(list: readonly Finding[]): Finding[] {
+  const keyed = list.map((f) => ({ f, rank: severityRank(f.severity), subject: describeSubject(f.subject) }));
+  keyed.sort(
+    (a, b) =>
+      a.rank - b.rank ||
+      a.f.ruleId.localeCompare(b.f.ruleId) ||
+      a.subject.localeCompare(b.subject) ||
+      a.f.fingerprint.localeCompare(b.f.fingerprint),
+  );
+  return keyed.map((k) => k.f);
 }
 
 export function compareFindings(a: Finding, b: Finding): number {

@@ -75,6 +75,33 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else map.set(key, [value]);
 }
 
+/** namespace → label key → label value → items. */
+export type LabelTree<T> = Map<string, Map<string, Map<string, T[]>>>;
+
+export function treePush<T>(tree: LabelTree<T>, ns: string, key: string, value: string, item: T): void {
+  let byKey = tree.get(ns);
+  if (!byKey) {
+    byKey = new Map();
+    tree.set(ns, byKey);
+  }
+  let byValue = byKey.get(key);
+  if (!byValue) {
+    byValue = new Map();
+    byKey.set(key, byValue);
+  }
+  const list = byValue.get(value);
+  if (list) list.push(item);
+  else byValue.set(value, [item]);
+}
+
+/** One `key = value` a selector requires (an In with a single value), to bucket it by. */
+export function equalityAnchor(sel: Selector): { key: string; value: string } | undefined {
+  if (sel.kind === 'nothing') return undefined;
+  for (const q of sel.requirements)
+    if (q.op === 'In' && q.values.length === 1) return { key: q.key, value: q.values[0]! };
+  return undefined;
+}
+
 function nsOf(o: KubeObject): string {
   return o.metadata.namespace ?? 'default';
 }
@@ -91,14 +118,22 @@ export function buildIndex(snapshot: Snapshot): SnapshotIndex {
 
   const podsByNode = new Map<string, KubeObject[]>();
   const podsByNamespace = new Map<string, KubeObject[]>();
-  const podsByOwnerUid = new Map<string, KubeObject[]>();
   const mirrorPods: KubeObject[] = [];
   for (const p of r.pods) {
     push(podsByNode, (p.spec?.nodeName as string | undefined) ?? '', p);
     push(podsByNamespace, nsOf(p), p);
-    const owner = p.metadata.ownerReferences?.find((o) => o.controller) ?? p.metadata.ownerReferences?.[0];
-    if (owner?.uid) push(podsByOwnerUid, owner.uid, p);
     if (p.metadata.annotations?.['kubernetes.io/config.mirror'] !== undefined) mirrorPods.push(p);
+  }
+  // Built on first use: no rule reads it today, and 150,000 uid keys are not free.
+  let podsByOwnerUid: Map<string, KubeObject[]> | undefined;
+  function ownerIndex(): Map<string, KubeObject[]> {
+    if (podsByOwnerUid) return podsByOwnerUid;
+    podsByOwnerUid = new Map();
+    for (const p of r.pods) {
+      const owner = p.metadata.ownerReferences?.find((o) => o.controller) ?? p.metadata.ownerReferences?.[0];
+      if (owner?.uid) push(podsByOwnerUid, owner.uid, p);
+    }
+    return podsByOwnerUid;
   }
 
   const controllersByUid = new Map<string, KubeObject>();
@@ -140,39 +175,54 @@ export function buildIndex(snapshot: Snapshot): SnapshotIndex {
   function controllerOf(obj: KubeObject): KubeObject | undefined {
     const refs = obj.metadata.ownerReferences;
     if (!refs || refs.length === 0) return undefined;
-    const ref = refs.find((o) => o.controller) ?? refs[0]!;
+    let ref = refs[0]!;
+    for (const o of refs)
+      if (o.controller) {
+        ref = o;
+        break;
+      }
     return (
       (ref.uid ? controllersByUid.get(ref.uid) : undefined) ??
       controllersByName.get(nameKey(ref.kind, nsOf(obj), ref.name))
     );
   }
 
+  // The top of each controller's chain, once per controller: 150,000 pods share a few thousand.
+  const topOf = new Map<KubeObject, KubeObject>();
   function topControllerOf(obj: KubeObject): KubeObject | undefined {
-    let cur = controllerOf(obj);
+    const direct = controllerOf(obj);
+    if (!direct) return undefined;
+    const known = topOf.get(direct);
+    if (known) return known;
+    let cur = direct;
     // Bounded walk: owner chains are at most Pod → RS → Deployment or Pod → Job → CronJob.
-    for (let i = 0; cur && i < 4; i++) {
+    for (let i = 0; i < 4; i++) {
       const up = controllerOf(cur);
       if (!up) break;
       cur = up;
     }
+    topOf.set(direct, cur);
     return cur;
   }
 
-  // Pods by `namespace, key=value`, built on first use: a selector with an equality requirement
-  // then tests only the pods carrying that label.
-  let podsByLabel: Map<string, KubeObject[]> | undefined;
+  // Pods by namespace → label key → value, built on first use: a selector with an equality
+  // requirement then tests only the pods carrying that label. Nested maps, not "ns/key=value"
+  // strings: no string is built per pod and label.
+  let podsByLabel: LabelTree<KubeObject> | undefined;
   function podsSelectedBy(pdb: IndexedPdb): KubeObject[] {
     if (pdb.selector.kind === 'nothing') return [];
-    const eq = pdb.selector.requirements.find((q) => q.op === 'In' && q.values.length === 1);
+    const eq = equalityAnchor(pdb.selector);
     let candidates: readonly KubeObject[];
-    if (eq && eq.op === 'In') {
+    if (eq) {
       if (!podsByLabel) {
         podsByLabel = new Map();
-        for (const p of r.pods)
-          for (const [k, v] of Object.entries(p.metadata.labels ?? {}))
-            push(podsByLabel, `${nsOf(p)}\u0000${k}\u0000${v}`, p);
+        for (const p of r.pods) {
+          const labels = p.metadata.labels;
+          if (!labels) continue;
+          for (const k in labels) treePush(podsByLabel, nsOf(p), k, labels[k]!, p);
+        }
       }
-      candidates = podsByLabel.get(`${pdb.namespace}\u0000${eq.key}\u0000${eq.values[0]}`) ?? [];
+      candidates = podsByLabel.get(pdb.namespace)?.get(eq.key)?.get(eq.value) ?? [];
     } else candidates = podsByNamespace.get(pdb.namespace) ?? [];
     return candidates.filter((p) => matches(pdb.selector, p.metadata.labels));
   }
@@ -180,13 +230,13 @@ export function buildIndex(snapshot: Snapshot): SnapshotIndex {
   // PDBs bucketed by one `key=value` they require, so a pod only tests the PDBs that could match
   // it (a namespace with thousands of PDBs and pods stays linear). PDBs without such a
   // requirement (empty selector, only expressions) are tested against every pod of the namespace.
-  const pdbBuckets = new Map<string, IndexedPdb[]>();
+  const pdbBuckets: LabelTree<IndexedPdb> = new Map();
   const pdbUnbucketed = new Map<string, IndexedPdb[]>();
   for (const [ns, list] of pdbsByNamespace) {
     for (const b of list) {
       if (b.selector.kind === 'nothing') continue;
-      const eq = b.selector.requirements.find((q) => q.op === 'In' && q.values.length === 1);
-      if (eq && eq.op === 'In') push(pdbBuckets, `${ns}\u0000${eq.key}\u0000${eq.values[0]}`, b);
+      const eq = equalityAnchor(b.selector);
+      if (eq) treePush(pdbBuckets, ns, eq.key, eq.value, b);
       else push(pdbUnbucketed, ns, b);
     }
   }
@@ -195,9 +245,12 @@ export function buildIndex(snapshot: Snapshot): SnapshotIndex {
     const ns = nsOf(pod);
     const labels = pod.metadata.labels ?? {};
     const out: IndexedPdb[] = [];
-    for (const [k, v] of Object.entries(labels)) {
-      for (const b of pdbBuckets.get(`${ns}\u0000${k}\u0000${v}`) ?? [])
-        if (matches(b.selector, labels)) out.push(b);
+    const byKey = pdbBuckets.get(ns);
+    if (byKey) {
+      for (const k in labels) {
+        const list = byKey.get(k)?.get(labels[k]!);
+        if (list) for (const b of list) if (matches(b.selector, labels)) out.push(b);
+      }
     }
     for (const b of pdbUnbucketed.get(ns) ?? []) if (matches(b.selector, labels)) out.push(b);
     return out;
@@ -245,7 +298,9 @@ export function buildIndex(snapshot: Snapshot): SnapshotIndex {
     nodesByName,
     podsByNode,
     podsByNamespace,
-    podsByOwnerUid,
+    get podsByOwnerUid() {
+      return ownerIndex();
+    },
     controllersByUid,
     pdbsByNamespace,
     servicesByNamespace,

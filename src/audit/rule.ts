@@ -75,6 +75,11 @@ export interface Rule {
   description?: string;
   /** Link or path to the rule's documentation. */
   docs?: string;
+  /**
+   * Kit files (paths inside the kit `ferry generate` writes) that fix this rule's findings; a
+   * finding that sets its own `artifacts` (even `[]`) overrides them.
+   */
+  artifacts?: readonly string[];
   /** Return a reason when the rule does not apply to this target (checked before `requires`). */
   notApplicable?(target: Target): string | undefined;
   check(ctx: AuditContext): RuleResult;

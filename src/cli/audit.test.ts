@@ -59,6 +59,14 @@ describe('ferry audit', () => {
     expect((await run('cluster', '--fail-on', 'never')).code).toBe(0);
   });
 
+  it('names the snapshot and its files in evidence as typed, relative to the working directory', async () => {
+    const doc = await reference();
+    expect(doc.snapshot.source).toBe('cluster');
+    const files = JSON.stringify(doc).match(/"path":"[^"]*"/g) ?? [];
+    expect(files).toContain(`"path":"${join('cluster', 'resources')}"`);
+    expect(JSON.stringify(doc)).not.toContain(dir);
+  });
+
   it('writes any format atomically to --output-file', async () => {
     const r = await run('cluster', '-o', 'sarif', '--output-file', 'out/report.sarif', '--fail-on', 'never');
     expect(r.code).toBe(0);

@@ -6,11 +6,11 @@ import type { Snapshot } from '../snapshot/model.js';
 import { oneOf, parseFlags } from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
+import { collectLive, liveFlagsGiven } from './live.js';
 
 const FORMATS = ['table', 'json', 'yaml', 'sarif', 'junit', 'md', 'html'] as const;
 const FAIL_ON = ['blocker', 'risk', 'info', 'never'] as const;
 const DEFAULT_SUPPRESSIONS = '.ferry/suppressions.yaml';
-const ETCD_FLAGS = ['etcd-endpoints', 'etcd-cacert', 'etcd-cert', 'etcd-key'] as const;
 
 const usage = `usage: ferry audit SNAPSHOT [flags]
        ferry audit --kubeconfig FILE [--context NAME] [--pki DIR] [etcd flags] [flags]
@@ -139,9 +139,7 @@ async function readSuppressions(values: Values, io: Io, knownIds: string[]) {
 }
 
 async function readSnapshot(values: Values, positional: string | undefined, io: Io): Promise<Snapshot> {
-  const live = (['kubeconfig', 'context', 'pki', ...ETCD_FLAGS] as const).filter(
-    (f) => values[f] !== undefined,
-  );
+  const live = liveFlagsGiven(values);
   if (positional !== undefined) {
     if (live.length > 0)
       throw usageError(
@@ -150,65 +148,14 @@ async function readSnapshot(values: Values, positional: string | undefined, io: 
       );
     const { loadSnapshot } = await import('../snapshot/load.js');
     // PKI problems (missing CA key, mismatched or encrypted key) are findings here, not errors.
-    return loadSnapshot(resolve(io.cwd, positional), { strictPki: false });
+    // The path stays as typed, so evidence names files the way the user does.
+    return loadSnapshot(positional, { strictPki: false, cwd: io.cwd });
   }
   if (values.kubeconfig === undefined)
     throw usageError(
       'missing SNAPSHOT (or --kubeconfig FILE for a live cluster)',
       `see usage:\n${usage.trim()}`,
     );
-  return collectLive(values, io);
-}
-
-/** Live mode: the same collection as `ferry snapshot`, kept in memory. */
-async function collectLive(values: Values, io: Io): Promise<Snapshot> {
-  const path = (p: string) => resolve(io.cwd, p);
-  const etcdGiven = ETCD_FLAGS.filter((f) => values[f] !== undefined);
-  if (etcdGiven.length > 0 && etcdGiven.length < ETCD_FLAGS.length) {
-    const missing = ETCD_FLAGS.filter((f) => values[f] === undefined);
-    throw usageError(
-      `etcd needs all of ${ETCD_FLAGS.map((f) => `--${f}`).join(', ')}; missing ${missing.map((f) => `--${f}`).join(', ')}`,
-      'pass the four etcd flags together, or none to skip the etcd rules',
-    );
-  }
-  const [{ createKubeReader }, { collectSnapshot }] = await Promise.all([
-    import('../adapters/kube/reader.js'),
-    import('../snapshot/collect.js'),
-  ]);
-  const kube = createKubeReader({
-    kubeconfig: path(values.kubeconfig!),
-    ...(values.context !== undefined ? { context: values.context } : {}),
-  });
-  let pki: Snapshot['pki'];
-  if (values.pki !== undefined) {
-    const { inventoryPki } = await import('../snapshot/pki.js');
-    pki = await inventoryPki(path(values.pki));
-  }
-  const etcd =
-    etcdGiven.length > 0
-      ? (await import('../adapters/etcd/reader.js')).createEtcdReader({
-          endpoints: values['etcd-endpoints']!.split(',').filter((e) => e.trim() !== ''),
-          caFile: path(values['etcd-cacert']!),
-          certFile: path(values['etcd-cert']!),
-          keyFile: path(values['etcd-key']!),
-        })
-      : undefined;
-  let shown = false;
-  const progress = io.isTTY
-    ? (line: string) => {
-        shown = true;
-        io.stderr(`\r\x1b[K${line.slice(0, 100)}`);
-      }
-    : undefined;
-  try {
-    return await collectSnapshot({
-      kube,
-      ...(etcd ? { etcd } : {}),
-      ...(pki ? { pki } : {}),
-      ...(progress ? { progress } : {}),
-    });
-  } finally {
-    if (shown) io.stderr('\r\x1b[K');
-    etcd?.close();
-  }
+  // Live mode: the same collection as `ferry snapshot`, kept in memory; PKI problems are findings.
+  return (await collectLive(values.kubeconfig, values, io, { strictPki: false })).snapshot;
 }

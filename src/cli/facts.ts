@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import { type ExitCode, usageError } from '../errors.js';
 import { deriveFacts } from '../facts/derive.js';
 import { FACTS_OUTPUTS, renderFacts } from '../facts/render.js';
@@ -27,15 +26,16 @@ const options = {
   ...TARGET_FLAG_OPTIONS,
 } as const;
 
-export type SnapshotLoader = (path: string) => Promise<Snapshot>;
+/** Loads `path` as the user typed it, reading relative to `cwd`. */
+export type SnapshotLoader = (path: string, cwd: string) => Promise<Snapshot>;
 
 /**
  * The PKI is not a fact source, so a broken PKI must not hide the facts: load without the strict
  * PKI check (the audit reports PKI problems).
  */
-const defaultLoader: SnapshotLoader = async (path) => {
+const defaultLoader: SnapshotLoader = async (path, cwd) => {
   const { loadSnapshot } = await import('../snapshot/load.js');
-  return loadSnapshot(path, { strictPki: false });
+  return loadSnapshot(path, { strictPki: false, cwd });
 };
 
 export function makeFactsCommand(load: SnapshotLoader = defaultLoader): Command {
@@ -51,7 +51,7 @@ export function makeFactsCommand(load: SnapshotLoader = defaultLoader): Command 
       if (positionals.length > 1) {
         throw usageError(`unexpected argument "${positionals[1]}"`, `see usage:\n${usage.trim()}`);
       }
-      const snapshot = await load(resolve(io.cwd, path));
+      const snapshot = await load(path, io.cwd);
       io.stdout(renderFacts(deriveFacts(snapshot, target), format));
       return 0;
     },

@@ -68,7 +68,8 @@ export const command: Command = {
     const token = values['bootstrap-token'] ?? io.env['FERRY_BOOTSTRAP_TOKEN'];
     const { generateKit } = await import('../generate/kit.js');
     const result = await generateKit({
-      snapshotPath: resolve(io.cwd, snapshotPath),
+      snapshotPath,
+      cwd: io.cwd,
       pkiDir: resolve(io.cwd, values.pki),
       outDir: resolve(io.cwd, values.output),
       target: targetInputFromFlags(values),

@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { EtcdReader } from '../adapters/etcd/port.js';
 import { usageError } from '../errors.js';
 import type { Snapshot } from '../snapshot/model.js';
 import { parseFlags } from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
+import { collectLive, liveFlagsGiven } from './live.js';
 
 const usage = `usage: ferry snapshot --kubeconfig FILE [--context NAME] -o DIR [--force]
                      [--etcd-endpoints URL,... --etcd-cacert FILE --etcd-cert FILE --etcd-key FILE]
@@ -40,8 +40,6 @@ const options = {
   from: { type: 'string' },
 } as const;
 
-const ETCD_FLAGS = ['etcd-endpoints', 'etcd-cacert', 'etcd-cert', 'etcd-key'] as const;
-
 export const command: Command = {
   name: 'snapshot',
   summary: 'capture a live cluster (and optionally its etcd) into a snapshot directory',
@@ -61,9 +59,7 @@ export const command: Command = {
     }
 
     if (values.from !== undefined) {
-      const live = (['kubeconfig', 'context', 'pki', ...ETCD_FLAGS] as const).filter(
-        (f) => values[f] !== undefined,
-      );
+      const live = liveFlagsGiven(values);
       if (live.length > 0) {
         throw usageError(
           `--from cannot be combined with ${live.map((f) => `--${f}`).join(', ')}`,
@@ -74,7 +70,8 @@ export const command: Command = {
       if (from === out)
         throw usageError('-o must differ from --from', 'write the snapshot to another directory');
       const { loadSnapshot } = await import('../snapshot/load.js');
-      const snapshot = await loadSnapshot(from);
+      // The path as typed, so the saved provenance names files the way the user does.
+      const snapshot = await loadSnapshot(values.from, { cwd: io.cwd });
       await save(snapshot, out, force, io, `files ${values.from}`);
       return 0;
     }
@@ -86,55 +83,8 @@ export const command: Command = {
         'pass an admin kubeconfig (a copy of /etc/kubernetes/admin.conf)',
       );
     }
-    const etcdGiven = ETCD_FLAGS.filter((f) => values[f] !== undefined);
-    if (etcdGiven.length > 0 && etcdGiven.length < ETCD_FLAGS.length) {
-      const missing = ETCD_FLAGS.filter((f) => values[f] === undefined);
-      throw usageError(
-        `etcd needs all of ${ETCD_FLAGS.map((f) => `--${f}`).join(', ')}; missing ${missing.map((f) => `--${f}`).join(', ')}`,
-        'pass the four etcd flags together, or none to skip etcd',
-      );
-    }
-
-    // Adapters load only for live collection: --from needs no Kubernetes or etcd client.
-    const [{ createKubeReader }, { collectSnapshot }] = await Promise.all([
-      import('../adapters/kube/reader.js'),
-      import('../snapshot/collect.js'),
-    ]);
-    const kube = createKubeReader({
-      kubeconfig: path(kubeconfig),
-      ...(values.context !== undefined && { context: values.context }),
-    });
-    let pki: Snapshot['pki'];
-    if (values.pki !== undefined) {
-      const { assertPkiUsable, inventoryPki } = await import('../snapshot/pki.js');
-      const dir = path(values.pki);
-      pki = await inventoryPki(dir);
-      assertPkiUsable(pki, dir);
-    }
-    let etcd: EtcdReader | undefined;
-    if (etcdGiven.length > 0) {
-      const { createEtcdReader } = await import('../adapters/etcd/reader.js');
-      etcd = createEtcdReader({
-        endpoints: values['etcd-endpoints']!.split(',').filter((e) => e.trim() !== ''),
-        caFile: path(values['etcd-cacert']!),
-        certFile: path(values['etcd-cert']!),
-        keyFile: path(values['etcd-key']!),
-      });
-    }
-    const progress = progressLine(io);
-    let snapshot: Snapshot;
-    try {
-      snapshot = await collectSnapshot({
-        kube,
-        ...(etcd && { etcd }),
-        ...(pki && { pki }),
-        ...(progress && { progress: progress.show }),
-      });
-    } finally {
-      progress?.clear();
-      etcd?.close();
-    }
-    await save(snapshot, out, force, io, `${kube.server} (context ${kube.context})`);
+    const { snapshot, server, context } = await collectLive(kubeconfig, values, io, { strictPki: true });
+    await save(snapshot, out, force, io, `${server} (context ${context})`);
     return 0;
   },
 };
@@ -164,23 +114,4 @@ export function summary(s: Snapshot, out: string, what: string): string {
   if (s.etcd) parts.push(`etcd ${n(s.etcd.members.length, 'member')}`);
   const warnings = s.manifest.warnings.length;
   return `snapshot of ${what} written to ${out}: ${parts.join(', ')}${warnings > 0 ? `; ${n(warnings, 'warning')} (above)` : ''}`;
-}
-
-/** A single self-overwriting status line on stderr, only on a terminal, at most ~10 times a second. */
-function progressLine(io: Io): { show: (line: string) => void; clear: () => void } | undefined {
-  if (!io.isTTY) return undefined;
-  let last = 0;
-  let shown = false;
-  return {
-    show(line) {
-      const now = Date.now();
-      if (now - last < 100) return;
-      last = now;
-      shown = true;
-      io.stderr(`\r\x1b[K${line.slice(0, 100)}`);
-    },
-    clear() {
-      if (shown) io.stderr('\r\x1b[K');
-    },
-  };
 }

@@ -3,7 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import type { KubeObject, SourceRef } from '../snapshot/model.js';
 import { podCandidates, runningBeatsDeclared } from './components.js';
 import { decide } from './decide.js';
-import { canonicalIp, parseHostPort, parseIp } from './ip.js';
+import { canonicalIp, joinHostPort, parseHostPort, parseIp } from './ip.js';
 import type { Candidate, ClusterFacts, Endpoint } from './model.js';
 import { compareVersionText, imageTag, normalizeKubernetesVersion, parseVersion } from './semver.js';
 import { atField, derivedRef, flagRef, objectRef } from './sources.js';
@@ -159,7 +159,7 @@ function kubeconfigServer(cm: KubeObject, key: string): { host: string; port: nu
 
 function makeEndpoint(v: SnapshotView, host: string, port: number, from: Endpoint['from']): Endpoint {
   const h = parseIp(host) ? canonicalIp(host) : host;
-  const url = `https://${h.includes(':') ? `[${h}]` : h}:${port}`;
+  const url = `https://${joinHostPort(h, port)}`;
   return { host: h, port, url, node: nodeWithAddress(v, h), from };
 }
 

@@ -74,8 +74,8 @@ function providersFact(v: SnapshotView, file: Fact<string | null>): Fact<Encrypt
   );
 }
 
-/** Does an EncryptionConfiguration resources entry cover core Secrets? */
-function coversSecrets(resources: string[]): boolean {
+/** Does an EncryptionConfiguration resources entry cover core Secrets (as the apiserver matches them)? */
+export function coversSecrets(resources: readonly string[]): boolean {
   return resources.some((r) => r === 'secrets' || r === '*.' || r === '*.*');
 }
 

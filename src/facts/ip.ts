@@ -153,6 +153,11 @@ export function cidrContains(cidrText: string, ipText: string): boolean {
   return c.address >> bits === ip.value >> bits;
 }
 
+/** "host:port", an IPv6 host bracketed ("[fd00::1]:6443"): the inverse of parseHostPort. */
+export function joinHostPort(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
 /** host and optional port from "host:port", "[v6]:port", a bare IPv6 address or an https URL. */
 export function parseHostPort(text: string): { host: string; port?: number } | undefined {
   const t = text

@@ -4,6 +4,7 @@
  * kubeadm Init/JoinConfigurations when the snapshot has them.
  */
 import type { ComponentConfig, Flag } from '../snapshot/model.js';
+import { isRecord } from '../snapshot/validate.js';
 import { decide, known, missingFact } from './decide.js';
 import { flagSetKey } from './kubeadm-defaults.js';
 import type { Candidate, Fact, KubeletFacts } from './model.js';
@@ -38,10 +39,6 @@ const boolMap: Reader<Record<string, boolean>> = (x) =>
   isRecord(x) && Object.values(x).every((e) => typeof e === 'boolean')
     ? (x as Record<string, boolean>)
     : undefined;
-
-function isRecord(x: unknown): x is Record<string, unknown> {
-  return typeof x === 'object' && x !== null && !Array.isArray(x);
-}
 
 function at(spec: Record<string, unknown>, path: string): unknown {
   let cur: unknown = spec;

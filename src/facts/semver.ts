@@ -30,6 +30,11 @@ export function compareVersions(a: Version, b: Version): number {
   return a.pre < b.pre ? -1 : 1;
 }
 
+/** Compares major.minor only (patch and pre-release ignored): negative, 0 or positive. */
+export function compareMinor(a: Version, b: Version): number {
+  return a.major - b.major || a.minor - b.minor;
+}
+
 /** Compares two version strings; unparseable strings sort first (treated as oldest) so they stand out. */
 export function compareVersionText(a: string, b: string): number {
   const va = parseVersion(a);

@@ -10,7 +10,7 @@ import {
   TALOS_RELEASES,
   type TalosRelease,
 } from '../knowledge/talos.js';
-import { compareVersions, normalizeKubernetesVersion, parseVersion } from './semver.js';
+import { compareMinor, compareVersions, normalizeKubernetesVersion, parseVersion } from './semver.js';
 
 export const PROVISIONERS = ['manual', 'exec', 'capi'] as const;
 export type Provisioner = (typeof PROVISIONERS)[number];
@@ -153,7 +153,7 @@ export function kubernetesInTalosWindow(release: TalosRelease, kubernetesVersion
   const max = parseVersion(release.kubernetesMaxMinor);
   if (!v || !min || !max) return false;
   if (compareVersions(v, min) < 0) return false;
-  return v.major < max.major || (v.major === max.major && v.minor <= max.minor);
+  return compareMinor(v, max) <= 0;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
  * Indexes over a snapshot, built once and linearly, so each family's derivation does lookups instead
  * of scans (5,000 nodes / 150,000 pods must stay fast).
  */
+import { flagValues, lastFlag } from '../snapshot/flags.js';
 import type { ClusterConfiguration, Flag, KubeObject, Snapshot, StaticPod } from '../snapshot/model.js';
 
 export interface SnapshotView {
@@ -85,19 +86,8 @@ export function buildView(snapshot: Snapshot): SnapshotView {
   };
 }
 
-/** All values of a (possibly repeated) flag, in order. */
-export function flagValues(flags: Flag[], name: string): string[] {
-  const out: string[] = [];
-  for (const f of flags) if (f.name === name) out.push(f.value);
-  return out;
-}
-
-/** The effective value of a single-valued flag: the last occurrence wins, as in pflag. */
-export function lastFlag(flags: Flag[], name: string): string | undefined {
-  let v: string | undefined;
-  for (const f of flags) if (f.name === name) v = f.value;
-  return v;
-}
+// Flag lookups live with the command-line parser; re-exported so derivations import one module.
+export { flagValues, lastFlag };
 
 /** Comma-separated list flag (pflag StringSlice): all occurrences, split and trimmed. */
 export function listFlag(flags: Flag[], name: string): string[] | undefined {

@@ -1,3 +1,8 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { configMap, labCluster } from '../../test/facts/builders.js';
@@ -5,6 +10,8 @@ import { deriveFacts } from '../facts/derive.js';
 import type { Snapshot } from '../snapshot/model.js';
 import type { Artifact } from './artifact.js';
 import { ciliumArtifacts } from './cilium.js';
+
+const execFileAsync = promisify(execFile);
 
 function run(bend: (s: Snapshot) => void = () => {}, opts: Parameters<typeof ciliumArtifacts>[1] = {}) {
   const s = labCluster();
@@ -72,12 +79,58 @@ describe('Cilium values for Talos', () => {
     expect(v.envoy).toEqual({ enabled: true, prometheus: { enabled: false } });
   });
 
-  it('the agents script records and compares pod identities and restart counts', () => {
+  it('the agents script records the agent pods and tells a restart or replacement from no change', async () => {
     const a = artifacts(run()).get('cilium/agents.sh')!;
     expect(a.mode).toBe(0o755);
-    expect(a.content).toContain("SELECTOR='k8s-app=cilium'");
-    expect(a.content).toMatch(/metadata\.uid/);
-    expect(a.content).toMatch(/restartCount/);
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-cilium-agents-'));
+    try {
+      // kubectl stand-in: records its arguments and prints what the jsonpath would for $PODS.
+      await writeFile(join(dir, 'agents.sh'), a.content);
+      await writeFile(join(dir, 'kubectl'), '#!/bin/sh\nprintf "%s\\n" "$@" > "$ARGS"\ncat "$PODS"\n', {
+        mode: 0o755,
+      });
+      const pods = (lines: string[]) => writeFile(join(dir, 'pods'), `${lines.join('\n')}\n`);
+      const sh = async (...args: string[]) => {
+        const env = {
+          ...process.env,
+          PATH: `${dir}:${process.env['PATH']}`,
+          ARGS: join(dir, 'args'),
+          PODS: join(dir, 'pods'),
+          CILIUM_AGENTS_STATE: join(dir, 'state'),
+        };
+        try {
+          const r = await execFileAsync('sh', [join(dir, 'agents.sh'), ...args], { env });
+          return { code: 0, out: r.stdout, err: r.stderr };
+        } catch (e) {
+          const err = e as { code: number; stdout: string; stderr: string };
+          return { code: err.code, out: err.stdout, err: err.stderr };
+        }
+      };
+      const cp1 = 'cilium-abcde uid-1 cp-1 restarts=0';
+      const w1 = 'cilium-fghij uid-2 worker-1 restarts=1';
+      await pods([w1, cp1]);
+      const recorded = await sh('record');
+      expect(recorded).toMatchObject({ code: 0, out: expect.stringContaining('recorded 2 agent pod(s)') });
+      const args = (await readFile(join(dir, 'args'), 'utf8')).split('\n');
+      expect(args.slice(0, 6)).toEqual(['-n', 'kube-system', 'get', 'pods', '-l', 'k8s-app=cilium']);
+      expect(args.join(' ')).toMatch(/\.metadata\.uid.*restartCount/);
+
+      await pods([cp1, w1]); // listing order does not matter
+      expect(await sh('check')).toMatchObject({
+        code: 0,
+        out: expect.stringContaining('no Cilium agent was'),
+      });
+      await pods([cp1, 'cilium-fghij uid-2 worker-1 restarts=2']);
+      expect(await sh('check')).toMatchObject({
+        code: 1,
+        err: expect.stringContaining('Cilium agents changed'),
+      });
+      await pods([cp1, 'cilium-zzzzz uid-9 worker-1 restarts=0']);
+      expect((await sh('check')).code).toBe(1);
+      expect((await sh()).code).toBe(2);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('no Cilium, no values; no resources, missing input', () => {

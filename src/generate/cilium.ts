@@ -20,7 +20,7 @@ import type { KubeObject, SourceRef } from '../snapshot/model.js';
 import type { Artifact, GenerateNote, GeneratorResult, MissingInput } from './artifact.js';
 import type { GenerateContext, Generator } from './context.js';
 import { need } from './context.js';
-import { describeRef } from './talos/doc.js';
+import { describeRef } from './provenance.js';
 
 /** Optional operator input: the release's current values (`helm get values cilium -o yaml`). */
 export interface CiliumOptions {

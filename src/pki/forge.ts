@@ -3,17 +3,10 @@
  * @peculiar/x509 over Node's WebCrypto. Used by the lab (a kubeadm-layout PKI for etcd), by tests
  * and by examples; the shapes mirror what kubeadm writes so that ferry's readers see the real thing.
  */
-import {
-  createHash,
-  createPrivateKey,
-  createPublicKey,
-  generateKeyPair,
-  type KeyObject,
-  randomBytes,
-  webcrypto,
-} from 'node:crypto';
+import { createPublicKey, generateKeyPair, type KeyObject, randomBytes, webcrypto } from 'node:crypto';
 import { isIP } from 'node:net';
 import { promisify } from 'node:util';
+import { parsePrivateKeyPem, spkiDer } from './pem.js';
 import { formatName, literalName, x509 } from './x509.js';
 
 export type KeySpec =
@@ -95,13 +88,6 @@ export async function generateKeyPairPem(
   };
 }
 
-/** Parses a private key PEM, accepting Talos's non-standard "ED25519 PRIVATE KEY" label (PKCS#8 inside). */
-export function parsePrivateKeyPem(pem: string): KeyObject {
-  return createPrivateKey({
-    key: pem.replace(/(-----(?:BEGIN|END)) ED25519 PRIVATE KEY-----/g, '$1 PRIVATE KEY-----'),
-  });
-}
-
 function ecHash(curve: string | undefined): 'SHA-256' | 'SHA-384' | 'SHA-512' {
   if (curve === 'secp384r1' || curve === 'P-384') return 'SHA-384';
   if (curve === 'secp521r1' || curve === 'P-521') return 'SHA-512';
@@ -173,10 +159,6 @@ function subjectName(commonName: string, organization: string[] | undefined): x5
 async function keyFor(o: CommonOpts): Promise<KeyObject> {
   if (o.existingKeyPem !== undefined) return parsePrivateKeyPem(o.existingKeyPem);
   return generatePrivateKey(o.key ?? { algorithm: 'RSA', size: 2048 });
-}
-
-function spkiDer(key: KeyObject): Buffer {
-  return createPublicKey(key).export({ type: 'spki', format: 'der' });
 }
 
 function keyIdentifier(cert: x509.X509Certificate): string | undefined {
@@ -306,9 +288,4 @@ export async function loadIssued(certPem: string, keyPem: string): Promise<Issue
     signingKey,
     signingAlgorithm,
   };
-}
-
-/** Hex SHA-256 of the DER SubjectPublicKeyInfo of a key (the value inventories match keys by). */
-export function publicKeySha256(key: KeyObject): string {
-  return createHash('sha256').update(spkiDer(key)).digest('hex');
 }

@@ -11,6 +11,7 @@ import type { AuditReport } from '../audit/engine.js';
 import { describeSubject, type Finding } from '../audit/findings.js';
 import { buildIndex } from '../audit/index.js';
 import { inputError } from '../errors.js';
+import { planControlPlaneHostnames, replacementHostname, reservedNames } from '../facts/hostnames.js';
 import type { EtcdMemberFact, Facts } from '../facts/model.js';
 import type { Snapshot } from '../snapshot/model.js';
 import { VERSION } from '../version.js';
@@ -47,7 +48,7 @@ export interface PlanOptions {
   workerBatchSize?: number;
   /** Per-node drain timeout (default 900 s). */
   drainTimeoutSeconds?: number;
-  /** Hostname of the Talos node replacing a kubeadm node (default "<old>-talos"); ignored for capi. */
+  /** Hostname of the Talos node replacing a kubeadm node (default: the hostname rule of src/facts/hostnames.ts, as the kit writes it); ignored for capi. */
   newNodeName?: (old: string) => string;
 }
 
@@ -142,13 +143,21 @@ export function buildPlan(input: PlanInput): Plan {
     ...members.map((m) => m.name),
     ...cps.map((c) => c.name),
   ]);
+  // The hostname rule generate writes into talos/nodes/*.yaml and the audit checks
+  // (etcd.member-name-collision, nodes.name-reuse): one planner, so the plan names the node the kit makes.
+  const reserved = new Set(reservedNames(facts).names.keys());
+  const plannedCp = new Map(planControlPlaneHostnames(cps, reserved).map((p) => [p.replaces, p.hostname]));
+  for (const name of plannedCp.values()) taken.add(name);
   const nameFor = (old: string): string | null => {
     if (provisioner === 'capi') return null;
-    const base = (opts.newNodeName ?? ((o: string) => `${o}-talos`))(old);
-    let name = base;
-    for (let i = 2; taken.has(name); i++) name = `${base}-${i}`;
-    taken.add(name);
-    return name;
+    if (opts.newNodeName) {
+      const base = opts.newNodeName(old);
+      let name = base;
+      for (let i = 2; taken.has(name); i++) name = `${base}-${i}`;
+      taken.add(name);
+      return name;
+    }
+    return plannedCp.get(old) ?? replacementHostname(old, reserved, taken);
   };
   const oldRef = (n: { name: string; internalIP: string | null }, adv?: string | null): KubeadmNodeRef => ({
     kind: 'kubeadm',

@@ -18,7 +18,7 @@ describe('the runbook renderings', () => {
     expect(md).toContain('etcdctl --endpoints https://10.20.0.12:2379 move-leader');
     expect(md).toContain('kubectl drain cp-1 --ignore-daemonsets --delete-emptydir-data --timeout=900s');
     expect(md).toContain('kubectl cordon cp-1');
-    expect(md).toContain('kubectl wait --for=condition=Ready node/cp-1-talos');
+    expect(md).toContain('kubectl wait --for=condition=Ready node/talos-cp-1');
     expect(md).toContain(
       '[on cp-1] mkdir -p /etc/kubernetes/ferry-stopped && mv /etc/kubernetes/manifests/kube-apiserver.yaml',
     );
@@ -37,7 +37,7 @@ describe('the runbook renderings', () => {
   it('md for replace brings the node back at its own address', async () => {
     const md = renderPlan(await plan('replace'), 'md');
     expect(md).toContain('talosctl apply-config --insecure -n 10.20.0.11 --file');
-    expect(md).toContain('LB_ACTION=add NODE_NAME=cp-1-talos ADDRESS=10.20.0.11 PORT=6443');
+    expect(md).toContain('LB_ACTION=add NODE_NAME=talos-cp-1 ADDRESS=10.20.0.11 PORT=6443');
   });
 
   it('html is one self-contained page: no script, no stylesheet link, no external resource', async () => {
@@ -48,8 +48,8 @@ describe('the runbook renderings', () => {
     // Only in-page anchors.
     for (const m of html.matchAll(/href="([^"]*)"/g)) expect(m[1]).toMatch(/^#/);
     // Placeholders and commands are escaped, not markup.
-    expect(html).toContain('&lt;ADDRESS_OF_CP_1_TALOS&gt;');
-    expect(html).not.toContain('<ADDRESS_OF_CP_1_TALOS>');
+    expect(html).toContain('&lt;ADDRESS_OF_TALOS_CP_1&gt;');
+    expect(html).not.toContain('<ADDRESS_OF_TALOS_CP_1>');
     expect(html).toContain('etcd remove-member c085538e52f776f4');
   });
 

@@ -198,6 +198,44 @@ describe('loadSnapshot from a files directory', () => {
     ]);
     expect(s.pki).toBeUndefined();
   });
+
+  it('records paths as given and reads them relative to cwd', async () => {
+    // "cluster" does not exist in the test's own working directory: only cwd makes it readable.
+    const s = await loadSnapshot('cluster', { now: NOW, cwd: fx.tmp });
+    const p = (...rel: string[]) => join('cluster', ...rel);
+    expect(s.manifest.source).toEqual({ kind: 'files', path: 'cluster' });
+    expect(s.kubeadm.clusterConfiguration?.source).toEqual({
+      kind: 'file',
+      path: p('kubeadm-config.yaml'),
+      line: 19,
+    });
+    expect(s.staticPods[0]?.source).toEqual({
+      kind: 'file',
+      path: p('manifests', 'cp-1', 'etcd.yaml'),
+      line: 1,
+    });
+    expect(s.pki?.root).toBe(p('pki'));
+    expect(s.pki?.certificates.length).toBeGreaterThan(5);
+    expect(s.etcd?.source).toEqual({ kind: 'file', path: p('etcd') });
+    expect(s.encryption?.source).toMatchObject({ kind: 'file', path: p('encryption-config.yaml') });
+    expect(s.auditLog?.source).toEqual({ kind: 'file', path: p('audit.log') });
+    expect(s.servedCertificates.map((c) => c.certificate?.path)).toEqual([
+      p('served-certs', '10.0.0.11_6443.pem'),
+      p('served-certs', 'endpoint_6443.pem'),
+    ]);
+    expect(s.manifest.warnings).toContain(`${p('audit.log')}: skipped 1 line(s) that are not audit events`);
+    // Nothing recorded says where the directory was on this machine; the content is the same.
+    expect(JSON.stringify(s)).not.toContain(fx.tmp);
+    const absolute = await loadSnapshot(fx.dir, { now: NOW });
+    expect(s.resources).toEqual(absolute.resources);
+    expect(s.etcd?.members).toEqual(absolute.etcd?.members);
+  });
+
+  it('names a bad file as given when reading relative to cwd', async () => {
+    await writeFile(join(fx.dir, 'manifests', 'cp-2', 'kube-apiserver.yaml'), 'kind: Pod\n labels: {}\n');
+    const e = await rejected(loadSnapshot('cluster', { cwd: fx.tmp }));
+    expect(e.location?.file).toBe(join('cluster', 'manifests', 'cp-2', 'kube-apiserver.yaml'));
+  });
 });
 
 describe('loadSnapshot: bad input (exit 2, file, position, remedy; nothing written)', () => {

@@ -5,7 +5,7 @@
  */
 import { type Dirent, existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { FerryError, inputError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { summarizeAuditLogFile } from './audit-log.js';
@@ -38,13 +38,19 @@ export interface LoadOptions {
   strictPki?: boolean;
   /** The snapshot time for a files directory; default now. */
   now?: Date;
+  /**
+   * The directory a relative `path` is read from (a command's working directory); default the
+   * process's. What the snapshot records keeps `path` as given (see Disk).
+   */
+  cwd?: string;
 }
 
 const LAYOUT_HINT = 'see docs/snapshot-layout.md for the expected layout';
 const KUBEADM_FILE = 'kubeadm-config.yaml';
 
 export async function loadSnapshot(path: string, opts: LoadOptions = {}): Promise<Snapshot> {
-  const st = await stat(path).catch(() => undefined);
+  const disk = new Disk(opts.cwd);
+  const st = await stat(disk.real(path)).catch(() => undefined);
   if (!st) {
     throw inputError(
       `${path} does not exist`,
@@ -59,19 +65,19 @@ export async function loadSnapshot(path: string, opts: LoadOptions = {}): Promis
       `a snapshot is a directory; ${LAYOUT_HINT}`,
     );
   }
-  if (existsSync(join(path, MANIFEST_FILE))) {
-    const s = await readSavedSnapshot(path);
+  if (existsSync(join(disk.real(path), MANIFEST_FILE))) {
+    const s = await readSavedSnapshot(disk.real(path));
     if (opts.strictPki !== false && s.pki) assertPkiUsable(s.pki, s.pki.root);
     return s;
   }
-  return loadFilesDir(path, opts);
+  return loadFilesDir(path, opts, disk);
 }
 
-async function loadFilesDir(root: string, opts: LoadOptions): Promise<Snapshot> {
+async function loadFilesDir(root: string, opts: LoadOptions, disk: Disk): Promise<Snapshot> {
   const p = (...rel: string[]) => join(root, ...rel);
-  const hasKubeadm = await isFile(p(KUBEADM_FILE));
-  const hasManifests = await isDir(p('manifests'));
-  const hasResources = await isDir(p('resources'));
+  const hasKubeadm = await disk.isFile(p(KUBEADM_FILE));
+  const hasManifests = await disk.isDir(p('manifests'));
+  const hasResources = await disk.isDir(p('resources'));
   if (!hasKubeadm && !hasManifests && !hasResources) {
     throw inputError(
       `${root} is neither a saved snapshot (no ${MANIFEST_FILE}) nor a files directory (none of ${KUBEADM_FILE}, manifests/, resources/)`,
@@ -86,16 +92,16 @@ async function loadFilesDir(root: string, opts: LoadOptions): Promise<Snapshot> 
   let kubelet: ComponentConfig | undefined;
   let kubeProxy: ComponentConfig | undefined;
   if (hasKubeadm) {
-    const r = parseKubeadmDocuments(await readText(p(KUBEADM_FILE)), { file: p(KUBEADM_FILE) });
+    const r = parseKubeadmDocuments(await disk.readText(p(KUBEADM_FILE)), { file: p(KUBEADM_FILE) });
     kubeadm = r.kubeadm;
     kubelet = r.kubelet;
     kubeProxy = r.kubeProxy;
   }
 
   let staticPods: StaticPod[] = [];
-  if (hasManifests) staticPods = await loadManifests(p('manifests'), warnings);
+  if (hasManifests) staticPods = await loadManifests(disk, p('manifests'), warnings);
 
-  const resources = hasResources ? await loadResources(p('resources'), warnings) : emptyResources();
+  const resources = hasResources ? await loadResources(disk, p('resources'), warnings) : emptyResources();
   if (hasResources) parts.add('resources');
 
   // Fall back on what the cluster itself says when a file is absent.
@@ -155,14 +161,14 @@ async function loadFilesDir(root: string, opts: LoadOptions): Promise<Snapshot> 
   if (kubelet) snapshot.kubelet = kubelet;
   if (kubeProxy) snapshot.kubeProxy = kubeProxy;
 
-  if (await isDir(p('pki'))) {
-    const inv = await inventoryPki(p('pki'));
+  if (await disk.isDir(p('pki'))) {
+    const inv = { ...(await inventoryPki(disk.real(p('pki')))), root: p('pki') };
     if (opts.strictPki !== false) assertPkiUsable(inv, p('pki'));
     snapshot.pki = inv;
     parts.add('pki');
   }
-  if (await isDir(p('etcd'))) {
-    const etcd = await loadEtcdDir(p('etcd'), p('etcd'));
+  if (await disk.isDir(p('etcd'))) {
+    const etcd = await loadEtcdDir(disk.real(p('etcd')), p('etcd'));
     if (etcd) {
       snapshot.etcd = etcd;
       parts.add('etcd');
@@ -172,20 +178,23 @@ async function loadFilesDir(root: string, opts: LoadOptions): Promise<Snapshot> 
       );
     }
   }
-  if (await isFile(p('encryption-config.yaml'))) {
+  if (await disk.isFile(p('encryption-config.yaml'))) {
     const file = p('encryption-config.yaml');
-    snapshot.encryption = parseEncryptionConfig(await readText(file), file);
+    snapshot.encryption = parseEncryptionConfig(await disk.readText(file), file);
     parts.add('encryption');
   }
-  if (await isFile(p('audit.log'))) {
+  if (await disk.isFile(p('audit.log'))) {
     const file = p('audit.log');
-    const { summary, unparseable } = await summarizeAuditLogFile(file, { kind: 'file', path: file });
+    const { summary, unparseable } = await summarizeAuditLogFile(disk.real(file), {
+      kind: 'file',
+      path: file,
+    });
     if (unparseable > 0) warnings.push(`${file}: skipped ${unparseable} line(s) that are not audit events`);
     snapshot.auditLog = summary;
     parts.add('audit-log');
   }
-  if (await isDir(p('served-certs'))) {
-    snapshot.servedCertificates = await loadServedCerts(p('served-certs'), snapshot, warnings);
+  if (await disk.isDir(p('served-certs'))) {
+    snapshot.servedCertificates = await loadServedCerts(disk, p('served-certs'), snapshot, warnings);
     if (snapshot.servedCertificates.length > 0) parts.add('served-certs');
   }
   snapshot.manifest.parts = SNAPSHOT_PARTS.filter((part) => parts.has(part));
@@ -197,19 +206,19 @@ async function loadFilesDir(root: string, opts: LoadOptions): Promise<Snapshot> 
 
 const YAML_OR_JSON = /\.(ya?ml|json)$/i;
 
-async function loadManifests(dir: string, warnings: string[]): Promise<StaticPod[]> {
+async function loadManifests(disk: Disk, dir: string, warnings: string[]): Promise<StaticPod[]> {
   const pods: StaticPod[] = [];
-  for (const e of await listDir(dir)) {
+  for (const e of await disk.list(dir)) {
     if (e.isDirectory()) {
       // manifests/NODE/*.yaml: one folder per control-plane node.
       const node = e.name;
-      for (const f of await listDir(join(dir, node))) {
+      for (const f of await disk.list(join(dir, node))) {
         if (f.isFile() && YAML_OR_JSON.test(f.name))
-          pods.push(...(await manifestFile(join(dir, node, f.name), node)));
+          pods.push(...(await manifestFile(disk, join(dir, node, f.name), node)));
         else warnings.push(`ignored ${join(dir, node, f.name)}: not a .yaml, .yml or .json file`);
       }
     } else if (e.isFile() && YAML_OR_JSON.test(e.name)) {
-      pods.push(...(await manifestFile(join(dir, e.name), undefined)));
+      pods.push(...(await manifestFile(disk, join(dir, e.name), undefined)));
     } else {
       warnings.push(`ignored ${join(dir, e.name)}: not a .yaml, .yml or .json file`);
     }
@@ -217,25 +226,25 @@ async function loadManifests(dir: string, warnings: string[]): Promise<StaticPod
   return pods;
 }
 
-async function manifestFile(file: string, node: string | undefined): Promise<StaticPod[]> {
-  const docs = parseDocumentsByExtension(await readText(file), file, { file });
+async function manifestFile(disk: Disk, file: string, node: string | undefined): Promise<StaticPod[]> {
+  const docs = parseDocumentsByExtension(await disk.readText(file), file, { file });
   return docs.map((d) => staticPodFromManifest(d.value, { kind: 'file', path: file, line: d.line }, node));
 }
 
 // ---------------------------------------------------------------------------------------------
 // resources/
 
-async function loadResources(dir: string, warnings: string[]): Promise<Resources> {
+async function loadResources(disk: Disk, dir: string, warnings: string[]): Promise<Resources> {
   const objects: KubeObject[] = [];
   const seen = new Set<string>();
   let duplicates = 0;
-  for (const e of await listDir(dir)) {
+  for (const e of await disk.list(dir)) {
     const file = join(dir, e.name);
     if (!e.isFile() || !YAML_OR_JSON.test(e.name)) {
       warnings.push(`ignored ${file}: not a .yaml, .yml or .json file`);
       continue;
     }
-    for (const doc of parseDocumentsByExtension(await readText(file), file, { file })) {
+    for (const doc of parseDocumentsByExtension(await disk.readText(file), file, { file })) {
       for (const obj of objectsOf(doc, file)) {
         const m = obj.metadata;
         const key = `${obj.kind}\u0000${m.namespace ?? ''}\u0000${m.name}`;
@@ -335,7 +344,12 @@ function compareKubeletConfigNames(a: string, b: string): number {
 // ---------------------------------------------------------------------------------------------
 // served-certs/
 
-async function loadServedCerts(dir: string, s: Snapshot, warnings: string[]): Promise<ServedCertificate[]> {
+async function loadServedCerts(
+  disk: Disk,
+  dir: string,
+  s: Snapshot,
+  warnings: string[],
+): Promise<ServedCertificate[]> {
   const endpoint = s.kubeadm.clusterConfiguration?.controlPlaneEndpoint;
   const nodeByIp = new Map<string, string>();
   for (const n of s.resources.nodes) {
@@ -345,7 +359,7 @@ async function loadServedCerts(dir: string, s: Snapshot, warnings: string[]): Pr
       if (isRecord(a) && typeof a.address === 'string') nodeByIp.set(a.address, n.metadata.name);
   }
   const out: ServedCertificate[] = [];
-  for (const e of await listDir(dir)) {
+  for (const e of await disk.list(dir)) {
     const file = join(dir, e.name);
     if (!e.isFile() || !/\.(pem|crt)$/i.test(e.name)) {
       warnings.push(`ignored ${file}: not a .pem file`);
@@ -373,7 +387,7 @@ async function loadServedCerts(dir: string, s: Snapshot, warnings: string[]): Pr
     let certificate: ServedCertificate['certificate'];
     try {
       // A served file may hold the chain; the leaf comes first.
-      certificate = certificateInfoFromPem(await readText(file), file)[0];
+      certificate = certificateInfoFromPem(await disk.readText(file), file)[0];
     } catch (err) {
       if (err instanceof FerryError) throw err;
       throw inputError(
@@ -393,32 +407,47 @@ async function loadServedCerts(dir: string, s: Snapshot, warnings: string[]): Pr
 
 // ---------------------------------------------------------------------------------------------
 
-async function isDir(path: string): Promise<boolean> {
-  return (await stat(path).catch(() => undefined))?.isDirectory() ?? false;
-}
+/**
+ * File access by the path as the user gave it: reads resolve it against `cwd`, while everything
+ * recorded (SourceRefs, warnings, error locations) keeps the given path, so evidence reads
+ * `examples/lab-cluster/kubeadm-config.yaml:5` rather than a path that only means something on the
+ * machine that loaded it. Without `cwd` the given path is used as is.
+ */
+class Disk {
+  constructor(private readonly cwd: string | undefined) {}
 
-async function isFile(path: string): Promise<boolean> {
-  return (await stat(path).catch(() => undefined))?.isFile() ?? false;
-}
+  /** The path the file system is asked for. */
+  real(path: string): string {
+    return this.cwd === undefined ? path : resolve(this.cwd, path);
+  }
 
-/** Directory entries sorted by name, so a snapshot does not depend on the file system's order. */
-async function listDir(dir: string): Promise<Dirent[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  return entries
-    .filter((e) => !e.name.startsWith('.'))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-}
+  async isDir(path: string): Promise<boolean> {
+    return (await stat(this.real(path)).catch(() => undefined))?.isDirectory() ?? false;
+  }
 
-async function readText(file: string): Promise<string> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (err) {
-    throw inputError(
-      `cannot read ${file}: ${(err as Error).message}`,
-      { file },
-      'make the file readable',
-      err,
-    );
+  async isFile(path: string): Promise<boolean> {
+    return (await stat(this.real(path)).catch(() => undefined))?.isFile() ?? false;
+  }
+
+  /** Directory entries sorted by name, so a snapshot does not depend on the file system's order. */
+  async list(dir: string): Promise<Dirent[]> {
+    const entries = await readdir(this.real(dir), { withFileTypes: true });
+    return entries
+      .filter((e) => !e.name.startsWith('.'))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  async readText(file: string): Promise<string> {
+    try {
+      return await readFile(this.real(file), 'utf8');
+    } catch (err) {
+      throw inputError(
+        `cannot read ${file}: ${(err as Error).message}`,
+        { file },
+        'make the file readable',
+        err,
+      );
+    }
   }
 }
 

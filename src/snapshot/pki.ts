@@ -3,11 +3,20 @@
  * parsed and their chains verified; private keys are read to learn their type and whether they
  * match their certificate, and nothing of them but a public-key hash enters the inventory.
  */
-import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
 import type { Dirent } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inputError } from '../errors.js';
+import {
+  isEncryptedKeyBlock,
+  isPem,
+  type PemBlock,
+  parsePem,
+  privateKeyFromBlock,
+  publicKeyFromBlock,
+  publicKeySha256,
+} from '../pki/pem.js';
 import { formatName, x509 } from '../pki/x509.js';
 import type {
   CertificateInfo,
@@ -32,67 +41,6 @@ const PROBLEM_REMEDIATION: Record<PkiProblem['problem'] | 'missing', string> = {
     'make the file readable by the user running ferry (keys are root-only 0600: copy them with sudo)',
   missing: 'copy the whole /etc/kubernetes/pki directory from a control-plane node: ca.crt is required',
 };
-
-// ---------------------------------------------------------------------------------------------
-// PEM
-
-interface PemBlock {
-  label: string;
-  headers: Record<string, string>;
-  der: Buffer;
-}
-
-type PemParse = { blocks: PemBlock[]; errors: string[] };
-
-const BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----\r?\n([\s\S]*?)-----END ([A-Z0-9 ]+)-----/g;
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
-/** Splits PEM text into blocks; reports blocks that are cut off or not valid base64. */
-function parsePem(text: string): PemParse {
-  const blocks: PemBlock[] = [];
-  const errors: string[] = [];
-  let ends = 0;
-  for (const m of text.matchAll(BLOCK)) {
-    const [, label = '', body = '', endLabel = ''] = m;
-    ends++;
-    if (label !== endLabel) {
-      errors.push(
-        `block ${blocks.length + errors.length + 1}: BEGIN ${describeLabel(label)} closed by END ${describeLabel(endLabel)}`,
-      );
-      continue;
-    }
-    const headers: Record<string, string> = {};
-    const lines = body.split(/\r?\n/);
-    // RFC 1421 headers (legacy encrypted keys: Proc-Type, DEK-Info) come before a blank line.
-    if (lines.some((l) => l.includes(':'))) {
-      while (lines.length > 0 && lines[0]?.trim() !== '') {
-        const line = lines.shift() ?? '';
-        const i = line.indexOf(':');
-        if (i > 0) headers[line.slice(0, i).trim()] = line.slice(i + 1).trim();
-      }
-    }
-    const b64 = lines.join('').replace(/\s+/g, '');
-    if (b64.length === 0 || b64.length % 4 !== 0 || !BASE64.test(b64)) {
-      errors.push(
-        `block ${blocks.length + errors.length + 1} (${describeLabel(label)}): body is not valid base64`,
-      );
-      continue;
-    }
-    blocks.push({ label, headers, der: Buffer.from(b64, 'base64') });
-  }
-  const begins = text.match(/-----BEGIN [A-Z0-9 ]+-----/g)?.length ?? 0;
-  if (begins > ends) errors.push(`${begins - ends} PEM block(s) have no END line: the file is truncated`);
-  return { blocks, errors };
-}
-
-/** Labels are named without quoting private-key labels, so no inventory text looks like key material. */
-function describeLabel(label: string): string {
-  return label.endsWith('PRIVATE KEY') ? 'private key' : label.toLowerCase();
-}
-
-function isPem(text: string): boolean {
-  return /-----BEGIN [A-Z0-9 ]+-----/.test(text);
-}
 
 const CERT_LABELS = new Set(['CERTIFICATE', 'X509 CERTIFICATE']);
 
@@ -128,27 +76,9 @@ function sha256(data: Uint8Array): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-function spkiSha256(key: KeyObject): string {
-  const pub = key.type === 'public' ? key : createPublicKey(key);
-  return sha256(pub.export({ type: 'spki', format: 'der' }));
-}
-
 function stripUndefined<T extends object>(o: T): T {
   for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
   return o;
-}
-
-function privateKeyFromBlock(b: PemBlock): KeyObject {
-  const type = b.label === 'RSA PRIVATE KEY' ? 'pkcs1' : b.label === 'EC PRIVATE KEY' ? 'sec1' : 'pkcs8';
-  return createPrivateKey({ key: b.der, format: 'der', type });
-}
-
-function publicKeyFromBlock(b: PemBlock): KeyObject {
-  return createPublicKey({
-    key: b.der,
-    format: 'der',
-    type: b.label === 'RSA PUBLIC KEY' ? 'pkcs1' : 'spki',
-  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -348,7 +278,9 @@ function collectFile(path: string, text: string, acc: Collected): void {
       try {
         const key = publicKeyFromBlock(b);
         const { algorithm, keySize } = keyShape(key);
-        acc.publicKeys.push(stripUndefined({ path, algorithm, keySize, publicKeySha256: spkiSha256(key) }));
+        acc.publicKeys.push(
+          stripUndefined({ path, algorithm, keySize, publicKeySha256: publicKeySha256(key) }),
+        );
       } catch (err) {
         acc.problems.push({ path, problem: 'unparseable', message: `public key: ${(err as Error).message}` });
       }
@@ -358,8 +290,7 @@ function collectFile(path: string, text: string, acc: Collected): void {
 }
 
 function collectPrivateKey(path: string, b: PemBlock, acc: Collected): void {
-  const legacyEncrypted = /ENCRYPTED/i.test(b.headers['Proc-Type'] ?? '');
-  if (b.label === 'ENCRYPTED PRIVATE KEY' || legacyEncrypted) {
+  if (isEncryptedKeyBlock(b)) {
     const algorithm: KeyAlgorithm =
       b.label === 'RSA PRIVATE KEY' ? 'RSA' : b.label === 'EC PRIVATE KEY' ? 'ECDSA' : 'unknown';
     acc.keys.push({ path, algorithm, encrypted: true, matchesCertificate: null });
@@ -377,7 +308,7 @@ function collectPrivateKey(path: string, b: PemBlock, acc: Collected): void {
         path,
         ...keyShape(key),
         encrypted: false,
-        publicKeySha256: spkiSha256(key),
+        publicKeySha256: publicKeySha256(key),
         matchesCertificate: null,
       }),
     );

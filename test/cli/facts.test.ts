@@ -1,3 +1,4 @@
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeFactsCommand } from '../../src/cli/facts.js';
 import { memoryIo } from '../../src/cli/io.js';
@@ -7,9 +8,9 @@ import type { Snapshot } from '../../src/snapshot/model.js';
 import { labCluster } from '../facts/builders.js';
 
 function command(snapshot: Snapshot = labCluster()) {
-  const seen: string[] = [];
-  const cmd = makeFactsCommand(async (path) => {
-    seen.push(path);
+  const seen: { path: string; cwd: string }[] = [];
+  const cmd = makeFactsCommand(async (path, cwd) => {
+    seen.push({ path, cwd });
     return snapshot;
   });
   return { cmd, seen };
@@ -26,11 +27,11 @@ async function failure(p: Promise<unknown>): Promise<FerryError> {
 }
 
 describe('ferry facts', () => {
-  it('prints the table by default, resolving the path against cwd', async () => {
+  it('prints the table by default, loading the path as typed from cwd', async () => {
     const { cmd, seen } = command();
     const io = memoryIo({ cwd: '/work/here' });
     expect(await cmd.run(['snap'], io)).toBe(0);
-    expect(seen).toEqual(['/work/here/snap']);
+    expect(seen).toEqual([{ path: 'snap', cwd: '/work/here' }]);
     expect(io.out).toContain('TARGET');
     expect(io.out).toContain('  network.podSubnets  10.244.0.0/16');
     expect(io.err).toBe('');
@@ -80,9 +81,27 @@ describe('ferry facts', () => {
     expect(io.err).toBe('');
     expect(code).toBe(0);
     const doc = JSON.parse(io.out);
-    expect(doc.snapshot.source).toMatch(/^files .*test\/fixtures\/files-cluster$/);
+    expect(doc.snapshot.source).toBe('files test/fixtures/files-cluster');
     expect(doc.facts.length).toBeGreaterThan(50);
     const missing = await runCli(['facts', 'test/fixtures/does-not-exist'], memoryIo());
     expect(missing).toBe(2);
+  });
+
+  it('provenance names files as the user typed them, relative to the working directory', async () => {
+    const io = memoryIo({ cwd: resolve('test/fixtures') });
+    expect(await runCli(['facts', 'files-cluster', '-o', 'json'], io)).toBe(0);
+    const paths = new Set<string>();
+    const walk = (o: unknown): void => {
+      if (Array.isArray(o)) o.forEach(walk);
+      else if (o && typeof o === 'object')
+        for (const [k, v] of Object.entries(o)) {
+          if (k === 'path' && typeof v === 'string') paths.add(v);
+          walk(v);
+        }
+    };
+    walk(JSON.parse(io.out));
+    expect(paths).toContain(join('files-cluster', 'kubeadm-config.yaml'));
+    expect(paths).toContain(join('files-cluster', 'manifests', 'cp-1', 'kube-apiserver.yaml'));
+    for (const p of paths) expect(p.startsWith('files-cluster/'), p).toBe(true);
   });
 });

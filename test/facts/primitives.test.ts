@@ -1,12 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { decide, sameValue } from '../../src/facts/decide.js';
-import { canonicalCidr, cidrContains, cidrList, nthIp, parseHostPort } from '../../src/facts/ip.js';
 import {
+  canonicalCidr,
+  cidrContains,
+  cidrList,
+  joinHostPort,
+  nthIp,
+  parseHostPort,
+} from '../../src/facts/ip.js';
+import {
+  compareMinor,
   compareVersionText,
   etcdVersionFromTag,
   imageTag,
   minorOf,
   normalizeKubernetesVersion,
+  parseVersion,
 } from '../../src/facts/semver.js';
 import type { SourceRef } from '../../src/snapshot/model.js';
 
@@ -84,6 +93,12 @@ describe('ip', () => {
     expect(parseHostPort('fd00::1')).toEqual({ host: 'fd00::1' });
     expect(parseHostPort('lb.example')).toEqual({ host: 'lb.example' });
   });
+
+  it('joins host and port back, bracketing IPv6 only', () => {
+    expect(joinHostPort('fd00::1', 6443)).toBe('[fd00::1]:6443');
+    expect(joinHostPort('10.0.0.1', 443)).toBe('10.0.0.1:443');
+    expect(parseHostPort(joinHostPort('fd00::1', 6443))).toEqual({ host: 'fd00::1', port: 6443 });
+  });
 });
 
 describe('semver', () => {
@@ -98,5 +113,9 @@ describe('semver', () => {
     expect(imageTag('registry:5000/kube-apiserver')).toBeUndefined();
     expect(normalizeKubernetesVersion('1.32.4')).toBe('v1.32.4');
     expect(minorOf('v1.32.4')).toBe('1.32');
+    const v = (t: string) => parseVersion(t)!;
+    expect(compareMinor(v('3.5.16'), v('3.6'))).toBeLessThan(0);
+    expect(compareMinor(v('1.36.9'), v('1.36'))).toBe(0);
+    expect(compareMinor(v('2.0.0'), v('1.37'))).toBeGreaterThan(0);
   });
 });

@@ -54,7 +54,9 @@ describe('ferry generate: a cluster whose encryption key needs renaming', () => 
   let result: Awaited<ReturnType<typeof generate>>;
   beforeAll(async () => {
     kit = join(root, 'kit-aescbc');
-    result = await generate([aescbc, '--pki', join(aescbc, 'pki'), '-o', kit, '--bootstrap-token', TOKEN]);
+    // The snapshot as a user types it, relative to the working directory (root): the encryption
+    // config and ClusterConfiguration the snapshot names are read from there.
+    result = await generate(['aescbc', '--pki', join(aescbc, 'pki'), '-o', kit, '--bootstrap-token', TOKEN]);
   });
 
   it('writes the kit and exits 0', () => {

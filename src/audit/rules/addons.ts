@@ -10,6 +10,7 @@ import type { Target } from '../../facts/target.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import type { Evidence } from '../findings.js';
 import { notApplicable, type Rule, type RuleFinding } from '../rule.js';
+import { KIT } from './kit-paths.js';
 import { factEvidence, isMultidoc, list, skipFact } from './network.js';
 
 type Ctx = Parameters<Rule['check']>[0];
@@ -103,6 +104,7 @@ export const kubeProxyConflict: Rule = {
   description:
     'Talos creates kube-proxy when it is missing (e.g. next to Cilium kube-proxy replacement) and renders its own proxy mode; both change how every Service is routed.',
   docs: DOCS('addons.kube-proxy-conflict'),
+  artifacts: [KIT.controlPlanePatch],
   check(ctx) {
     const ds = ctx.facts.kubeProxy.daemonSet;
     if (ds.value === undefined) return skipFact(ds);
@@ -210,6 +212,7 @@ export const corednsConflict: Rule = {
   description:
     "Talos creates the CoreDNS objects that are missing; from v1.13 existing ones join its inventory and the next talosctl upgrade-k8s re-applies Talos's spec, losing customisations.",
   docs: DOCS('addons.coredns-conflict'),
+  artifacts: [KIT.controlPlanePatch],
   check(ctx) {
     const out: RuleFinding[] = [];
     const fix = `Set ${coreDnsDisable(ctx.target)} in the Talos config so Talos leaves the cluster's DNS alone; ferry generate does so when it finds a customised DNS.`;

@@ -181,7 +181,7 @@ describe('apiserver.sa-issuer', () => {
       node: 'cp-1',
       observed: 'https://kubernetes.default.svc.cluster.local',
     });
-    expect(f!.artifacts).toEqual(['kubeadm/20-sa-issuer.sh']);
+    expect(f!.artifacts).toEqual(['kubeadm/20-sa-issuer.sh', 'talos/controlplane-patch.yaml']);
   });
 
   it('gives the Talos-side fix for each target line', () => {
@@ -255,7 +255,10 @@ describe('apiserver.anonymous-auth-dependents', () => {
     const result = findings(anonymousAuthDependents.check(ctxOf()));
     const byName = Object.fromEntries(result.map((f) => [f.subject.name, f]));
     expect(byName['haproxy-healthcheck /healthz']!.severity).toBe('blocker');
-    expect(byName['haproxy-healthcheck /healthz']!.artifacts).toEqual(['rbac/health-probe.yaml']);
+    expect(byName['haproxy-healthcheck /healthz']!.artifacts).toEqual([
+      'rbac/health-probe.yaml',
+      'talos/controlplane-patch.yaml',
+    ]);
     expect(byName['haproxy-healthcheck /healthz']!.evidence[0]).toMatchObject({
       kind: 'file',
       field: 'user.username=system:anonymous requestURI=/healthz',

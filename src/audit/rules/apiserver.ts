@@ -23,6 +23,7 @@ import { type Evidence, evidenceFromSource, type ObjectRef, type Subject } from 
 import type { Workload } from '../index.js';
 import { HOW_TO_PROVIDE, type Rule, type RuleFinding, skip } from '../rule.js';
 import { baselineViolations } from './apiserver-baseline.js';
+import { KIT } from './kit-paths.js';
 import { fileEvidence, firstCert, pkiSubject } from './pki.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -298,7 +299,7 @@ export const sanEndpoint: Rule = {
         remediation: `Put ${extra.join(', ')} into ${field} of every Talos control plane.`,
         subject: { kind: 'TalosConfig', name: 'apiserver-certificate' },
         field: 'certSANs',
-        artifacts: [],
+        artifacts: [KIT.controlPlanePatch],
       });
     }
     return out;
@@ -362,7 +363,7 @@ export const saIssuer: Rule = {
         remediation: `On every kubeadm apiserver, add --service-account-issuer=${url} as the first issuer and keep the old one after it (all listed issuers are accepted, the first signs), restarting one control plane at a time (the kit's kubeadm/20-sa-issuer.sh); ${talosSide}. Then restart workloads so their tokens are re-issued.`,
         subject: { kind: 'Component', name: 'kube-apiserver' },
         field: '--service-account-issuer',
-        artifacts: ['kubeadm/20-sa-issuer.sh'],
+        artifacts: [KIT.saIssuer, KIT.controlPlanePatch],
       });
     } else if (audiences.value && !audiences.value.some((a) => sameUrl(a, url))) {
       out.push({
@@ -374,7 +375,7 @@ export const saIssuer: Rule = {
         remediation: `Add ${url} to --api-audiences on every kubeadm apiserver (one at a time), and carry kubeadm's audiences into the Talos config (${minor >= 14 ? '`KubeServiceAccountConfig.accepted.audiences`' : 'extraArgs `api-audiences`'}).`,
         subject: { kind: 'Component', name: 'kube-apiserver' },
         field: '--api-audiences',
-        artifacts: [],
+        artifacts: [KIT.saIssuer, KIT.controlPlanePatch],
       });
     }
     return out;
@@ -407,7 +408,7 @@ export const saJwksUri: Rule = {
         remediation: `Carry it over: \`service-account-jwks-uri: ${jwks.value}\` in ${at} (the flag is not on Talos's deny-list).`,
         subject: { kind: 'Component', name: 'kube-apiserver' },
         field: '--service-account-jwks-uri',
-        artifacts: [],
+        artifacts: [KIT.controlPlanePatch],
       },
     ];
   },
@@ -528,7 +529,8 @@ export const anonymousAuthDependents: Rule = {
           : `Give this client credentials (a ServiceAccount token) or stop it calling ${a.path}; ${v14 ? 'Talos v1.14 cannot allow anonymous access beyond the health paths without replacing KubeAuthenticationConfig' : 'or set extraArgs `anonymous-auth: "true"` in the Talos config (≤v1.13)'}.`,
         subject: { kind: 'AnonymousClient', name: `${a.userAgent ?? 'unknown'} ${a.path}` },
         field: 'anonymous',
-        artifacts: lb && !v14 ? ['rbac/health-probe.yaml'] : [],
+        // ≤v1.13: the control-plane patch keeps anonymous-auth as kubeadm has it; the probe token serves LB checks.
+        artifacts: v14 ? [] : lb ? [KIT.healthProbe, KIT.controlPlanePatch] : [KIT.controlPlanePatch],
       });
     }
     const custom = customAnonymousBindings(ctx.snapshot);
@@ -543,7 +545,7 @@ export const anonymousAuthDependents: Rule = {
           `Check the load balancer's health checks (haproxy \`option httpchk\`, keepalived scripts) and other unauthenticated callers; ${fixLb}. ${log ? '' : 'Add the apiserver audit log (audit.log) to the snapshot to see the callers.'}`.trim(),
         subject: { kind: 'Component', name: 'kube-apiserver' },
         field: '--anonymous-auth',
-        artifacts: v14 ? [] : ['rbac/health-probe.yaml'],
+        artifacts: v14 ? [] : [KIT.healthProbe, KIT.controlPlanePatch],
       });
     }
     return out;
@@ -732,6 +734,7 @@ export const extraArgsCarryover: Rule = {
   description:
     'Talos renders its own kube-apiserver, kube-controller-manager and kube-scheduler command lines; flags kubeadm clusters added (audit, feature gates, admission, bind addresses…) are gone unless carried in extraArgs, and host-file flags need the file on Talos.',
   docs: 'docs/rules.md#apiserver.extra-args-carryover',
+  artifacts: [KIT.controlPlanePatch],
   check(ctx) {
     const comps = componentFlags(ctx).filter((c) => c.component !== 'etcd'); // etcd.extra-args owns etcd
     if (comps.every((c) => c.extra.value === undefined))
@@ -796,7 +799,7 @@ export const extraArgsCarryover: Rule = {
         remediation,
         subject: { kind: 'Component', name: c.component },
         field: 'extraArgs',
-        artifacts: [],
+        artifacts: [KIT.controlPlanePatch],
       });
     }
     return out;
@@ -815,6 +818,7 @@ export const oidc: Rule = {
   description:
     'User logins through OIDC break on Talos apiservers unless the --oidc-* flags (or --authentication-config) are carried over; on v1.14 they must become jwt authenticators of KubeAuthenticationConfig.',
   docs: 'docs/rules.md#apiserver.oidc',
+  artifacts: [KIT.controlPlanePatch],
   check(ctx) {
     const fact = ctx.facts.apiserver.oidc;
     if (fact.value === undefined) return skip(['flags'], fact.missing ?? HOW_TO_PROVIDE.flags);
@@ -842,7 +846,7 @@ export const oidc: Rule = {
         remediation,
         subject: { kind: 'Component', name: 'kube-apiserver' },
         field: 'oidc',
-        artifacts: [],
+        artifacts: [KIT.controlPlanePatch],
       },
     ];
   },
@@ -884,6 +888,7 @@ export const podSecurityDefault: Rule = {
   description:
     'Talos-generated configs enforce PodSecurity "baseline" in every namespace but kube-system. Once a Talos apiserver admits a pod (a Talos KCM leading, or the endpoint sending a request there), pods that violate baseline in unlabelled namespaces are rejected.',
   docs: 'docs/rules.md#apiserver.podsecurity-default',
+  artifacts: [KIT.controlPlanePatch],
   check(ctx) {
     const exempt = new Set<string>(TALOS_POD_SECURITY.exemptNamespaces);
     const v14 = isV114(ctx.target);
@@ -934,7 +939,7 @@ export const podSecurityDefault: Rule = {
           ...(w.object.metadata.labels ? { labels: w.object.metadata.labels } : {}),
         },
         field: w.specPath,
-        artifacts: [],
+        artifacts: [KIT.controlPlanePatch],
       });
     }
     const psa = ctx.facts.apiserver.podSecurityDefaults;
@@ -966,7 +971,7 @@ export const podSecurityDefault: Rule = {
         remediation: `Decide explicitly: ${fixCluster}; or label the namespaces with ${ENFORCE_LABEL}.`,
         subject: { kind: 'Cluster', name: 'pod-security-defaults' },
         field: 'enforce',
-        artifacts: [],
+        artifacts: [KIT.controlPlanePatch],
       });
     }
     return out;

@@ -6,6 +6,7 @@
 import type { BootstrapToken } from '../../snapshot/model.js';
 import { evidenceFromSource } from '../findings.js';
 import { notApplicable, type Rule, type RuleFinding } from '../rule.js';
+import { KIT } from './kit-paths.js';
 
 /** Group Talos's bootstrap RBAC binds (talos.md §5, manifest 01-csr-node-bootstrap). */
 export const TALOS_BOOTSTRAP_GROUP = 'system:bootstrappers:nodes';
@@ -28,6 +29,7 @@ export const tokenTtl: Rule = {
   description:
     'Talos kubelets bootstrap with the token from the secrets bundle; it must exist as a kube-system/bootstrap-token-<id> Secret without expiration before the first Talos node boots (≤v1.13 Talos runs tokencleaner, and expired tokens are rejected).',
   docs: 'docs/rules.md#bootstrap.token-ttl',
+  artifacts: [KIT.secrets],
   check(ctx) {
     const tokens = ctx.snapshot.resources.bootstrapTokens;
     if (usableTokens(tokens).length > 0) return [];
@@ -63,7 +65,8 @@ export const tokenTtl: Rule = {
       // One finding per cluster, whatever tokens exist: the problem is the missing usable token.
       subject: { kind: 'BootstrapToken', namespace: 'kube-system', name: 'talos-join' },
       field: 'expiration',
-      artifacts: [],
+      // secrets.yaml carries the token given to ferry generate --bootstrap-token.
+      artifacts: [KIT.secrets],
     };
     return [finding];
   },

@@ -9,6 +9,7 @@ import { CILIUM_ON_TALOS } from '../../knowledge/talos-config.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import { type Evidence, evidenceFromSource } from '../findings.js';
 import { notApplicable, type Rule, type RuleFinding } from '../rule.js';
+import { BOTH_PATCHES, KIT } from './kit-paths.js';
 import { factEvidence, isMultidoc, skipFact } from './network.js';
 
 type Ctx = Parameters<Rule['check']>[0];
@@ -24,6 +25,7 @@ export const talosDefaultFlannel: Rule = {
   description:
     'Without an explicit "no CNI", the Talos bootstrap manifests create DaemonSet kube-system/kube-flannel (create-if-missing) beside the CNI the cluster already runs.',
   docs: DOCS('cni.talos-default-flannel'),
+  artifacts: BOTH_PATCHES,
   check(ctx) {
     const plugin = ctx.facts.cni.plugin;
     if (plugin.value === undefined) return skipFact(plugin);
@@ -112,6 +114,7 @@ export const ciliumValues: Rule = {
   description:
     'Talos forbids module loading by workloads and mounts cgroup v2 and bpffs itself; KubePrism (localhost:7445) exists only on Talos nodes. Cilium values are cluster-wide, so they must suit both node types during coexistence.',
   docs: DOCS('cni.cilium-values'),
+  artifacts: [KIT.ciliumMigration, KIT.ciliumTalos, KIT.ciliumAgents],
   check(ctx) {
     const plugin = ctx.facts.cni.plugin;
     if (plugin.value === undefined) return skipFact(plugin);
@@ -239,6 +242,7 @@ export const ciliumUpdateStrategy: Rule = {
   description:
     'The pre-migration values change restarts every Cilium agent; more than one unavailable agent at a time drops pod networking on several nodes together, and OnDelete never rolls the change out.',
   docs: DOCS('cni.cilium-update-strategy'),
+  artifacts: [KIT.ciliumMigration, KIT.ciliumAgents],
   check(ctx) {
     const plugin = ctx.facts.cni.plugin;
     if (plugin.value === undefined) return skipFact(plugin);

@@ -5,6 +5,7 @@
  * ≤v1.13 Talos fixes the names (secretbox "key2", aescbc "key1") and covers only `secrets`;
  * v1.14 takes a KubeEtcdEncryptionConfig document verbatim, but its generated one is wrong.
  */
+import { coversSecrets } from '../../facts/encryption.js';
 import type { EncryptionRule, Fact } from '../../facts/model.js';
 import type { Target } from '../../facts/target.js';
 import { TALOS_ENCRYPTION_KEY_NAMES } from '../../knowledge/talos.js';
@@ -30,11 +31,6 @@ const RENAME_ARTIFACTS = [
   'kubeadm/encryption/phase2.yaml',
 ];
 const REWRITE = '`kubectl get secrets -A -o json | kubectl replace -f -`';
-
-/** Does a resources entry cover core Secrets (as the apiserver matches them)? */
-export function coversSecrets(resources: readonly string[]): boolean {
-  return resources.some((r) => r === 'secrets' || r === '*.' || r === '*.*');
-}
 
 /** The configuration in use, or why the rule cannot or need not look at it. */
 type Loaded =

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { planControlPlaneHostnames, reservedNames } from '../../facts/hostnames.js';
 import {
   dbSize,
   external,
@@ -215,12 +216,53 @@ describe('etcd.member-name-collision', () => {
     expect(nameCollisions(['talos-a', 'talos-b'], ['cp-1'], ['cp-1'])).toEqual([]);
   });
 
-  it('is skipped until the planned hostnames are known, listing the names Talos must not use', () => {
-    const r = memberNameCollision.check(withEtcd(etcdState(), { provisioner: 'capi' }));
-    expect(r).toMatchObject({ kind: 'skipped', missing: ['planned Talos hostnames'] });
-    const how = (r as { howToProvide: string }).howToProvide;
-    expect(how).toContain('cp-1, cp-2, cp-3, worker-1');
-    expect(how).toContain('InfrastructureName');
+  it('decides on the hostnames ferry generate plans (talos-cp-N), which avoid every member and Node', () => {
+    const ctx = withEtcd();
+    expect(findings(memberNameCollision.check(ctx))).toEqual([]);
+    // The same names the Talos generator writes into talos/nodes/<hostname>.yaml.
+    const reserved = new Set(reservedNames(ctx.facts).names.keys());
+    expect(planControlPlaneHostnames(ctx.facts.nodes.controlPlane.value!, reserved)).toEqual([
+      { hostname: 'talos-cp-1', replaces: 'cp-1' },
+      { hostname: 'talos-cp-2', replaces: 'cp-2' },
+      { hostname: 'talos-cp-3', replaces: 'cp-3' },
+    ]);
+  });
+
+  it('plans around a member already named like a planned hostname, and still passes', () => {
+    const members = [
+      member('cp-1', MEMBER_IDS[0]!, '10.0.0.11'),
+      member('talos-cp-2', MEMBER_IDS[1]!, '10.0.0.12'),
+      member('cp-3', MEMBER_IDS[2]!, '10.0.0.13'),
+    ];
+    const ctx = withEtcd(etcdState({ members }));
+    expect(findings(memberNameCollision.check(ctx))).toEqual([]);
+    const reserved = new Set(reservedNames(ctx.facts).names.keys());
+    expect(planControlPlaneHostnames(ctx.facts.nodes.controlPlane.value!, reserved)[1]!.hostname).toBe(
+      'talos-cp-2-2',
+    );
+  });
+
+  it('with Cluster API, fires for a member named like the machines it would create (<cluster>-control-plane-xxxxx)', () => {
+    const members = [
+      member('test-control-plane-x7k2p', MEMBER_IDS[0]!, '10.0.0.11'),
+      member('cp-2', MEMBER_IDS[1]!, '10.0.0.12'),
+      member('test-worker-abcde', MEMBER_IDS[2]!, '10.0.0.13'),
+    ];
+    const fs = findings(memberNameCollision.check(withEtcd(etcdState({ members }), { provisioner: 'capi' })));
+    expect(fs).toHaveLength(1);
+    expect(fs[0]).toMatchObject({
+      severity: 'risk',
+      subject: { kind: 'EtcdMember', name: 'test-control-plane-x7k2p' },
+    });
+    expect(fs[0]!.message).toContain('test-control-plane-xxxxx');
+    expect(findings(memberNameCollision.check(withEtcd(etcdState(), { provisioner: 'capi' })))).toEqual([]);
+  });
+
+  it('is skipped without the member list, saying what to provide', () => {
+    const r = memberNameCollision.check(
+      contextOf(buildSnapshot({ parts: ['resources', 'kubeadm', 'flags', 'etcd'] })),
+    );
+    expect(r).toMatchObject({ kind: 'skipped' });
   });
 });
 

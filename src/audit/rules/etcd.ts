@@ -4,6 +4,7 @@
  * a version the Talos member can join, and no member shares a Talos hostname. Facts: etcd.* (members
  * with versions and status, topology, flags), target.talos (its etcd version).
  */
+import { planControlPlaneHostnames, reservedNames } from '../../facts/hostnames.js';
 import type { EtcdInstance, EtcdMemberFact } from '../../facts/model.js';
 import { compareVersions, parseVersion, type Version } from '../../facts/semver.js';
 import { atField } from '../../facts/sources.js';
@@ -14,7 +15,9 @@ import { minEtcdMinorFor, pinnedEtcdImage } from '../../knowledge/talos-config.j
 import type { Flag } from '../../snapshot/model.js';
 import { type Evidence, evidenceFromSource, type Observation, type Subject } from '../findings.js';
 import { notApplicable, type Rule, type RuleFinding, skip } from '../rule.js';
-import { capped, factEvidence, list, skipFact } from './network.js';
+import { KIT } from './kit-paths.js';
+import { factEvidence, list, skipFact } from './network.js';
+import { capiShapedNames } from './nodes.js';
 
 type Ctx = Parameters<Rule['check']>[0];
 
@@ -192,6 +195,7 @@ export const versionSkew: Rule = {
   description:
     'etcd upgrades one minor at a time; a learner of a newer minor joining an older cluster is not supported beyond one minor, and Talos v1.14 runs flags that need etcd 3.6 or newer.',
   docs: DOCS('etcd.version-skew'),
+  artifacts: [KIT.controlPlanePatch],
   check(ctx) {
     const sightings = serverVersions(ctx);
     const cluster = clusterVersion(ctx);
@@ -476,20 +480,59 @@ export const memberNameCollision: Rule = {
     'A joining Talos control plane removes any etcd member whose name equals its hostname before adding itself; kubeadm names members after node hostnames, so reusing one removes a live member.',
   docs: DOCS('etcd.member-name-collision'),
   check(ctx) {
-    // The hostnames Talos nodes will get are decided when planning (or by CAPI); the target does not
-    // carry them yet, so this rule says which names are taken and what to check.
-    const members = (ctx.facts.etcd.members.value ?? []).map((m) => m.name).filter(Boolean);
-    const nodes = ctx.snapshot.resources.nodes.map((n) => n.metadata.name);
-    const reserved = [...new Set([...members, ...nodes])];
-    const { shown, more } = capped(reserved, 20);
-    const capi =
-      ctx.target.provisioner === 'capi'
-        ? ' With Cluster API the hostname is the Machine name (CAPMOX: the ProxmoxMachine name; set hostname.source: InfrastructureName).'
-        : '';
-    return skip(
-      ['planned Talos hostnames'],
-      `give every Talos node an explicit hostname (HostnameConfig.hostname, or machine.network.hostname before v1.12) that is none of: ${shown.join(', ')}${more ? ` and ${more} more Node names` : ''}.${capi}`,
-    );
+    const fact = ctx.facts.etcd.members;
+    if (fact.value === undefined) return skipFact(fact);
+    const members = fact.value.filter((m) => m.name);
+    if (ctx.target.provisioner === 'capi') {
+      // Talos control planes are named after their infrastructure machines: "<template>-xxxxx".
+      const cluster = ctx.facts.cluster.name;
+      if (cluster.value === undefined) return skipFact(cluster);
+      const shaped = capiShapedNames(
+        cluster.value,
+        members.map((m) => m.name),
+      ).filter((c) => c.role === 'control plane');
+      return shaped.map((c) => {
+        const m = members.find((x) => x.name === c.name)!;
+        return {
+          severity: 'risk' as const,
+          message: `etcd member ${c.name} has the shape of the names Cluster API gives Talos control planes (${c.prefix}xxxxx, hostname.source InfrastructureName): a control plane generated with that name would remove this live member when it joins.`,
+          evidence: [memberEvidence(m, 'name', { observed: m.name })],
+          remediation: `Rename the control-plane template in the generated capi/ manifests (e.g. a "-talos" suffix) so that no generated name can equal a kubeadm member, or remove member ${c.name} (with its node) before Cluster API scales the control plane.`,
+          subject: { kind: 'EtcdMember', name: m.name },
+          field: 'name',
+          artifacts: [KIT.capiCluster],
+        };
+      });
+    }
+    const cps = ctx.facts.nodes.controlPlane;
+    if (cps.value === undefined) return skipFact(cps);
+    // The names `ferry generate` gives the Talos control planes (same planner, same inputs).
+    const reserved = reservedNames(ctx.facts);
+    const planned = planControlPlaneHostnames(cps.value, new Set(reserved.names.keys()));
+    const byHostname = new Map(planned.map((p) => [p.hostname, p]));
+    const nodeNames = [...ctx.index.nodesByName.keys()];
+    return nameCollisions(
+      planned.map((p) => p.hostname),
+      members.map((m) => m.name),
+      nodeNames,
+    ).map((c): RuleFinding => {
+      const p = byHostname.get(c.hostname)!;
+      const clash = c.member ?? c.node!;
+      const member = c.member ? members.find((m) => m.name === c.member) : undefined;
+      return {
+        message: `The Talos control plane replacing ${p.replaces} is planned as ${c.hostname}, the name of live ${c.member ? 'etcd member' : 'Node'} ${clash}: joining, it would remove the etcd member of that name${c.node ? ' and take over the Node' : ''}.`,
+        evidence: [
+          member
+            ? memberEvidence(member, 'name', { observed: member.name })
+            : { kind: 'node', node: clash, field: 'metadata.name', observed: clash },
+          { kind: 'target', field: 'hostnames', observed: `${p.replaces} → ${c.hostname}` },
+        ],
+        remediation: `Give the replacement of ${p.replaces} a hostname that is no live member or Node name (HostnameConfig.hostname; machine.network.hostname before v1.12).`,
+        subject: { kind: 'EtcdMember', name: clash },
+        field: 'name',
+        artifacts: [KIT.nodePatch(c.hostname)],
+      };
+    });
   },
 };
 
@@ -643,6 +686,7 @@ export const extraArgs: Rule = {
   description:
     'Talos etcd runs its own defaults unless flags are carried in cluster.etcd.extraArgs; name, data-dir, listen and certificate flags are deny-listed; timing flags that differ across members change election behaviour.',
   docs: DOCS('etcd.extra-args'),
+  artifacts: [KIT.controlPlanePatch],
   check(ctx) {
     if (ctx.facts.etcd.topology.value?.mode === 'external')
       return notApplicable('etcd is external (see etcd.external)');

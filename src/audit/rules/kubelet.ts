@@ -11,6 +11,7 @@ import { KUBELET_PER_NODE_FLAGS } from '../../knowledge/talos-config.js';
 import type { ComponentConfig, Flag, KubeObject, SourceRef, StaticPod } from '../../snapshot/model.js';
 import { type Evidence, evidenceFromSource } from '../findings.js';
 import { type AuditContext, HOW_TO_PROVIDE, type Rule, type RuleFinding, skip } from '../rule.js';
+import { BOTH_PATCHES } from './kit-paths.js';
 import { describeObj, isRecord, listSome, objectEvidence, templatesOf } from './workload-pods.js';
 
 const DOCS = (id: string) => `docs/rules.md#${id}`;
@@ -239,6 +240,7 @@ export const configCarryover: Rule = {
   description:
     "A Talos kubelet runs with Talos's defaults (e.g. systemReserved memory 512Mi on control planes, 384Mi on workers) unless the cluster's settings are carried in the machine config; some keys are protected and cannot be carried at all.",
   docs: DOCS('kubelet.config-carryover'),
+  artifacts: BOTH_PATCHES,
   check(ctx) {
     const cfg = ctx.snapshot.kubelet;
     if (!cfg) return skip(['kubelet'], HOW_TO_PROVIDE.kubelet);

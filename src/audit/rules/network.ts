@@ -15,6 +15,7 @@ import type { Target } from '../../facts/target.js';
 import { TALOS_NETWORK_DEFAULTS } from '../../knowledge/talos.js';
 import { type Evidence, evidenceFromSource, type Observation } from '../findings.js';
 import { type Rule, type RuleFinding, type RuleSkip, skip } from '../rule.js';
+import { BOTH_PATCHES, KIT } from './kit-paths.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers shared by the rule files of this set
@@ -130,6 +131,7 @@ export const podCidrMismatch: Rule = {
   description:
     'A Talos kube-controller-manager allocates node pod CIDRs from its own cluster-cidr (Talos default 10.244.0.0/16); once it holds the lease, new nodes get CIDRs the existing routes do not cover.',
   docs: DOCS('network.pod-cidr-mismatch'),
+  artifacts: BOTH_PATCHES,
   check(ctx) {
     const fact = ctx.facts.network.podSubnets;
     if (fact.value === undefined) return skipFact(fact);
@@ -171,6 +173,7 @@ export const serviceCidrMismatch: Rule = {
   description:
     'A wrong service CIDR gives Talos apiservers a wrong kubernetes Service IP SAN (intermittent TLS failures) and Talos kubelets a wrong cluster DNS IP.',
   docs: DOCS('network.service-cidr-mismatch'),
+  artifacts: BOTH_PATCHES,
   check(ctx) {
     const fact = ctx.facts.network.serviceSubnets;
     if (fact.value === undefined) return skipFact(fact);
@@ -207,6 +210,7 @@ export const dnsDomainMismatch: Rule = {
   description:
     'Pods on Talos nodes get a resolv.conf search path for the Talos dnsDomain (default cluster.local) and the apiserver SAN kubernetes.default.svc.<domain> changes.',
   docs: DOCS('network.dns-domain-mismatch'),
+  artifacts: BOTH_PATCHES,
   check(ctx) {
     const fact = ctx.facts.network.dnsDomain;
     if (fact.value === undefined) return skipFact(fact);
@@ -245,6 +249,7 @@ export const kubeDnsIp: Rule = {
   description:
     'Talos kubelets point clusterDNS at the 10th address of each service CIDR unless told otherwise; a cluster whose DNS listens elsewhere loses DNS on Talos nodes, and a kube-dns Service on another IP later breaks talosctl upgrade-k8s (siderolabs/talos#12618).',
   docs: DOCS('network.kube-dns-ip'),
+  artifacts: BOTH_PATCHES,
   check(ctx) {
     const fact = ctx.facts.network.kubeDnsIPs;
     const subnets = ctx.facts.network.serviceSubnets;
@@ -300,6 +305,7 @@ export const nodeCidrMask: Rule = {
   description:
     'A Talos kube-controller-manager allocates /24 (IPv4) and /64 (IPv6) node CIDRs unless told otherwise; nodes joining under a Talos KCM would get differently sized ranges.',
   docs: DOCS('network.node-cidr-mask'),
+  artifacts: [KIT.controlPlanePatch],
   check(ctx) {
     const fact = ctx.facts.network.nodeCidrMaskSize;
     if (fact.value === undefined) return skipFact(fact);

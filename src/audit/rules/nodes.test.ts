@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Snapshot, SnapshotPart } from '../../snapshot/model.js';
 import { runAudit } from '../engine.js';
 import {
   cpSchedulable,
@@ -7,6 +8,7 @@ import {
   nameReuse,
   nameReuseFindings,
 } from './nodes.js';
+import { clusterConfiguration } from './testing-network.js';
 import { audit, CP_TAINT, contextOf, findings, merge, node, pod, workload } from './testing-workload.js';
 
 const app = (nodes: string[], spec: Record<string, unknown> = {}) =>
@@ -162,12 +164,51 @@ describe('nodes.labels-taints-carryover', () => {
 });
 
 describe('nodes.name-reuse', () => {
+  /** A kubeadm ClusterConfiguration naming the cluster (the Cluster API object names derive from it). */
+  const named = (clusterName: string) => ({
+    parts: ['resources', 'kubeadm'] as SnapshotPart[],
+    edit: (s: Snapshot) => {
+      s.kubeadm.clusterConfiguration = clusterConfiguration({ clusterName });
+    },
+  });
   const ctx = () => contextOf({ nodes: [node('cp-1', { controlPlane: true }), node('worker-1')] });
 
-  it('reports itself skipped (the target does not carry planned names), never passing silently', () => {
+  it('decides on the names ferry generate plans, instead of skipping: fresh names pass', () => {
     const report = runAudit({ ...ctx(), rules: [nameReuse], now: new Date() });
-    expect(report.rules[0]!.outcome).toBe('skipped');
-    expect(report.skipped[0]!.missing).toEqual(['planned Talos node names']);
+    expect(report.rules[0]!.outcome).toBe('passed');
+    expect(report.skipped).toEqual([]);
+  });
+
+  it('plans around a Node already named like the planned hostname', () => {
+    const c = contextOf({
+      nodes: [node('cp-1', { controlPlane: true }), node('talos-cp-1.lab.example'), node('worker-1')],
+    });
+    expect(findings(nameReuse.check(c)).filter((f) => f.severity === 'blocker')).toEqual([]);
+  });
+
+  it('fires (risk) for a Node carrying the "talos-" prefix Talos generates worker names with', () => {
+    const c = contextOf({ nodes: [node('cp-1', { controlPlane: true }), node('talos-7mq-zy1')] });
+    const fs = findings(nameReuse.check(c));
+    expect(fs).toHaveLength(1);
+    expect(fs[0]).toMatchObject({ severity: 'risk', subject: { kind: 'Node', name: 'talos-7mq-zy1' } });
+    expect(fs[0]!.message).toContain('auto: stable');
+  });
+
+  it('with Cluster API, fires for Nodes shaped like the machines it would create', () => {
+    const nodes = [
+      node('cp-1', { controlPlane: true }),
+      node('lab-worker-x7k2p'),
+      node('lab-worker-pool-1'),
+      node('other-control-plane-abcde'),
+    ];
+    const c = contextOf({ nodes }, { provisioner: 'capi' }, named('lab'));
+    const fs = findings(nameReuse.check(c));
+    expect(fs.map((f) => f.subject?.name)).toEqual(['lab-worker-x7k2p']);
+    expect(fs[0]!.severity).toBe('risk');
+    // The same names without Cluster API: ferry names the control planes, nothing clashes.
+    expect(findings(nameReuse.check(contextOf({ nodes }, {}, named('lab'))))).toEqual([]);
+    // Without a cluster name the Cluster API names are unknown: skipped, saying what to provide.
+    expect(nameReuse.check(contextOf({ nodes }, { provisioner: 'capi' }))).toMatchObject({ kind: 'skipped' });
   });
 
   it('finds planned names equal to live Nodes, case-insensitively', () => {

@@ -3,6 +3,12 @@
  * workloads still land where they did — control-plane schedulability, labels and taints — and node
  * names that must not clash.
  */
+import {
+  capiHostnamePatterns,
+  mayEqualStableHostname,
+  planControlPlaneHostnames,
+  reservedNames,
+} from '../../facts/hostnames.js';
 import type { TalosRelease } from '../../knowledge/talos.js';
 import {
   CONTROL_PLANE_TAINT,
@@ -12,6 +18,7 @@ import {
 import type { KubeObject, Taint } from '../../snapshot/model.js';
 import type { Evidence } from '../findings.js';
 import { type AuditContext, type Rule, type RuleFinding, skip } from '../rule.js';
+import { KIT } from './kit-paths.js';
 import {
   describeObj,
   isFinished,
@@ -47,6 +54,7 @@ export const cpSchedulable: Rule = {
   inputs: ['api', 'target'],
   description: `Talos control planes register with the ${CONTROL_PLANE_TAINT}:NoSchedule taint and the ${EXCLUDE_FROM_LB_LABEL} label; workloads that run on untainted kubeadm control planes lose that capacity.`,
   docs: DOCS('nodes.cp-schedulable'),
+  artifacts: [KIT.controlPlanePatch],
   check(ctx) {
     const cps = ctx.facts.nodes.controlPlane;
     if (cps.value === undefined)
@@ -201,6 +209,7 @@ export const labelsTaintsCarryover: Rule = {
   description:
     "Replacement nodes carry only the labels and taints in their machine config; workloads selecting, spreading over or tolerating the old nodes' custom labels and taints stay Pending or land on the wrong nodes.",
   docs: DOCS('nodes.labels-taints-carryover'),
+  artifacts: [KIT.workerGroups, KIT.controlPlanePatch, KIT.workerPatch],
   check(ctx) {
     const release = ctx.target.talos;
     // Which label and taint keys the pod templates depend on (one pass over templates).
@@ -322,8 +331,8 @@ function shortField(f: string): string {
 
 /**
  * Findings for planned Talos node names that equal a Node still present when they join
- * (case-insensitive: node names are lower-cased DNS names). Pure; the plan calls it with the names
- * it assigns, and the audit rule with names from the target once the target carries them.
+ * (case-insensitive: node names are lower-cased DNS names). Pure; the rule calls it with the
+ * control-plane names src/facts/hostnames.ts plans (the names `ferry generate` writes).
  */
 export function nameReuseFindings(
   ctx: AuditContext,
@@ -347,7 +356,26 @@ export function nameReuseFindings(
         : `Choose a unique name for the Talos node (HostnameConfig.hostname), never the name of a Node or etcd member that still exists.`,
       subject: { kind: 'Node', name: clash.metadata.name, node: clash.metadata.name },
       field: 'metadata.name',
+      artifacts: [KIT.nodePatch(p.name)],
     });
+  }
+  return out;
+}
+
+/**
+ * Live Nodes whose names Cluster API could generate for a Talos node ("<template>-xxxxx"): the
+ * random suffix makes a clash unlikely but not impossible, and a kubeadm cluster built by Cluster
+ * API under the same cluster name has exactly that shape.
+ */
+export function capiShapedNames(
+  cluster: string,
+  names: readonly string[],
+): { name: string; role: string; prefix: string }[] {
+  const patterns = capiHostnamePatterns(cluster);
+  const out: { name: string; role: string; prefix: string }[] = [];
+  for (const name of names) {
+    const p = patterns.find((x) => x.re.test(name));
+    if (p) out.push({ name, role: p.role, prefix: p.prefix });
   }
   return out;
 }
@@ -358,15 +386,61 @@ export const nameReuse: Rule = {
   severity: 'blocker',
   title: 'Planned Talos node name equals a live Node',
   inputs: ['api', 'target'],
+  requires: ['resources'],
   description:
     'A Talos node joining under the name of a Node that still exists takes over that Node object; a control plane also removes the etcd member of that name (see etcd.member-name-collision).',
   docs: DOCS('nodes.name-reuse'),
-  check() {
-    // The target does not carry planned node names yet; the plan checks them with nameReuseFindings.
-    return skip(
-      ['planned Talos node names'],
-      "the target does not name the Talos nodes yet: ferry's plan checks each assigned name against the live Nodes (nameReuseFindings); until then, make sure no Talos hostname equals a Node that still exists when it joins",
+  check(ctx) {
+    const nodeNames = [...ctx.index.nodesByName.keys()];
+    if (ctx.target.provisioner === 'capi') {
+      const cluster = ctx.facts.cluster.name;
+      if (cluster.value === undefined)
+        return skip(
+          ['cluster name'],
+          cluster.missing ?? 'kubeadm-config.yaml (ClusterConfiguration.clusterName)',
+        );
+      return capiShapedNames(cluster.value, nodeNames).map(
+        (c): RuleFinding => ({
+          severity: 'risk',
+          message: `Node ${c.name} has the shape of the names Cluster API gives the Talos ${c.role}s it creates (${c.prefix}xxxxx, hostname.source InfrastructureName): a generated name equal to it would take over this Node.`,
+          evidence: [
+            { kind: 'node', node: c.name, field: 'metadata.name', observed: c.name },
+            {
+              kind: 'target',
+              field: 'provisioner',
+              observed: 'capi',
+              note: `Talos nodes named ${c.prefix}xxxxx`,
+            },
+          ],
+          remediation: `Rename the templates in the generated capi/ manifests (e.g. a "-talos" suffix) so that no generated name can equal a kubeadm Node, or make sure Node ${c.name} is drained and deleted before Cluster API creates nodes.`,
+          subject: { kind: 'Node', name: c.name, node: c.name },
+          field: 'metadata.name',
+          artifacts: [KIT.capiCluster],
+        }),
+      );
+    }
+    const cps = ctx.facts.nodes.controlPlane;
+    if (cps.value === undefined)
+      return skip(['control-plane nodes'], cps.missing ?? 'Node objects in resources/');
+    // The names `ferry generate` writes into the per-node patches (same planner, same inputs).
+    const reserved = new Set(reservedNames(ctx.facts).names.keys());
+    const planned = planControlPlaneHostnames(cps.value, reserved);
+    const out = nameReuseFindings(
+      ctx,
+      planned.map((p) => ({ name: p.hostname, replaces: p.replaces })),
     );
+    // Workers keep Talos's generated "talos-…" names, which no plan can know.
+    for (const name of nodeNames.filter(mayEqualStableHostname)) {
+      out.push({
+        severity: 'risk',
+        message: `Node ${name} already carries the "talos-" prefix of the hostnames Talos generates for workers (HostnameConfig auto: stable): a Talos worker whose generated name equals it would take over this Node.`,
+        evidence: [{ kind: 'node', node: name, field: 'metadata.name', observed: name }],
+        remediation: `Before Talos workers join, make sure no generated hostname equals ${name}: compare \`talosctl get hostname\` of each new worker before it registers, give the workers explicit names (HostnameConfig.hostname), or drain and delete Node ${name} first.`,
+        subject: { kind: 'Node', name, node: name },
+        field: 'metadata.name',
+      });
+    }
+    return out;
   },
 };
 

@@ -1,7 +1,7 @@
 /**
  * Talos-specific settings of the target (blockers.md "Talos"): the discovery service the generated
  * config enables, and v1.14's workload isolation. `talos.health-mixed-cluster` is a fact about
- * `talosctl health`, not about the cluster: it is documented (docs/rules/talos.md), not a rule.
+ * `talosctl health`, not about the cluster: it is documented (docs/rules.md#talos.health-mixed-cluster), not a rule.
  */
 import { atField } from '../../facts/sources.js';
 import { TALOS_DISCOVERY_ENDPOINT } from '../../knowledge/talos-config.js';

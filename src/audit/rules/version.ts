@@ -9,6 +9,7 @@ import { kubernetesInTalosWindow } from '../../facts/target.js';
 import { TALOS_RELEASES, type TalosRelease } from '../../knowledge/talos.js';
 import { type Evidence, evidenceFromSource } from '../findings.js';
 import { type Rule, type RuleFinding, skip } from '../rule.js';
+import { BOTH_PATCHES } from './kit-paths.js';
 import { factEvidence, list } from './network.js';
 
 const DOCS = (id: string) => `docs/rules.md#${id}`;
@@ -111,6 +112,7 @@ export const k8sPatchMismatch: Rule = {
   description:
     'During coexistence kubeadm and Talos apiservers and controller-managers serve the same cluster; they should run the same version, and upgrades happen after the migration.',
   docs: DOCS('version.k8s-patch-mismatch'),
+  artifacts: BOTH_PATCHES,
   check(ctx) {
     const target = ctx.target.kubernetesVersion;
     if (!target)

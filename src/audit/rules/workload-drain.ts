@@ -108,6 +108,7 @@ export const pdbMissing: Rule = {
       const replicas = replicasOf(t);
       if (replicas === undefined || replicas === 0) continue;
       const covering = model.pdbsFor(t.namespace, t.podLabels);
+      if (replicas > 1 && covering.length > 0) continue;
       const nodes = nodesOf(t.pods);
       const on = nodes.length ? ` (pods on ${listSome(nodes)})` : '';
       if (replicas === 1) {
@@ -126,7 +127,6 @@ export const pdbMissing: Rule = {
         });
         continue;
       }
-      if (covering.length > 0) continue;
       out.push({
         message: `${describeObj(t.object)} runs ${replicas} replicas${on} without a PodDisruptionBudget: overlapping drains can evict all of them at once.`,
         evidence: [
@@ -165,14 +165,21 @@ function labelsText(labels: Record<string, string>): string {
 // ---------------------------------------------------------------------------------------------
 // workload.undrainable-pods
 
-/** PVs by the claim bound to them: "namespace/claimName". */
-function pvsByClaim(ctx: AuditContext): Map<string, KubeObject> {
-  const out = new Map<string, KubeObject>();
+/**
+ * Node-local PVs by the claim bound to them ("namespace/claimName"), and the namespaces that have
+ * any: pods elsewhere need not be looked at (150,000 pods, usually a handful of local PVs).
+ */
+function localPvsByClaim(ctx: AuditContext): { byClaim: Map<string, KubeObject>; namespaces: Set<string> } {
+  const byClaim = new Map<string, KubeObject>();
+  const namespaces = new Set<string>();
   for (const pv of ctx.snapshot.resources.persistentvolumes) {
     const ref = pv.spec?.claimRef;
-    if (typeof ref?.name === 'string') out.set(`${ref.namespace ?? 'default'}/${ref.name}`, pv);
+    if (typeof ref?.name !== 'string' || !nodeAffine(pv)) continue;
+    const ns = ref.namespace ?? 'default';
+    byClaim.set(`${ns}/${ref.name}`, pv);
+    namespaces.add(ns);
   }
-  return out;
+  return { byClaim, namespaces };
 }
 
 /** A PV whose data lives on one node: local, hostPath, or required affinity to a hostname. */
@@ -191,10 +198,8 @@ export const undrainablePods: Rule = {
   docs: DOCS('workload.undrainable-pods'),
   check(ctx) {
     const out: RuleFinding[] = [];
-    const claims = pvsByClaim(ctx);
+    const claims = localPvsByClaim(ctx);
     for (const t of templatesOf(ctx.index)) {
-      const running = t.pods.filter((p) => !isFinished(p));
-      const where = podsPerNode(running);
       // Bare pods: no owner at all (mirror pods are excluded by templatesOf).
       if (t.kind === 'Pod' && !t.object.metadata.ownerReferences?.length && !isMirrorPod(t.object)) {
         if (isFinished(t.object)) continue;
@@ -212,12 +217,14 @@ export const undrainablePods: Rule = {
         continue;
       }
       // DaemonSet pods are not evicted by a drain; emptyDir data of their pods stays.
-      if (t.kind !== 'DaemonSet' && running.length > 0) {
+      if (t.kind !== 'DaemonSet') {
         const empties = volumesOf(t.podSpec).filter((v) => isRecord(v.emptyDir));
-        if (empties.length > 0) {
+        const running = empties.length > 0 ? t.pods.filter((p) => !isFinished(p)) : [];
+        if (running.length > 0) {
           const names = empties.map(
             (v) => `${v.name ?? '?'}${v.emptyDir?.medium === 'Memory' ? ' (memory)' : ''}`,
           );
+          const where = podsPerNode(running);
           out.push({
             message: `${describeObj(t.object)} keeps data in emptyDir volume(s) ${names.join(', ')}; draining ${where.text || 'its nodes'} deletes it.`,
             evidence: empties.map((v) =>
@@ -232,12 +239,15 @@ export const undrainablePods: Rule = {
       }
       // Pods on node-local PVs: the claim pins them to the node that holds the data.
       const local: { pod: KubeObject; pv: KubeObject }[] = [];
-      for (const p of running) {
-        for (const v of volumesOf(p.spec)) {
-          const claim = v.persistentVolumeClaim?.claimName;
-          if (typeof claim !== 'string') continue;
-          const pv = claims.get(`${t.namespace}/${claim}`);
-          if (pv && nodeAffine(pv)) local.push({ pod: p, pv });
+      if (claims.namespaces.has(t.namespace)) {
+        for (const p of t.pods) {
+          if (isFinished(p)) continue;
+          for (const v of volumesOf(p.spec)) {
+            const claim = v.persistentVolumeClaim?.claimName;
+            if (typeof claim !== 'string') continue;
+            const pv = claims.byClaim.get(`${t.namespace}/${claim}`);
+            if (pv) local.push({ pod: p, pv });
+          }
         }
       }
       if (local.length > 0) {

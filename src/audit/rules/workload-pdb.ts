@@ -4,7 +4,7 @@
  * that can match it. Built once per audit and cached on the SnapshotIndex.
  */
 import type { KubeObject } from '../../snapshot/model.js';
-import type { IndexedPdb, SnapshotIndex } from '../index.js';
+import { type IndexedPdb, type LabelTree, type SnapshotIndex, treePush } from '../index.js';
 import { matches } from '../selector.js';
 
 export interface PdbModel {
@@ -16,36 +16,57 @@ export interface PdbModel {
 }
 
 const cache = new WeakMap<SnapshotIndex, PdbModel>();
+/** The shared "no PDB" answer; frozen so that no caller can add to it. */
+const NO_PDBS: readonly IndexedPdb[] = Object.freeze([]);
 
 export function pdbModel(index: SnapshotIndex): PdbModel {
   const hit = cache.get(index);
   if (hit) return hit;
-  const byKeyValue = new Map<string, IndexedPdb[]>();
+  // namespace → key → value → PDBs requiring that label: nested maps, so matching a pod builds no
+  // strings (this runs for every pod of every namespace that has a PDB).
+  const byLabel: LabelTree<IndexedPdb> = new Map();
   const unindexed = new Map<string, IndexedPdb[]>();
   const all: IndexedPdb[] = [];
-  const push = (m: Map<string, IndexedPdb[]>, k: string, b: IndexedPdb) => {
-    const l = m.get(k);
-    if (l) l.push(b);
-    else m.set(k, [b]);
-  };
   for (const list of index.pdbsByNamespace.values()) {
     for (const b of list) {
       all.push(b);
       if (b.selector.kind === 'nothing') continue;
       const anchor = b.selector.requirements.find((r) => r.op === 'In');
       if (anchor && anchor.op === 'In') {
-        for (const v of new Set(anchor.values)) push(byKeyValue, kv(b.namespace, anchor.key, v), b);
-      } else push(unindexed, b.namespace, b);
+        for (const v of new Set(anchor.values)) treePush(byLabel, b.namespace, anchor.key, v, b);
+      } else {
+        const l = unindexed.get(b.namespace);
+        if (l) l.push(b);
+        else unindexed.set(b.namespace, [b]);
+      }
     }
   }
+  // Called once per pod: allocates nothing unless a PDB matches.
   const pdbsFor = (namespace: string, labels: Record<string, string> | undefined): IndexedPdb[] => {
-    const out: IndexedPdb[] = [];
-    for (const b of unindexed.get(namespace) ?? []) if (matches(b.selector, labels)) out.push(b);
-    for (const [k, v] of Object.entries(labels ?? {})) {
-      for (const b of byKeyValue.get(kv(namespace, k, v)) ?? []) if (matches(b.selector, labels)) out.push(b);
+    let out: IndexedPdb[] | undefined;
+    const loose = unindexed.get(namespace);
+    if (loose) {
+      for (const b of loose) {
+        if (!matches(b.selector, labels)) continue;
+        if (out) out.push(b);
+        else out = [b];
+      }
     }
-    return out;
+    const byKey = byLabel.get(namespace);
+    if (byKey && labels) {
+      for (const k in labels) {
+        const list = byKey.get(k)?.get(labels[k]!);
+        if (!list) continue;
+        for (const b of list) {
+          if (!matches(b.selector, labels)) continue;
+          if (out) out.push(b);
+          else out = [b];
+        }
+      }
+    }
+    return out ?? (NO_PDBS as IndexedPdb[]);
   };
+
   const podsByPdb = new Map<IndexedPdb, KubeObject[]>();
   for (const b of all) podsByPdb.set(b, []);
   for (const [ns, pods] of index.podsByNamespace) {
@@ -55,10 +76,6 @@ export function pdbModel(index: SnapshotIndex): PdbModel {
   const model: PdbModel = { pdbsFor, podsOf: (b) => podsByPdb.get(b) ?? [], all };
   cache.set(index, model);
   return model;
-}
-
-function kv(ns: string, k: string, v: string): string {
-  return `${ns}\u0000${k}\u0000${v}`;
 }
 
 /** An int-or-percent PDB field scaled to a pod count, rounding up as the disruption controller does. */

@@ -5,6 +5,7 @@
  * MachineDeployment with replicas 0 and the MachineSet preflight skip; ProxmoxCluster and
  * ProxmoxMachineTemplates from flags and the sizes of the nodes being replaced.
  */
+import { capiNames } from '../../facts/hostnames.js';
 import type { SourceRef } from '../../snapshot/model.js';
 import type { TalosValues } from '../talos/model.js';
 import { CLUSTER_NAME_LABEL } from './secrets.js';
@@ -54,14 +55,9 @@ export interface CapiObjects {
   provenance: Record<string, SourceRef[]>;
 }
 
+/** The object names; shared with the audit, which checks the node names CAPI derives from them. */
 export function names(cluster: string) {
-  return {
-    tcp: `${cluster}-control-plane`,
-    md: `${cluster}-workers`,
-    cpTemplate: `${cluster}-control-plane`,
-    workerTemplate: `${cluster}-worker`,
-    talosConfigTemplate: `${cluster}-workers`,
-  };
+  return capiNames(cluster);
 }
 
 export function capiObjects(i: CapiInputs): CapiObjects {

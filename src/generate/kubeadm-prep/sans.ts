@@ -1,4 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are shell script text, where ${...} is shell syntax
+import { joinHostPort } from '../../facts/ip.js';
 import { atField } from '../../facts/sources.js';
 import type { ClusterConfiguration, SourceRef } from '../../snapshot/model.js';
 import { describeRefs } from '../provenance.js';
@@ -212,7 +213,7 @@ export function apiserverSanSteps(
 
 /** host:port for curl --connect-to (IPv6 bracketed). */
 function connectTarget(n: NodeEntry): string {
-  return `${n.address.includes(':') ? `[${n.address}]` : n.address}:${n.port}`;
+  return joinHostPort(n.address, n.port);
 }
 
 export function header(title: string, generatedBy: string[]): string {

@@ -4,6 +4,7 @@
  * guaranteed bash. Values that come from the cluster are single-quoted (shq) so nothing in a
  * snapshot can inject a command.
  */
+import { joinHostPort } from '../../facts/ip.js';
 
 export function shq(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
@@ -18,7 +19,7 @@ export interface NodeEntry {
 
 /** https://ADDR:PORT, IPv6 bracketed. */
 export function apiserverUrl(n: { address: string; port: number }): string {
-  return `https://${n.address.includes(':') ? `[${n.address}]` : n.address}:${n.port}`;
+  return `https://${joinHostPort(n.address, n.port)}`;
 }
 
 export function scriptHeader(opts: { title: string; usage: string; lines: string[] }): string {

@@ -1,7 +1,8 @@
 import { inputError } from '../../errors.js';
+import { parsePem, spkiDer } from '../../pki/pem.js';
 import { x509 } from '../../pki/x509.js';
 import type { GenerateNote } from '../artifact.js';
-import { parseTalosPrivateKey, pemBlocks, spkiOfPrivateKey } from './pem.js';
+import { parseTalosPrivateKey } from './pem.js';
 
 export interface CaFiles {
   /** What the CA is for, e.g. "Kubernetes CA". */
@@ -20,7 +21,7 @@ export interface CaFiles {
  */
 export async function checkCaPair(ca: CaFiles, now: Date): Promise<GenerateNote[]> {
   const notes: GenerateNote[] = [];
-  const certBlocks = pemBlocks(ca.certPem).filter((b) => b.label === 'CERTIFICATE');
+  const certBlocks = parsePem(ca.certPem).blocks.filter((b) => b.label === 'CERTIFICATE');
   const first = certBlocks[0];
   if (!first) {
     throw inputError(
@@ -38,7 +39,7 @@ export async function checkCaPair(ca: CaFiles, now: Date): Promise<GenerateNote[
   }
   let cert: x509.X509Certificate;
   try {
-    cert = new x509.X509Certificate(first.text);
+    cert = new x509.X509Certificate(first.der);
   } catch (cause) {
     throw inputError(
       `cannot parse the ${ca.role} certificate`,
@@ -79,7 +80,7 @@ export async function checkCaPair(ca: CaFiles, now: Date): Promise<GenerateNote[
     );
   }
   const key = parseTalosPrivateKey(ca.keyPem, ca.keyFile);
-  if (!Buffer.from(cert.publicKey.rawData).equals(spkiOfPrivateKey(key))) {
+  if (!Buffer.from(cert.publicKey.rawData).equals(spkiDer(key))) {
     throw inputError(
       `${ca.keyFile} is not the private key of ${ca.certFile} (pki.cert-key-mismatch)`,
       { file: ca.keyFile },

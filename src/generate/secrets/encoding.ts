@@ -1,4 +1,5 @@
 import { usageError } from '../../errors.js';
+import { parseVersion } from '../../facts/semver.js';
 
 /**
  * Base64 flavours of the bundle. Go's base64.URLEncoding is the URL alphabet *with* padding, which
@@ -35,14 +36,14 @@ export interface TalosMinor {
 
 /** "v1.13", "1.13.9", "v1.14.0-rc.1" → {1, 13}. Bad syntax is a usage error (exit 2). */
 export function talosMinorOf(version: string): TalosMinor {
-  const m = /^v?(\d+)\.(\d+)(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?$/.exec(version.trim());
-  if (!m) {
+  const v = parseVersion(version);
+  if (!v) {
     throw usageError(
       `"${version}" is not a Talos version`,
       'pass --talos-version as v1.MINOR or v1.MINOR.PATCH, e.g. --talos-version v1.13',
     );
   }
-  return { major: Number(m[1]), minor: Number(m[2]) };
+  return { major: v.major, minor: v.minor };
 }
 
 /** v1.14 switched cluster.id from URLEncoding to StdEncoding (talos.md §1, bundle.go). */

@@ -1,4 +1,5 @@
 import { inputError } from '../../errors.js';
+import { coversSecrets } from '../../facts/encryption.js';
 import { TALOS_ENCRYPTION_KEY_NAMES } from '../../knowledge/talos.js';
 import { parseEncryptionConfig } from '../../snapshot/encryption.js';
 import { describeSource, type EncryptionConfig } from '../../snapshot/model.js';
@@ -85,7 +86,7 @@ export function parseEncryptionConfigWithKeys(text: string, file: string): Encry
 export function secretsRule(cfg: {
   resources: EncryptionResourceRule[];
 }): EncryptionResourceRule | undefined {
-  return cfg.resources.find((r) => r.resources.some((n) => n === 'secrets' || n === '*.' || n === '*.*'));
+  return cfg.resources.find((r) => coversSecrets(r.resources));
 }
 
 export type EncryptionDecision =

@@ -2,6 +2,7 @@ import { createPublicKey, randomBytes } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FerryError, inputError } from '../../errors.js';
+import { spkiDer } from '../../pki/pem.js';
 import type { SourceRef } from '../../snapshot/model.js';
 import type { GenerateNote } from '../artifact.js';
 import type { TalosSecretsBundle } from './bundle.js';
@@ -13,7 +14,7 @@ import {
   keysTalosCannotRead,
 } from './encryption.js';
 import { createTalosOsCa } from './os-ca.js';
-import { parseTalosPrivateKey, spkiOfPrivateKey } from './pem.js';
+import { parseTalosPrivateKey } from './pem.js';
 import { random32Base64, randomToken } from './tokens.js';
 
 export interface FromKubeadmOptions {
@@ -172,7 +173,7 @@ async function checkServiceAccountKey(pkiDir: string, saKeyPem: string): Promise
       cause,
     );
   }
-  if (!pubDer.equals(spkiOfPrivateKey(key))) {
+  if (!pubDer.equals(spkiDer(key))) {
     throw inputError(
       'sa.pub is not the public key of sa.key (pki.cert-key-mismatch): tokens signed by Talos would not verify on kubeadm apiservers',
       { file: pubFile },

@@ -1,7 +1,7 @@
 import { generateKeyPairSync, randomBytes, webcrypto } from 'node:crypto';
+import { toTalosEd25519Pem } from '../../pki/pem.js';
 import { x509 } from '../../pki/x509.js';
 import type { CertAndKey } from './bundle.js';
-import { toTalosEd25519Pem } from './pem.js';
 
 /** Talos CA validity: 87600h (secrets.go CAValidityTime). */
 const CA_VALIDITY_MS = 87_600 * 3_600_000;

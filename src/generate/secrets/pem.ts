@@ -1,22 +1,6 @@
-import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import { inputError } from '../../errors.js';
-
-export interface PemBlock {
-  label: string;
-  /** The block's text including the BEGIN/END lines. */
-  text: string;
-  headers: boolean;
-}
-
-const BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----\r?\n([\s\S]*?)-----END \1-----/g;
-
-export function pemBlocks(text: string): PemBlock[] {
-  const out: PemBlock[] = [];
-  for (const m of text.matchAll(BLOCK)) {
-    out.push({ label: m[1] ?? '', text: m[0], headers: (m[2] ?? '').includes(':') });
-  }
-  return out;
-}
+import { isEncryptedKeyBlock, parsePem, privateKeyFromBlock } from '../../pki/pem.js';
 
 /** Key PEM labels Talos accepts when importing a PKI (talos.md §2); anything else is `unsupported key type`. */
 export const TALOS_KEY_LABELS = [
@@ -27,23 +11,22 @@ export const TALOS_KEY_LABELS = [
 ] as const;
 
 /**
- * Reads a private key the way Talos will: exactly one supported PEM block, not encrypted. Talos's
- * Ed25519 label is relabelled for OpenSSL, which rejects it. Errors name the file (exit 2).
+ * Reads a private key the way Talos will: exactly one supported PEM block, not encrypted (Talos's
+ * Ed25519 label included). Errors name the file (exit 2).
  */
 export function parseTalosPrivateKey(pem: string, file: string): KeyObject {
-  const blocks = pemBlocks(pem);
+  const { blocks, errors } = parsePem(pem);
   const first = blocks[0];
   if (!first) {
     throw inputError(
-      'not a PEM private key',
+      errors.length > 0 ? `cannot parse the private key: ${errors.join('; ')}` : 'not a PEM private key',
       { file },
-      `replace ${file} with the PEM private key kubeadm wrote`,
+      errors.length > 0
+        ? `replace ${file} with an intact copy from a control-plane node`
+        : `replace ${file} with the PEM private key kubeadm wrote`,
     );
   }
-  if (
-    first.label === 'ENCRYPTED PRIVATE KEY' ||
-    (first.headers && /Proc-Type:\s*4,ENCRYPTED/.test(first.text))
-  ) {
+  if (isEncryptedKeyBlock(first)) {
     throw inputError(
       'the private key is encrypted; Talos cannot use a passphrase-protected key',
       { file },
@@ -58,9 +41,7 @@ export function parseTalosPrivateKey(pem: string, file: string): KeyObject {
     );
   }
   try {
-    return createPrivateKey({
-      key: first.text.replace(/(-----(?:BEGIN|END)) ED25519 PRIVATE KEY-----/g, '$1 PRIVATE KEY-----'),
-    });
+    return privateKeyFromBlock(first);
   } catch (cause) {
     throw inputError(
       'cannot parse the private key',
@@ -69,14 +50,4 @@ export function parseTalosPrivateKey(pem: string, file: string): KeyObject {
       cause,
     );
   }
-}
-
-/** DER SubjectPublicKeyInfo of the public half of a private key: what key↔certificate matching compares. */
-export function spkiOfPrivateKey(key: KeyObject): Buffer {
-  return createPublicKey(key).export({ type: 'spki', format: 'der' });
-}
-
-/** Talos writes its Ed25519 keys as PKCS#8 DER under this non-standard label (crypto x509/options.go). */
-export function toTalosEd25519Pem(pkcs8Pem: string): string {
-  return pkcs8Pem.replace(/(-----(?:BEGIN|END)) PRIVATE KEY-----/g, '$1 ED25519 PRIVATE KEY-----');
 }

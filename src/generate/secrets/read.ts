@@ -1,9 +1,10 @@
 import { X509Certificate } from 'node:crypto';
 import { inputError, type Location } from '../../errors.js';
+import { parsePem, spkiDer } from '../../pki/pem.js';
 import { type FieldPath, formatPath, type ParsedDoc, parseYamlDocuments } from '../../snapshot/yaml.js';
 import { type CertAndKey, type TalosSecretsBundle, TOKEN_PATTERN } from './bundle.js';
 import { decodeAnyBase64, decodeStdBase64 } from './encoding.js';
-import { parseTalosPrivateKey, pemBlocks, spkiOfPrivateKey } from './pem.js';
+import { parseTalosPrivateKey } from './pem.js';
 
 /**
  * Parses and validates a Talos secrets bundle (talosctl's 4-space go-yaml, CABPT's 2-space yaml.v2:
@@ -134,7 +135,7 @@ class Reader {
     }
     const bytes = decodeStdBase64(v.replace(/\s+/g, ''));
     const text = bytes?.toString('utf8');
-    if (!text || pemBlocks(text).length === 0) {
+    if (!text || parsePem(text).blocks.length === 0) {
       throw this.bad(
         path,
         `${formatPath(path)} is not base64 of a PEM text`,
@@ -166,9 +167,9 @@ class Reader {
     const key = this.key(['certs', name, 'key']);
     let cert: X509Certificate;
     try {
-      const first = pemBlocks(crt).find((b) => b.label === 'CERTIFICATE');
+      const first = parsePem(crt).blocks.find((b) => b.label === 'CERTIFICATE');
       if (!first) throw new Error('no CERTIFICATE block');
-      cert = new X509Certificate(first.text);
+      cert = new X509Certificate(first.der);
     } catch (cause) {
       throw this.bad(
         crtPath,
@@ -178,7 +179,7 @@ class Reader {
       );
     }
     const certSpki = cert.publicKey.export({ type: 'spki', format: 'der' });
-    if (!certSpki.equals(spkiOfPrivateKey(parseTalosPrivateKey(key, name)))) {
+    if (!certSpki.equals(spkiDer(parseTalosPrivateKey(key, name)))) {
       throw this.bad(
         ['certs', name, 'key'],
         `certs.${name}.key does not match certs.${name}.crt`,

@@ -3,7 +3,8 @@
  * provenance written as a comment above the value (issue 4: "its provenance written beside it").
  */
 import { Document, isMap, isScalar, isSeq, type Node } from 'yaml';
-import { describeSource, type SourceRef } from '../../snapshot/model.js';
+import type { SourceRef } from '../../snapshot/model.js';
+import { describeRef } from '../provenance.js';
 
 export type DocPath = (string | number)[];
 
@@ -46,11 +47,6 @@ export function renderDocs(header: string[], docs: TalosDoc[]): string {
     return doc.toString({ indent: 2, indentSeq: true, lineWidth: 0 });
   });
   return parts.join('---\n');
-}
-
-/** A derived source without inputs is a decision of ferry's (a flag, a default): its note says it all. */
-export function describeRef(s: SourceRef): string {
-  return s.kind === 'derived' && s.from.length === 0 ? s.note : describeSource(s);
 }
 
 function attachComment(doc: Document, a: Annotation): void {

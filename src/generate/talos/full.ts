@@ -36,18 +36,24 @@ export function baseConfig(v: TalosValues, bundle: TalosSecretsBundle, role: Rol
   return v.release.configFormat === 'multidoc' ? multidocBase(v, bundle, role) : legacyBase(v, bundle, role);
 }
 
-function legacyBase(v: TalosValues, b: TalosSecretsBundle, role: Role): TalosDoc[] {
-  const cp = role === 'controlplane';
-  const minor = minorNumber(v.release);
+/** The v1alpha1 document's start in both forms: role, trustd token, the Talos API CA (its key on control planes only). */
+function machineBase(b: TalosSecretsBundle, role: Role): DocBuilder {
   const d = new DocBuilder('v1alpha1', { version: 'v1alpha1', debug: false });
   d.put(['machine', 'type'], role);
   d.put(['machine', 'token'], b.trustdInfo.token, fromBundle('trustdinfo.token'));
   d.put(
     ['machine', 'ca'],
-    { crt: b64(b.certs.os.crt), key: cp ? b64(b.certs.os.key) : '' },
+    { crt: b64(b.certs.os.crt), key: role === 'controlplane' ? b64(b.certs.os.key) : '' },
     fromBundle('certs.os'),
   );
   d.put(['machine', 'certSANs'], []);
+  return d;
+}
+
+function legacyBase(v: TalosValues, b: TalosSecretsBundle, role: Role): TalosDoc[] {
+  const cp = role === 'controlplane';
+  const minor = minorNumber(v.release);
+  const d = machineBase(b, role);
   d.put(['machine', 'kubelet'], {
     image: v.images.kubelet.value,
     defaultRuntimeSeccompProfileEnabled: true,
@@ -158,15 +164,7 @@ function talosPodSecurityDefault(): Record<string, unknown> {
 function multidocBase(v: TalosValues, b: TalosSecretsBundle, role: Role): TalosDoc[] {
   const cp = role === 'controlplane';
   const docs: TalosDoc[] = [];
-  const cfg = new DocBuilder('v1alpha1', { version: 'v1alpha1', debug: false });
-  cfg.put(['machine', 'type'], role);
-  cfg.put(['machine', 'token'], b.trustdInfo.token, fromBundle('trustdinfo.token'));
-  cfg.put(
-    ['machine', 'ca'],
-    { crt: b64(b.certs.os.crt), key: cp ? b64(b.certs.os.key) : '' },
-    fromBundle('certs.os'),
-  );
-  cfg.put(['machine', 'certSANs'], []);
+  const cfg = machineBase(b, role);
   cfg.put(['machine', 'features'], { diskQuotaSupport: true });
   cfg.put(['cluster', 'token'], b.secrets.bootstrapToken, fromBundle('secrets.bootstraptoken'));
   if (cp)

@@ -1,16 +1,23 @@
 /**
- * The hostname rule: a joining Talos control plane removes any etcd member named like its own
- * hostname (talos.md §4.8 "Join", §10.7), and a Node name clash breaks the old node
- * (blockers.md etcd.member-name-collision, nodes.name-reuse). So a Talos node is never named after a
- * live kubeadm etcd member or Node: control planes get an explicit name, workers a Talos stable one.
+ * The hostname rule for the Talos generator: a joining Talos control plane removes any etcd member
+ * named like its own hostname (talos.md §4.8 "Join", §10.7), and a Node name clash breaks the old
+ * node (blockers.md etcd.member-name-collision, nodes.name-reuse). The names themselves come from
+ * src/facts/hostnames.ts, which the audit uses too, so generate and audit judge the same names.
  */
+
+import {
+  hostnameAllowed as allowedUnder,
+  HOSTNAME_PREFIX,
+  replacementHostname as nextName,
+  reservedNames,
+} from '../../facts/hostnames.js';
 import type { Facts } from '../../facts/model.js';
 import type { SourceRef } from '../../snapshot/model.js';
 import type { MissingInput } from '../artifact.js';
 import { need } from '../context.js';
 import { type Sourced, sourced } from './model.js';
 
-export const HOSTNAME_PREFIX = 'talos-';
+export { HOSTNAME_PREFIX };
 
 export interface HostnamePlan {
   /** Names no Talos node may take while the migration runs. */
@@ -25,24 +32,16 @@ export function hostnamePlan(facts: Facts, missing: MissingInput[]): HostnamePla
     'a Talos control plane must never take the name of a live etcd member',
     missing,
   );
-  const cps = facts.nodes.controlPlane.value ?? [];
-  const workers = facts.nodes.workers.value ?? [];
   if (!members) return undefined;
-  const forbidden = new Set<string>();
-  for (const m of members) forbidden.add(m.name.toLowerCase());
-  for (const n of [...cps, ...workers]) forbidden.add(n.name.toLowerCase());
-  const sources = [
-    ...facts.etcd.members.provenance,
-    ...facts.nodes.controlPlane.provenance,
-    ...facts.nodes.workers.provenance,
-  ];
+  const reserved = reservedNames(facts);
+  const forbidden = new Set(reserved.names.keys());
   const names = [...forbidden].sort();
   return {
     forbidden,
-    forbiddenSources: sources,
+    forbiddenSources: reserved.sources,
     rule: sourced(
       `never one of: ${names.join(', ')}`,
-      sources,
+      reserved.sources,
       'hostname rule: a joining Talos control plane removes the etcd member named like itself (etcd.member-name-collision)',
     ),
   };
@@ -50,18 +49,10 @@ export function hostnamePlan(facts: Facts, missing: MissingInput[]): HostnamePla
 
 /** The Talos hostname for the node replacing `oldName`: "talos-<old>", suffixed until unused. */
 export function replacementHostname(oldName: string, plan: HostnamePlan, taken: Set<string>): string {
-  const base = `${HOSTNAME_PREFIX}${firstLabel(oldName)}`.slice(0, 60).replace(/-+$/, '');
-  let candidate = base;
-  for (let i = 2; plan.forbidden.has(candidate) || taken.has(candidate); i++) candidate = `${base}-${i}`;
-  taken.add(candidate);
-  return candidate;
+  return nextName(oldName, plan.forbidden, taken);
 }
 
 /** True when a name may be given to a Talos node under the rule. */
 export function hostnameAllowed(name: string, plan: HostnamePlan): boolean {
-  return !plan.forbidden.has(name.toLowerCase()) && /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(name);
-}
-
-function firstLabel(name: string): string {
-  return (name.toLowerCase().split('.')[0] ?? name).replace(/[^a-z0-9-]/g, '-');
+  return allowedUnder(name, plan.forbidden);
 }

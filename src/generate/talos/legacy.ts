@@ -9,8 +9,8 @@ import {
   POD_SECURITY_CONFIG_API_VERSION,
 } from '../../knowledge/talos-config.js';
 import { extraArgsMap } from './args.js';
-import { DocBuilder, type TalosDoc } from './doc.js';
-import type { NodeShape, Role, TalosValues } from './model.js';
+import { DocBuilder, type DocPath, type TalosDoc } from './doc.js';
+import type { NodeShape, Role, Sourced, TalosValues } from './model.js';
 
 export function legacyRolePatch(v: TalosValues, role: Role): TalosDoc[] {
   const d = new DocBuilder('v1alpha1', { version: 'v1alpha1' });
@@ -40,7 +40,7 @@ export function legacyRolePatch(v: TalosValues, role: Role): TalosDoc[] {
   }
   d.put(['machine', 'features', 'kubePrism'], { ...v.kubePrism.value }, v.kubePrism.sources, v.kubePrism.why);
   const shape = role === 'controlplane' ? v.controlPlane.common : v.workers.common;
-  putShape(d, shape, 'machine');
+  putShape(d, shape, MACHINE_SHAPE_PATHS);
   if (role === 'controlplane' && !v.controlPlane.excludeFromLoadBalancers.value) {
     d.remove(
       ['machine', 'nodeLabels', EXCLUDE_FROM_LB_LABEL],
@@ -173,7 +173,8 @@ export function podSecurityConfiguration(v: TalosValues): Record<string, unknown
   };
 }
 
-function stableHostnameDoc(v: TalosValues): TalosDoc {
+/** HostnameConfig (Talos ≥1.12) for every node of a role: a stable generated name. */
+export function stableHostnameDoc(v: TalosValues): TalosDoc {
   return new DocBuilder('HostnameConfig', { apiVersion: 'v1alpha1', kind: 'HostnameConfig' })
     .put(
       ['auto'],
@@ -184,38 +185,38 @@ function stableHostnameDoc(v: TalosValues): TalosDoc {
     .build();
 }
 
-/** Labels and taints under `machine.nodeLabels` / `machine.nodeTaints`. */
-export function putShape(d: DocBuilder, shape: NodeShape, root: 'machine'): void {
-  for (const [k, val] of Object.entries(shape.labels)) d.put([root, 'nodeLabels', k], val.value, val.sources);
-  for (const [k, val] of Object.entries(shape.taints)) d.put([root, 'nodeTaints', k], val.value, val.sources);
+/** Where the v1alpha1 document keeps labels and taints (KubeNodeConfig keeps them under `labels`/`taints`). */
+const MACHINE_SHAPE_PATHS = { labels: ['machine', 'nodeLabels'], taints: ['machine', 'nodeTaints'] };
+
+/** Puts a node shape's labels and taints, each with its sources. */
+export function putShape(d: DocBuilder, shape: NodeShape, at: { labels: DocPath; taints: DocPath }): void {
+  for (const [k, val] of Object.entries(shape.labels)) d.put([...at.labels, k], val.value, val.sources);
+  for (const [k, val] of Object.entries(shape.taints)) d.put([...at.taints, k], val.value, val.sources);
 }
 
 /** Per-node patch (control planes): the pinned hostname and the labels/taints only that node had. */
-export function legacyNodePatch(
-  v: TalosValues,
-  hostname: { value: string; sources: TalosValues['hostnameRule']['sources']; why?: string },
-  own: NodeShape,
-): TalosDoc[] {
+export function legacyNodePatch(v: TalosValues, hostname: Sourced<string>, own: NodeShape): TalosDoc[] {
   const docs: TalosDoc[] = [];
   const d = new DocBuilder('v1alpha1', { version: 'v1alpha1' });
   if (!hasHostnameConfig(v.release))
     d.put(['machine', 'network', 'hostname'], hostname.value, hostname.sources, hostname.why);
-  putShape(d, own, 'machine');
+  putShape(d, own, MACHINE_SHAPE_PATHS);
   if (Object.keys(d.body).length > 1) docs.push(d.build());
-  if (hasHostnameConfig(v.release)) {
-    docs.push(
-      new DocBuilder('HostnameConfig', { apiVersion: 'v1alpha1', kind: 'HostnameConfig' })
-        .put(['hostname'], hostname.value, hostname.sources, hostname.why)
-        .put(['auto'], 'off')
-        .build(),
-    );
-  }
+  if (hasHostnameConfig(v.release)) docs.push(pinnedHostnameDoc(hostname));
   return docs;
+}
+
+/** HostnameConfig (Talos ≥1.12) for one control plane: its explicit name, no generated one. */
+export function pinnedHostnameDoc(hostname: Sourced<string>): TalosDoc {
+  return new DocBuilder('HostnameConfig', { apiVersion: 'v1alpha1', kind: 'HostnameConfig' })
+    .put(['hostname'], hostname.value, hostname.sources, hostname.why)
+    .put(['auto'], 'off')
+    .build();
 }
 
 /** Per-group patch (workers): the labels/taints the group's nodes share beyond the role patch. */
 export function legacyGroupPatch(own: NodeShape): TalosDoc[] {
   const d = new DocBuilder('v1alpha1', { version: 'v1alpha1' });
-  putShape(d, own, 'machine');
+  putShape(d, own, MACHINE_SHAPE_PATHS);
   return [d.build()];
 }

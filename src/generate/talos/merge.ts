@@ -5,6 +5,7 @@
  * document or key; pod/service subnets are replaced; lists of named items merge by name (as
  * admissionControl does); other lists are appended, scalar lists without duplicates.
  */
+import { isRecord } from '../../snapshot/validate.js';
 import type { DocPath, TalosDoc } from './doc.js';
 
 const REPLACED_LISTS = new Set(['podSubnets', 'serviceSubnets']);
@@ -32,10 +33,6 @@ function docKey(body: Record<string, unknown>): string {
   return typeof body['kind'] === 'string'
     ? `${String(body['kind'])}|${String(body['name'] ?? '')}`
     : 'v1alpha1';
-}
-
-function isRecord(x: unknown): x is Record<string, unknown> {
-  return x !== null && typeof x === 'object' && !Array.isArray(x);
 }
 
 function isDelete(x: unknown): boolean {

@@ -4,11 +4,13 @@
  * `$patch: delete` removes a generated document (talos.md §3.2 table, §5 "Switches").
  */
 import { CONTROL_PLANE_TAINT, EXCLUDE_FROM_LB_LABEL } from '../../knowledge/talos-config.js';
-
+import { describeRef } from '../provenance.js';
 import { extraArgsMap } from './args.js';
-import { DocBuilder, describeRef, type TalosDoc } from './doc.js';
-import { podSecurityConfiguration } from './legacy.js';
-import type { NodeShape, Role, TalosValues } from './model.js';
+import { DocBuilder, type TalosDoc } from './doc.js';
+import { pinnedHostnameDoc, podSecurityConfiguration, putShape, stableHostnameDoc } from './legacy.js';
+import type { NodeShape, Role, Sourced, TalosValues } from './model.js';
+
+const NODE_CONFIG_SHAPE_PATHS = { labels: ['labels'], taints: ['taints'] };
 
 const head = (kind: string, name?: string) =>
   name ? { apiVersion: 'v1alpha1', kind, name } : { apiVersion: 'v1alpha1', kind };
@@ -69,7 +71,7 @@ export function multidocRolePatch(v: TalosValues, role: Role): TalosDoc[] {
   docs.push(kubelet.build());
 
   const node = new DocBuilder('KubeNodeConfig', head('KubeNodeConfig'));
-  putShape(node, cp ? v.controlPlane.common : v.workers.common);
+  putShape(node, cp ? v.controlPlane.common : v.workers.common, NODE_CONFIG_SHAPE_PATHS);
   if (cp && !v.controlPlane.excludeFromLoadBalancers.value) {
     node.remove(
       ['labels', EXCLUDE_FROM_LB_LABEL],
@@ -95,16 +97,7 @@ export function multidocRolePatch(v: TalosValues, role: Role): TalosDoc[] {
   } else {
     docs.push(deleteDoc('KubePrismConfig', v.kubePrism.why ?? 'KubePrism off', v.kubePrism.sources));
   }
-  docs.push(
-    new DocBuilder('HostnameConfig', head('HostnameConfig'))
-      .put(
-        ['auto'],
-        'stable',
-        v.hostnameRule.sources,
-        `${v.hostnameRule.why ?? ''}; ${v.hostnameRule.value}. Control planes get an explicit name from their node patch`,
-      )
-      .build(),
-  );
+  docs.push(stableHostnameDoc(v));
   return docs;
 }
 
@@ -199,29 +192,14 @@ function controlPlaneDocs(v: TalosValues): TalosDoc[] {
   return docs;
 }
 
-function putShape(d: DocBuilder, shape: NodeShape): void {
-  for (const [k, val] of Object.entries(shape.labels)) d.put(['labels', k], val.value, val.sources);
-  for (const [k, val] of Object.entries(shape.taints)) d.put(['taints', k], val.value, val.sources);
-}
-
 /** Per-node patch (control planes): the pinned hostname and the labels/taints only that node had. */
-export function multidocNodePatch(
-  hostname: { value: string; sources: TalosValues['endpoint']['sources']; why?: string },
-  own: NodeShape,
-): TalosDoc[] {
-  const docs: TalosDoc[] = [
-    new DocBuilder('HostnameConfig', head('HostnameConfig'))
-      .put(['hostname'], hostname.value, hostname.sources, hostname.why)
-      .put(['auto'], 'off')
-      .build(),
-  ];
-  const group = multidocGroupPatch(own);
-  return [...docs, ...group];
+export function multidocNodePatch(hostname: Sourced<string>, own: NodeShape): TalosDoc[] {
+  return [pinnedHostnameDoc(hostname), ...multidocGroupPatch(own)];
 }
 
 /** Per-group patch (workers): the labels/taints the group's nodes share beyond the role patch. */
 export function multidocGroupPatch(own: NodeShape): TalosDoc[] {
   const node = new DocBuilder('KubeNodeConfig', head('KubeNodeConfig'));
-  putShape(node, own);
+  putShape(node, own, NODE_CONFIG_SHAPE_PATHS);
   return Object.keys(node.body).length > 2 ? [node.build()] : [];
 }

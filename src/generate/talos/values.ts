@@ -2,7 +2,9 @@
  * Facts → TalosValues: every value a Talos machine config needs, derived from the cluster with its
  * provenance, or a MissingInput naming what to provide. Pure; the renderers only lay values out.
  */
+import { mayEqualStableHostname, planControlPlaneHostnames } from '../../facts/hostnames.js';
 import type { Facts } from '../../facts/model.js';
+import { compareMinor, parseVersion } from '../../facts/semver.js';
 import { kubernetesInTalosWindow } from '../../facts/target.js';
 import {
   CONTROLLER_MANAGER_DENIED_ARGS,
@@ -16,7 +18,7 @@ import type { GenerateNote, MissingInput } from '../artifact.js';
 import { need } from '../context.js';
 import { deriveApiserverValues } from './apiserver.js';
 import { carryArgs } from './args.js';
-import { hostnamePlan, replacementHostname } from './hostname.js';
+import { hostnamePlan } from './hostname.js';
 import { deriveKubeletValues } from './kubelet.js';
 import { type ControlPlaneReplacement, type Sourced, sourced, type TalosValues } from './model.js';
 import { controlPlaneScheduling, splitShapes, workerGroups } from './nodes.js';
@@ -123,7 +125,9 @@ export function deriveTalosValues(facts: Facts): ValuesResult {
   }
 
   const minEtcd = minEtcdMinorFor(release);
-  if (minEtcd && compareMinor(etcdVersion, minEtcd) < 0) {
+  const running = parseVersion(etcdVersion);
+  const required = minEtcd === undefined ? undefined : parseVersion(minEtcd);
+  if (running && required && compareMinor(running, required) < 0) {
     notes.push({
       severity: 'warning',
       message: `the cluster runs etcd ${etcdVersion}; Talos ${release.minor} runs etcd with ${minEtcd}-only flags, so the pinned image cannot start there — upgrade etcd to ${minEtcd} first or target an older Talos (etcd.version-too-old)`,
@@ -138,18 +142,15 @@ export function deriveTalosValues(facts: Facts): ValuesResult {
   const cpSplit = splitShapes(cps);
   const workerSplit = splitShapes(workers);
   const scheduling = controlPlaneScheduling(cps, notes);
-  const taken = new Set<string>();
-  const replacements: ControlPlaneReplacement[] = cps.map((cp) => ({
+  // The same planner the audit runs (etcd.member-name-collision, nodes.name-reuse).
+  const hostnames = planControlPlaneHostnames(cps, plan.forbidden);
+  const replacements: ControlPlaneReplacement[] = cps.map((cp, i) => ({
     replaces: cp.name,
-    hostname: sourced(
-      replacementHostname(cp.name, plan, taken),
-      plan.forbiddenSources,
-      `hostname rule: ${plan.rule.value}`,
-    ),
+    hostname: sourced(hostnames[i]!.hostname, plan.forbiddenSources, `hostname rule: ${plan.rule.value}`),
     own: cpSplit.own.get(cp.name) ?? { labels: {}, taints: {} },
   }));
   const groups = workerGroups(workers, workerSplit.own);
-  if (workers.some((w) => w.name.toLowerCase().startsWith('talos-'))) {
+  if (workers.some((w) => mayEqualStableHostname(w.name))) {
     notes.push({
       severity: 'warning',
       message:
@@ -329,11 +330,4 @@ function siblingRepo(facts: Facts, name: string): string {
     return `${repo.slice(0, repo.lastIndexOf('/') + 1)}${name}`;
   }
   return `registry.k8s.io/${name}`;
-}
-
-function compareMinor(version: string, minor: string): number {
-  const a = /^v?(\d+)\.(\d+)/.exec(version);
-  const b = /^(\d+)\.(\d+)/.exec(minor);
-  if (!a || !b) return 0;
-  return Number(a[1]) - Number(b[1]) || Number(a[2]) - Number(b[2]);
 }

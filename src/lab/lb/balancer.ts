@@ -56,12 +56,19 @@ type Backend = BackendState & {
   sessions: Set<Socket>;
 };
 
+/** A session this long without bytes is between two exchanges. */
+const IDLE_CLOSE_MS = 100;
+/** A session still busy after this long (a watch) is cut. */
+const IDLE_CLOSE_MAX_MS = 5_000;
+
 export class LabLoadBalancer {
   readonly host: string;
   readonly #opts: LabLoadBalancerOptions;
   readonly #server: Server;
   readonly #backends = new Map<string, Backend>();
   readonly #clients = new Set<Socket>();
+  /** Last time bytes moved either way on a client session. */
+  readonly #lastActivity = new WeakMap<Socket, number>();
   #port = 0;
   #next = 0;
   #rejected = 0;
@@ -130,7 +137,29 @@ export class LabLoadBalancer {
     if (!b) return;
     clearInterval(b.timer);
     this.#backends.delete(address);
-    if (!opts.drain) for (const s of b.sessions) s.destroy();
+    if (!opts.drain) for (const s of b.sessions) this.#closeWhenIdle(s);
+  }
+
+  /**
+   * Closes a session between two exchanges rather than in the middle of one, as an operator's
+   * "disable server, shut down idle sessions" does: cutting a keep-alive connection mid-request
+   * would fail a client request the migration promised not to fail. Busy sessions (watches) are
+   * cut after `IDLE_CLOSE_MAX_MS`; clients reconnect through a remaining backend.
+   */
+  #closeWhenIdle(client: Socket): void {
+    const started = Date.now();
+    const timer = setInterval(() => {
+      const last = this.#lastActivity.get(client) ?? 0;
+      if (client.destroyed) clearInterval(timer);
+      else if (Date.now() - last >= IDLE_CLOSE_MS) {
+        clearInterval(timer);
+        client.end();
+      } else if (Date.now() - started >= IDLE_CLOSE_MAX_MS) {
+        clearInterval(timer);
+        client.destroy();
+      }
+    }, 10);
+    timer.unref();
   }
 
   /** Replaces the backend list: new ones are added, missing ones removed. */
@@ -260,6 +289,10 @@ export class LabLoadBalancer {
         b.sessions.delete(client);
         b.active--;
       });
+      const touch = () => this.#lastActivity.set(client, Date.now());
+      touch();
+      client.on('data', touch);
+      upstream.on('data', touch);
       client.pipe(upstream);
       upstream.pipe(client);
       client.resume();

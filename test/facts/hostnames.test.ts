@@ -1,0 +1,60 @@
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { deriveFacts } from '../../src/facts/derive.js';
+import {
+  capiHostnamePatterns,
+  hostnameAllowed,
+  mayEqualStableHostname,
+  planControlPlaneHostnames,
+  reservedNames,
+} from '../../src/facts/hostnames.js';
+import { deriveTalosValues } from '../../src/generate/talos/values.js';
+import { loadSnapshot } from '../../src/snapshot/load.js';
+
+const EXAMPLE = join(resolve(dirname(fileURLToPath(import.meta.url)), '..', '..'), 'examples', 'lab-cluster');
+
+describe('Talos hostnames', () => {
+  it('names each control plane talos-<first label>, suffixed past reserved and already planned names', () => {
+    const reserved = new Set(['cp-1', 'talos-cp-2', 'talos-cp-2-2']);
+    expect(
+      planControlPlaneHostnames([{ name: 'cp-1.lab.example' }, { name: 'CP-2' }, { name: 'cp_1' }], reserved),
+    ).toEqual([
+      { hostname: 'talos-cp-1', replaces: 'cp-1.lab.example' },
+      { hostname: 'talos-cp-2-3', replaces: 'CP-2' },
+      { hostname: 'talos-cp-1-2', replaces: 'cp_1' },
+    ]);
+  });
+
+  it('allows only DNS labels that nothing live holds', () => {
+    expect(hostnameAllowed('talos-cp-1', new Set(['cp-1']))).toBe(true);
+    expect(hostnameAllowed('CP-1', new Set(['cp-1']))).toBe(false);
+    expect(hostnameAllowed('cp.1', new Set())).toBe(false);
+  });
+
+  it('knows which live names a generated worker or Cluster API name could equal', () => {
+    expect(mayEqualStableHostname('Talos-abc-def')).toBe(true);
+    expect(mayEqualStableHostname('worker-talos-1')).toBe(false);
+    const [cp, worker] = capiHostnamePatterns('lab.x');
+    expect(cp!.re.test('lab.x-control-plane-ab12c')).toBe(true);
+    expect(cp!.re.test('labax-control-plane-ab12c')).toBe(false);
+    expect(worker!.re.test('lab.x-worker-ab12c')).toBe(true);
+    expect(worker!.re.test('lab.x-worker-ab12cd')).toBe(false);
+  });
+
+  it('generate and the audit plan the same names for the example cluster', async () => {
+    const facts = deriveFacts(await loadSnapshot(EXAMPLE, { strictPki: false }));
+    const reserved = reservedNames(facts);
+    expect(reserved.membersKnown).toBe(true);
+    const planned = planControlPlaneHostnames(
+      facts.nodes.controlPlane.value!,
+      new Set(reserved.names.keys()),
+    );
+    const v = deriveTalosValues(facts);
+    if (v.kind !== 'ok') throw new Error(`talos values: ${JSON.stringify(v.missing)}`);
+    expect(
+      v.values.controlPlane.replacements.map((r) => ({ hostname: r.hostname.value, replaces: r.replaces })),
+    ).toEqual(planned);
+    expect(planned.map((p) => p.hostname)).toEqual(['talos-cp-1', 'talos-cp-2', 'talos-cp-3']);
+  });
+});
