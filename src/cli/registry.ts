@@ -31,4 +31,12 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: 'run a local lab cluster from a snapshot: up, status, down (real etcd, lab API servers, nodes)',
     load: async () => (await import('./lab.js')).command,
   },
+  run: {
+    summary: 'execute a plan: gated, journalled, resumable, with availability probes',
+    load: async () => (await import('./run.js')).command,
+  },
+  rehearse: {
+    summary: 'rehearse the migration on a lab: lab up, generate, plan, run, report, lab down',
+    load: async () => (await import('./rehearse.js')).command,
+  },
 };

@@ -1,0 +1,193 @@
+/**
+ * bench/roll (issue 6 "Speed"): rotate the three control planes of examples/lab-cluster twice, each
+ * on a fresh lab, while probing etcd writes and the API through the endpoint:
+ *   - ferry's order: the plan run by the orchestrator (learner first, LB out, drain, move
+ *     leadership off the old member if it leads, remove it through another member, …);
+ *   - the naive order: join the Talos member, then remove the old member directly — the leader's
+ *     first — with no load-balancer step and no leadership move.
+ * Prints the longest etcd write gap and the API error count of both, and their ratio.
+ * Targets: ferry ≤ 30 ms and 0 API errors; naive/ferry ≥ 40×.
+ *
+ *   npm run bench -- roll [--snapshot DIR] [--subnet N] [--repeat N] [--keep] [--verbose]
+ *
+ * --repeat N rotates N times in each order and reports the medians (a shared machine is noisy).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { disposeAllLabs } from '../src/lab/etcd/cluster.js';
+import { assemble } from '../src/run/assemble.js';
+import { TerminalOperator } from '../src/run/operator.js';
+import type { Probe, ProbeSummary } from '../src/run/ports.js';
+import { LAB_RUN_DEFAULTS, type LabRunSetup, prepareLabRun } from '../src/run/rehearse.js';
+import { runSession } from '../src/run/session.js';
+import { type Bench, ms } from './lib/bench.js';
+
+const TARGET_GAP_MS = 30;
+const TARGET_RATIO = 40;
+
+interface Outcome {
+  order: 'ferry' | 'naive';
+  completed: boolean;
+  detail: string;
+  etcd: ProbeSummary | undefined;
+  api: ProbeSummary[];
+  seconds: number;
+}
+
+function probesFor(setup: LabRunSetup, dir: string, log: (l: string) => void) {
+  return assemble({
+    connection: { kubeconfig: setup.lab.kubeconfigPath, etcd: setup.lab.etcdClientSettings() },
+    provisioner: 'lab',
+    lab: setup.control,
+    operator: new TerminalOperator({ say: log, confirmDir: join(dir, 'confirm'), interactive: false }),
+    probes: { runId: `bench-${Date.now().toString(36)}`, apiIntervalMs: 20, etcdIntervalMs: 0 },
+    log,
+  });
+}
+
+function summarize(
+  order: Outcome['order'],
+  probes: { summary: ProbeSummary }[],
+  completed: boolean,
+  detail: string,
+  t0: number,
+): Outcome {
+  return {
+    order,
+    completed,
+    detail,
+    etcd: probes.find((p) => p.summary.name === 'etcd-write')?.summary,
+    api: probes.filter((p) => p.summary.name.startsWith('api-')).map((p) => p.summary),
+    seconds: (Date.now() - t0) / 1000,
+  };
+}
+
+async function ferryOrder(setup: LabRunSetup, dir: string, log: (l: string) => void): Promise<Outcome> {
+  const t0 = Date.now();
+  const a = probesFor(setup, dir, log);
+  try {
+    const s = await runSession({
+      planFile: setup.planFile,
+      plan: setup.plan,
+      ports: a.ports,
+      probes: a.probes,
+      log,
+      liveSeconds: 3600,
+      run: { ...LAB_RUN_DEFAULTS, phases: [2, 4] },
+    });
+    return summarize('ferry', s.probes, s.result.status === 'completed', s.result.error?.message ?? '', t0);
+  } finally {
+    a.close();
+  }
+}
+
+async function naiveOrder(setup: LabRunSetup, dir: string, log: (l: string) => void): Promise<Outcome> {
+  const t0 = Date.now();
+  const { lab } = setup;
+  const a = probesFor(setup, dir, log);
+  const probes: Probe[] = a.probes;
+  const etcdProbe = a.ports.etcdProbe;
+  for (const p of probes) p.start();
+  let completed = true;
+  let detail = '';
+  try {
+    const old = setup.plan.controlPlanes.map((c) => ({
+      node: c.node,
+      talos: c.replacement.name ?? `${c.node}-talos`,
+    }));
+    const left = new Set(old.map((o) => o.node));
+    for (const o of old) {
+      // Join the Talos member (learner, start, promote: the lab provisioner waits for all of it).
+      await lab.provisioner.provisionControlPlane({ name: o.talos, address: '' });
+      await new Promise((r) => setTimeout(r, 1_000));
+      // Remove an old member directly, the leader first; keep the probe on members that stay.
+      const leader = await lab.etcd.leader();
+      const victim = leader && left.has(leader) ? leader : [...left][0]!;
+      left.delete(victim);
+      const stays = lab.etcd
+        .members()
+        .filter((m) => m.state === 'running' && !m.isLearner && m.name !== victim);
+      etcdProbe?.setEndpoints(stays.map((m) => m.clientUrl));
+      log(`naive: removing ${victim}${victim === leader ? ' (the leader)' : ''} directly`);
+      await lab.etcd.removeMember(victim);
+      await new Promise((r) => setTimeout(r, 2_500));
+      await lab.provisioner.decommission(victim);
+    }
+  } catch (err) {
+    completed = false;
+    detail = (err as Error).message;
+  }
+  const summaries = await Promise.all(probes.map(async (p) => ({ summary: await p.stop() })));
+  a.close();
+  return summarize('naive', summaries, completed, detail, t0);
+}
+
+function apiErrors(o: Outcome): number {
+  return o.api.reduce((n, s) => n + s.failures, 0);
+}
+
+function line(o: Outcome): string {
+  const e = o.etcd;
+  return `${o.order.padEnd(6)} ${o.completed ? 'completed' : `FAILED (${o.detail})`} in ${o.seconds.toFixed(0)} s: longest etcd write gap ${e ? ms(e.longestGapMs) : '?'} (${e?.failures ?? '?'} failed puts of ${e?.attempts ?? '?'}, ${e?.extra?.['lost'] ?? '?'} acknowledged lost); API errors through the endpoint ${apiErrors(o)} (${o.api.map((a) => `${a.name} ${a.failures}/${a.attempts}, longest outage ${ms(a.longestFailureWindowMs)}`).join('; ')})`;
+}
+
+export const bench: Bench = {
+  name: 'roll',
+  summary:
+    "rotate three control planes on fresh labs: ferry's order vs the naive order (etcd write gap, API errors)",
+  async run(args: string[]): Promise<void> {
+    const { values } = parseArgs({
+      args,
+      options: {
+        snapshot: { type: 'string' },
+        subnet: { type: 'string' },
+        repeat: { type: 'string' },
+        keep: { type: 'boolean' },
+        verbose: { type: 'boolean' },
+      },
+    });
+    const snapshotPath = values.snapshot ?? 'examples/lab-cluster';
+    const base = Number(values.subnet ?? 57);
+    const repeat = Math.max(1, Number(values.repeat ?? 1));
+    const log = values.verbose ? (l: string) => console.log(`  ${l}`) : () => {};
+    const outcomes: Outcome[] = [];
+    for (let r = 0; r < repeat; r++) {
+      for (const [i, order] of (['ferry', 'naive'] as const).entries()) {
+        const dir = await mkdtemp(join(tmpdir(), `ferry-bench-roll-${order}-`));
+        const setup = await prepareLabRun({ snapshotPath, dir, subnet: base + i, log });
+        try {
+          const o = order === 'ferry' ? await ferryOrder(setup, dir, log) : await naiveOrder(setup, dir, log);
+          outcomes.push(o);
+          console.log(line(o));
+        } finally {
+          await setup.lab.dispose();
+          if (!values.keep) await rm(dir, { recursive: true, force: true });
+        }
+      }
+    }
+    await disposeAllLabs();
+    const median = (xs: number[]) => {
+      const s = [...xs].sort((a, b) => a - b);
+      return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+    };
+    const of = (order: Outcome['order']) => outcomes.filter((o) => o.order === order);
+    const fg = median(of('ferry').map((o) => o.etcd?.longestGapMs ?? Number.NaN));
+    const ng = median(of('naive').map((o) => o.etcd?.longestGapMs ?? Number.NaN));
+    const fe = median(of('ferry').map(apiErrors));
+    const ne = median(of('naive').map(apiErrors));
+    const ratio = ng / Math.max(fg, 1);
+    const label = repeat > 1 ? `median of ${repeat}` : 'one run each';
+    console.log(
+      `longest etcd write gap (${label}): ferry ${ms(fg)}, naive ${ms(ng)}; ratio naive/ferry ${ratio.toFixed(1)}×`,
+    );
+    console.log(`API errors through the endpoint (${label}): ferry ${fe}, naive ${ne}`);
+    const verdicts = [
+      `ferry gap ${ms(fg)} ${fg <= TARGET_GAP_MS ? '≤' : '>'} ${TARGET_GAP_MS} ms`,
+      `ferry API errors ${fe} ${fe === 0 ? '=' : '>'} 0`,
+      `ratio ${ratio.toFixed(1)}× ${ratio >= TARGET_RATIO ? '≥' : '<'} ${TARGET_RATIO}×`,
+    ];
+    console.log(`targets: ${verdicts.join('; ')}`);
+  },
+};

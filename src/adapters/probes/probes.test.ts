@@ -1,0 +1,162 @@
+import { readFile } from 'node:fs/promises';
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startLabApi } from '../../lab/apiserver/testing.js';
+import { missingReason } from '../../lab/etcd/binaries.js';
+import { disposeAllLabs, withEtcdLab } from '../../lab/etcd/cluster.js';
+import type { ProbeSample } from '../../run/ports.js';
+import { EtcdAdmin } from '../etcd/admin.js';
+import type { LoadedKubeconfig } from '../kube/kubeconfig.js';
+import { createRequester } from '../kube/request.js';
+import { readyzProbe, writeReadProbe } from './api.js';
+import { EtcdWriteProbe } from './etcd.js';
+import { downsample, summarize } from './window.js';
+
+// Real etcd on 127.0.42–43.x (this file's subnets).
+afterAll(async () => {
+  await disposeAllLabs();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('summarize', () => {
+  const s = (t: number, ok: boolean, latencyMs = 5, error?: string): ProbeSample => ({
+    t,
+    ok,
+    latencyMs,
+    ...(error && { error }),
+  });
+
+  it('measures the longest consecutive failure window and the longest gap between acknowledgements', () => {
+    const samples = [
+      s(0, true),
+      s(10, false, 300, 'deadline 127.0.0.1:2379'),
+      s(310, false, 300, 'deadline 127.0.0.2:2379'),
+      s(610, true), // window 10 → 615 = 605; gap 5 → 615 = 610
+      s(620, false, 10, 'x'),
+      s(630, true), // window 620 → 635 = 15
+      s(700, true), // gap 635 → 705 = 70
+    ];
+    const r = summarize('p', 'd', samples);
+    expect(r).toMatchObject({
+      attempts: 7,
+      failures: 3,
+      longestFailureWindowMs: 605,
+      longestGapMs: 610,
+      longestGapAtMs: 5,
+    });
+    // Addresses are folded so one kind of error is counted once.
+    expect(r.errors).toEqual([
+      { message: 'deadline ADDR', count: 2 },
+      { message: 'x', count: 1 },
+    ]);
+  });
+
+  it('counts a window still open at the end, and nothing on a clean series', () => {
+    expect(summarize('p', 'd', [s(0, true), s(10, false, 20)]).longestFailureWindowMs).toBe(20);
+    expect(summarize('p', 'd', [s(0, true), s(10, true)])).toMatchObject({
+      failures: 0,
+      longestFailureWindowMs: 0,
+      longestGapMs: 10,
+    });
+  });
+
+  it('downsamples for a plot but keeps every failure and the biggest gap', () => {
+    const many: ProbeSample[] = Array.from({ length: 5000 }, (_, i) => s(i * 2, i !== 2500));
+    many[4000] = s(8000, true, 900);
+    const d = downsample(many, 300);
+    expect(d.length).toBeLessThanOrEqual(300);
+    expect(d.some((x) => !x.ok)).toBe(true);
+    expect(summarize('p', 'd', d).longestGapMs).toBe(summarize('p', 'd', many).longestGapMs);
+  });
+});
+
+describe('API probes through a lab API server', () => {
+  it('count every failure while the instance is down and the outage as one window', async () => {
+    const lab = await startLabApi();
+    const kc = new KubeConfig();
+    kc.loadFromString(lab.kubeconfig);
+    const loaded: LoadedKubeconfig = {
+      kc,
+      file: 'mem',
+      context: kc.getCurrentContext(),
+      server: lab.server.url,
+    };
+    const requester = createRequester(loaded);
+    const ready = readyzProbe({ requester, intervalMs: 20, timeoutMs: 1_000 });
+    const write = writeReadProbe({ requester, intervalMs: 20, timeoutMs: 1_000, runId: 'ABCDEF123456' });
+    try {
+      ready.start();
+      write.start();
+      await sleep(400);
+      lab.server.setDown(true);
+      await sleep(400);
+      lab.server.setDown(false);
+      await sleep(400);
+      const [r, w] = [await ready.stop(), await write.stop()];
+      for (const x of [r, w]) {
+        expect(x.failures).toBeGreaterThan(2);
+        expect(x.attempts - x.failures).toBeGreaterThan(4);
+        expect(x.longestFailureWindowMs).toBeGreaterThan(300);
+        expect(x.longestFailureWindowMs).toBeLessThan(1_500);
+      }
+      expect(w.extra?.['writes']).toBe(w.attempts);
+      // The probe's ConfigMap is cleaned up.
+      await expect(
+        requester.request('GET', '/api/v1/namespaces/default/configmaps/ferry-probe-abcdef12'),
+      ).rejects.toMatchObject({
+        status: 404,
+      });
+    } finally {
+      await lab.stop();
+    }
+  });
+});
+
+describe('etcd write probe on a real cluster', () => {
+  it('sees a ~1 s gap when the leader is removed directly, and a short one when leadership moves first', async ({
+    skip,
+  }) => {
+    const missing = await missingReason('3.4');
+    if (missing) skip(missing);
+    await withEtcdLab({ subnet: 42, version: '3.4', members: 3 }, async (lab) => {
+      const tls = {
+        ca: await readFile(lab.clientTls().caFile),
+        cert: await readFile(lab.clientTls().certFile),
+        key: await readFile(lab.clientTls().keyFile),
+      };
+      const admin = new EtcdAdmin({ endpoints: lab.endpoints(), tls });
+      try {
+        // 1. Move leadership to a follower, then remove the old leader: writes barely notice.
+        const leader1 = await lab.waitForLeader();
+        const stays = lab.members().filter((m) => m.name !== leader1);
+        const probe1 = new EtcdWriteProbe({ endpoints: stays.map((m) => m.clientUrl), tls, runId: 'run-a' });
+        probe1.start();
+        await sleep(300);
+        await admin.moveLeader(stays[0]!.id!);
+        await admin.removeMember(lab.member(leader1).id!);
+        await sleep(300);
+        const good = await probe1.stop();
+        expect(good.extra).toMatchObject({ lost: 0, checked: 'yes' });
+        expect(Number(good.extra?.['acknowledged'])).toBeGreaterThan(20);
+
+        // 2. Remove the (new) leader directly: an election, ~1–2 s without writes.
+        const leader2 = await lab.waitForLeader();
+        const rest = lab.members().filter((m) => m.name !== leader2 && m.state === 'running');
+        const probe2 = new EtcdWriteProbe({ endpoints: rest.map((m) => m.clientUrl), tls, runId: 'run-b' });
+        probe2.start();
+        await sleep(300);
+        await admin.removeMember(lab.member(leader2).id!);
+        await sleep(2_500);
+        const bad = await probe2.stop();
+        expect(bad.extra).toMatchObject({ lost: 0 });
+        // An election takes an election timeout (1 s) and more; a transfer a few ms (plus this
+        // machine's noise: the probe shares its event loop with the test).
+        expect(bad.longestGapMs).toBeGreaterThan(900);
+        expect(good.longestGapMs).toBeLessThan(bad.longestGapMs / 2);
+      } finally {
+        admin.close();
+      }
+    });
+  }, 120_000);
+});

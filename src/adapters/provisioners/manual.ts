@@ -1,0 +1,90 @@
+/**
+ * The `manual` provisioner: ferry says what to boot (name, role, address, Talos version, machine
+ * config) and waits until the machine shows up — its Node registered or its etcd member listed —
+ * or the step's timeout. Decommissioning likewise: ferry says what to wipe and waits until nothing
+ * answers on the machine's ports.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { FerryError } from '../../errors.js';
+import type {
+  ActionContext,
+  DecommissionRequest,
+  MachineState,
+  ProvisionerPort,
+  ProvisionRequest,
+  ProvisionResult,
+} from '../../run/ports.js';
+import { machineStateByPorts } from './tcp.js';
+
+export interface ManualProvisionerOptions {
+  /** Where instructions go (the terminal). */
+  say: (line: string) => void;
+  /** Finds the booted machine: its Node or etcd member. Undefined while not there. */
+  detect: (req: ProvisionRequest) => Promise<ProvisionResult | undefined>;
+  pollMs?: number;
+}
+
+export function provisionInstructions(req: ProvisionRequest): string[] {
+  const role = req.role === 'controlplane' ? 'control plane' : 'worker';
+  return [
+    `Boot a Talos ${req.talosVersion} ${role} to replace ${req.replaces}:`,
+    `  hostname:       ${req.name ?? '(your choice; never the name of a live node or etcd member)'}`,
+    `  address:        ${req.address ?? '(your choice)'}`,
+    `  machine config: ${req.machineConfig ?? '(generate it with `ferry generate`)'}`,
+    ...(req.endpoint ? [`  endpoint:       ${req.endpoint}`] : []),
+    req.role === 'controlplane'
+      ? '  It joins etcd by itself as a learner; ferry waits for its member and its Node.'
+      : '  ferry waits for its Node.',
+  ];
+}
+
+export class ManualProvisioner implements ProvisionerPort {
+  readonly kind = 'manual';
+  readonly #opts: ManualProvisionerOptions;
+
+  constructor(opts: ManualProvisionerOptions) {
+    this.#opts = opts;
+  }
+
+  async provision(req: ProvisionRequest, ctx: ActionContext): Promise<ProvisionResult> {
+    for (const line of provisionInstructions(req)) this.#opts.say(line);
+    const deadline = Date.now() + ctx.timeoutMs;
+    while (Date.now() < deadline) {
+      ctx.signal.throwIfAborted();
+      const found = await this.#opts.detect(req).catch(() => undefined);
+      if (found) return found;
+      await sleep(this.#opts.pollMs ?? 5_000, undefined, { signal: ctx.signal });
+    }
+    throw new FerryError(
+      'gate',
+      `the Talos node replacing ${req.replaces} did not show up within ${Math.round(ctx.timeoutMs / 1000)} s: no Node ${req.name ?? ''} and no etcd member for it`,
+      {
+        remediation:
+          'boot it as shown above (check its console: talosctl -n ADDRESS dmesg), then run ferry run --resume',
+      },
+    );
+  }
+
+  async decommission(req: DecommissionRequest, ctx: ActionContext): Promise<void> {
+    this.#opts.say(
+      `Reset and power off ${req.node}${req.address ? ` (${req.address})` : ''}; ferry waits until nothing answers on its kubelet, apiserver and etcd ports.`,
+    );
+    const deadline = Date.now() + ctx.timeoutMs;
+    while (Date.now() < deadline) {
+      ctx.signal.throwIfAborted();
+      if (req.address && (await machineStateByPorts(req.address)) === 'decommissioned') return;
+      await sleep(this.#opts.pollMs ?? 5_000, undefined, { signal: ctx.signal });
+    }
+    throw new FerryError(
+      'gate',
+      `${req.node} still answers (or cannot be checked) after ${Math.round(ctx.timeoutMs / 1000)} s`,
+      {
+        remediation: `power it off, then run ferry run --resume`,
+      },
+    );
+  }
+
+  async machineState(_node: string, address: string | null): Promise<MachineState | undefined> {
+    return address ? machineStateByPorts(address) : undefined;
+  }
+}

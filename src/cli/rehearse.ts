@@ -1,0 +1,89 @@
+import { resolve } from 'node:path';
+import { describeError, type ExitCode, usageError } from '../errors.js';
+import { oneOf, parseFlags, requirePositional } from './args.js';
+import type { Command } from './command.js';
+import type { Io } from './io.js';
+
+const usage = `usage: ferry rehearse SNAPSHOT [--dir DIR] [--subnet N] [--strategy surge|replace] [--phases LIST]
+
+Rehearses the migration of the cluster in SNAPSHOT on a lab: starts the lab (real etcd members on
+loopback, one lab API server per control plane, a load balancer, simulated kubelets), generates the
+kit, builds the plan, runs it with the lab provisioner while probing the API through the endpoint
+and etcd writes, writes a report (DIR/rehearsal.md and .html, with a timeline and a plot of the
+probes), and stops the lab. The lab is never presented as a real cluster: the report says which
+etcd binaries stand in for the versions the snapshot names (kubeadm members on etcd 3.4, Talos
+members on 3.5), and which phases a lab cannot rehearse (node-side preparation, after-care).
+
+  --dir DIR          work directory (default .ferry/rehearse): lab/, kit/, plan.json, journal, reports
+  --subnet N         third octet of the lab's loopback addresses 127.0.N.x (default 30)
+  --strategy S       surge (default) | replace
+  --phases LIST      phases to run (default 0,2,4: preflight, control planes, last control plane;
+                     add 3 for the workers, which the example's checkout PDB stops by design)
+  --keep             leave the work directory's lab data in place (the lab processes always stop)
+
+Exit codes: 0 the run completed and every check passed; 1 the run completed but a check failed
+(API errors, a lost write, a violated PodDisruptionBudget, a long etcd write gap); 2 bad usage or
+input; 3 the run stopped at a gate; 4 internal error.
+`;
+
+const options = {
+  dir: { type: 'string' },
+  subnet: { type: 'string' },
+  strategy: { type: 'string' },
+  phases: { type: 'string' },
+  keep: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export const command: Command = {
+  name: 'rehearse',
+  summary: 'rehearse the migration on a lab: lab up, generate, plan, run, report, lab down',
+  usage,
+  async run(argv: string[], io: Io): Promise<ExitCode> {
+    const { values, positionals } = parseFlags(argv, options, usage);
+    if (values.help) {
+      io.stdout(usage);
+      return 0;
+    }
+    const snapshot = resolve(
+      io.cwd,
+      requirePositional(positionals, 'SNAPSHOT (a snapshot directory)', usage),
+    );
+    const subnet = values.subnet === undefined ? 30 : Number(values.subnet);
+    if (!Number.isInteger(subnet) || subnet < 1 || subnet > 254)
+      throw usageError(`--subnet must be 1–254; got "${values.subnet}"`);
+    const phases = values.phases?.split(',').map((p) => {
+      const n = Number(p);
+      if (![0, 1, 2, 3, 4, 5].includes(n)) throw usageError(`--phases: ${p} is not a phase (0–5)`);
+      return n as 0 | 1 | 2 | 3 | 4 | 5;
+    });
+    const strategy = oneOf('strategy', values.strategy, ['surge', 'replace'] as const, 'surge');
+    const { rehearse } = await import('../run/rehearse.js');
+    const t0 = Date.now();
+    const log = (l: string) => io.stdout(`${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}  ${l}\n`);
+    const ctl = new AbortController();
+    const onSignal = () => ctl.abort(new Error('interrupted'));
+    process.once('SIGINT', onSignal);
+    try {
+      const r = await rehearse({
+        snapshotPath: snapshot,
+        dir: resolve(io.cwd, values.dir ?? '.ferry/rehearse'),
+        subnet,
+        strategy,
+        ...(phases && { phases }),
+        log,
+        signal: ctl.signal,
+      });
+      io.stdout('\nchecks:\n');
+      for (const c of r.checks) io.stdout(`  ${c.ok ? 'pass' : 'FAIL'}  ${c.name}: ${c.detail}\n`);
+      for (const n of r.notes) io.stdout(`note: ${n}\n`);
+      if (r.result.status !== 'completed') {
+        io.stderr(`${describeError(r.result.error)}\n`);
+        return 3;
+      }
+      return r.checks.every((c) => c.ok) ? 0 : 1;
+    } finally {
+      process.off('SIGINT', onSignal);
+    }
+  },
+};

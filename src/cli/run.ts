@@ -1,0 +1,328 @@
+import { randomUUID } from 'node:crypto';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import { describeError, type ExitCode, FerryError, usageError } from '../errors.js';
+import { oneOf, parseFlags, requirePositional } from './args.js';
+import type { Command } from './command.js';
+import type { Io } from './io.js';
+
+const usage = `usage: ferry run PLAN --kubeconfig FILE --etcd-endpoints URLS --etcd-cacert F --etcd-cert F --etcd-key F [flags]
+
+Executes plan.json (written by ferry plan) one step at a time: before each step a gate compares the
+observed cluster to the state the step expects; a mismatch stops the run (exit 3) with what was
+expected, what was seen and what to do. Every transition is journalled in SQLite beside the plan
+(PLAN.journal.sqlite); a run stopped or killed continues with --resume, which re-observes the step
+in flight and never repeats a destructive action blindly. One run per cluster: a lock file beside
+the plan and a Lease kube-system/ferry-run. Probes measure API and etcd availability throughout.
+
+  --kubeconfig FILE            admin kubeconfig talking to the control-plane endpoint (required)
+  --context NAME               kubeconfig context
+  --etcd-endpoints URLS        etcd client URLs, comma-separated (required)
+  --etcd-cacert/--etcd-cert/--etcd-key FILE
+                               etcd CA and a client certificate (kubeadm: pki/etcd/ca.crt,
+                               pki/etcd/healthcheck-client.crt/.key) (required)
+  --provisioner P              manual | exec | lab (default: the plan's)
+  --provision-cmd CMD          exec: boots a Talos node; runs with NODE_NAME, ROLE, ADDRESS, REPLACES,
+                               TALOS_VERSION, MACHINE_CONFIG, CLUSTER_ENDPOINT, FERRY_STEP set; may print
+                               FERRY_NODE_NAME=… FERRY_ADDRESS=… when it chooses them
+  --decommission-cmd CMD       exec: resets and powers off a machine (NODE_NAME, ADDRESS, ROLE)
+  --lb-cmd CMD                 takes a control plane in or out of the load balancer (LB_ACTION=add|remove,
+                               NODE_NAME, ADDRESS, PORT); without it the operator does it when asked
+  --lab-socket PATH            lab: the control socket of the process holding the lab
+  --resume                     continue a stopped or killed run of this plan
+  --mark-done STEP             with --resume: a step ferry cannot tell about, checked by hand: it happened
+  --retry STEP                 with --resume: … it did not happen: run it again
+  --drain-timeout SECONDS      per-node drain timeout (default: the plan's)
+  --step-timeout KIND=SECONDS  replaces the plan's timeout for a step kind (repeatable)
+  --gate-stable SECONDS        interval between the two observations of a gate (default: the plan's, 10)
+  --lb-settle SECONDS          wait after a load-balancer change (default: the plan's, 90)
+  --gate-grace SECONDS         how long a precondition may take to hold (default 30)
+  --phases LIST                run only these phases, e.g. 0,2,4 (control planes only)
+  --drill                      also run the optional drill
+  --no-lease                   do not take the cluster Lease (the local lock still applies)
+  --no-probes                  do not probe availability
+  --report FILE                report (.md or .html; default PLAN.report.md and .html beside the plan)
+  --yes                        answer yes to every operator question (scripted runs: you did the work)
+  --dry-run                    check the connections and show what would run; change nothing
+
+Exit codes: 0 completed; 2 bad usage or input; 3 stopped at a gate (resumable with --resume);
+4 internal error.
+`;
+
+const options = {
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  'etcd-endpoints': { type: 'string' },
+  'etcd-cacert': { type: 'string' },
+  'etcd-cert': { type: 'string' },
+  'etcd-key': { type: 'string' },
+  provisioner: { type: 'string' },
+  'provision-cmd': { type: 'string' },
+  'decommission-cmd': { type: 'string' },
+  'lb-cmd': { type: 'string' },
+  'lab-socket': { type: 'string' },
+  resume: { type: 'boolean' },
+  'mark-done': { type: 'string', multiple: true },
+  retry: { type: 'string', multiple: true },
+  'drain-timeout': { type: 'string' },
+  'step-timeout': { type: 'string', multiple: true },
+  'gate-stable': { type: 'string' },
+  'lb-settle': { type: 'string' },
+  'gate-grace': { type: 'string' },
+  'poll-ms': { type: 'string' },
+  phases: { type: 'string' },
+  drill: { type: 'boolean' },
+  'no-lease': { type: 'boolean' },
+  'no-probes': { type: 'boolean' },
+  'probe-interval-ms': { type: 'string' },
+  report: { type: 'string' },
+  yes: { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function seconds(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw usageError(`--${flag} must be a number of seconds; got "${v}"`);
+  return n;
+}
+
+function required(v: string | undefined, flag: string): string {
+  if (!v) throw usageError(`missing --${flag}`, `see usage:\n${usage.trim()}`);
+  return v;
+}
+
+export const command: Command = {
+  name: 'run',
+  summary: 'execute a plan: gated, journalled, resumable, with availability probes',
+  usage,
+  async run(argv: string[], io: Io): Promise<ExitCode> {
+    const { values, positionals } = parseFlags(argv, options, usage);
+    if (values.help) {
+      io.stdout(usage);
+      return 0;
+    }
+    const planArg = requirePositional(positionals, 'PLAN (a plan.json written by ferry plan)', usage);
+    const path = (p: string) => resolve(io.cwd, p);
+    const planFile = path(planArg);
+    const [{ readPlan }, { runSession }, { assemble }, { TerminalOperator }, { STEP_KINDS }] =
+      await Promise.all([
+        import('../plan/load.js'),
+        import('../run/session.js'),
+        import('../run/assemble.js'),
+        import('../run/operator.js'),
+        import('../plan/model.js'),
+      ]);
+    const plan = await readPlan(planFile);
+    const provisioner = oneOf(
+      'provisioner',
+      values.provisioner,
+      ['manual', 'exec', 'lab'] as const,
+      plan.provisioner === 'exec' ? 'exec' : 'manual',
+    );
+    if (plan.provisioner === 'capi' && values.provisioner === undefined) {
+      throw usageError(
+        'the plan uses the capi provisioner, which ferry run does not drive yet',
+        'pass --provisioner manual or exec',
+      );
+    }
+    const timeouts: Record<string, number> = {};
+    for (const kv of values['step-timeout'] ?? []) {
+      const [k, v] = kv.split('=');
+      if (!k || !(STEP_KINDS as readonly string[]).includes(k))
+        throw usageError(`--step-timeout ${kv}: unknown step kind ${k}`, `kinds: ${STEP_KINDS.join(', ')}`);
+      timeouts[k] = seconds('step-timeout', v) ?? 0;
+    }
+    const phases = values.phases?.split(',').map((p) => {
+      const n = Number(p);
+      if (![0, 1, 2, 3, 4, 5].includes(n)) throw usageError(`--phases: ${p} is not a phase (0–5)`);
+      return n as 0 | 1 | 2 | 3 | 4 | 5;
+    });
+    const connection = {
+      kubeconfig: path(required(values.kubeconfig, 'kubeconfig')),
+      ...(values.context && { context: values.context }),
+      etcd: {
+        endpoints: required(values['etcd-endpoints'], 'etcd-endpoints')
+          .split(',')
+          .map((e) => e.trim())
+          .filter(Boolean),
+        caFile: path(required(values['etcd-cacert'], 'etcd-cacert')),
+        certFile: path(required(values['etcd-cert'], 'etcd-cert')),
+        keyFile: path(required(values['etcd-key'], 'etcd-key')),
+      },
+    };
+    const log = (line: string) => io.stdout(`${line}\n`);
+    let lab: import('../adapters/provisioners/lab-control.js').LabControl | undefined;
+    if (provisioner === 'lab') {
+      const { remoteLabControl } = await import('../adapters/provisioners/lab-control.js');
+      lab = remoteLabControl(path(required(values['lab-socket'], 'lab-socket')));
+    }
+    const base = join(dirname(planFile), basename(planFile, extname(planFile)));
+    const terminal = new TerminalOperator({
+      say: log,
+      confirmDir: `${base}.confirm`,
+      interactive: io.isTTY && process.stdin.isTTY === true,
+      input: process.stdin,
+      output: process.stdout,
+    });
+    const operator = values.yes
+      ? {
+          instruct: terminal.instruct.bind(terminal),
+          ask: async (id: string, q: string) => {
+            log(`[${id}] ${q} — yes (--yes)`);
+            return true;
+          },
+        }
+      : terminal;
+    const runId = randomUUID();
+    const probeInterval = seconds('probe-interval-ms', values['probe-interval-ms']);
+    const a = assemble({
+      connection,
+      provisioner,
+      exec: {
+        ...(values['provision-cmd'] && { provisionCmd: values['provision-cmd'] }),
+        ...(values['decommission-cmd'] && { decommissionCmd: values['decommission-cmd'] }),
+        ...(values['lb-cmd'] && { lbCmd: values['lb-cmd'] }),
+        cwd: io.cwd,
+      },
+      ...(lab && { lab }),
+      operator,
+      probes: values['no-probes']
+        ? false
+        : { runId, ...(probeInterval !== undefined && { apiIntervalMs: probeInterval }) },
+      log,
+    });
+    try {
+      if (values['dry-run']) return await dryRun(plan, a, io);
+      const ctl = new AbortController();
+      const onSignal = (sig: string) => {
+        log(`${sig}: stopping after the current observation; resume with --resume`);
+        ctl.abort(new Error(sig));
+      };
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+      try {
+        const s = await runSession({
+          planFile,
+          plan,
+          ports: a.ports,
+          probes: a.probes,
+          log,
+          signal: ctl.signal,
+          lease: values['no-lease'] !== true,
+          run: {
+            resume: values.resume === true,
+            timeouts,
+            ...(values['mark-done'] && { markDone: values['mark-done'] }),
+            ...(values.retry && { retry: values.retry }),
+            ...(values['drain-timeout'] !== undefined && {
+              drainTimeoutSeconds: seconds('drain-timeout', values['drain-timeout'])!,
+            }),
+            ...(values['gate-stable'] !== undefined && {
+              gateStableSeconds: seconds('gate-stable', values['gate-stable'])!,
+            }),
+            ...(values['lb-settle'] !== undefined && {
+              lbSettleSeconds: seconds('lb-settle', values['lb-settle'])!,
+            }),
+            ...(values['gate-grace'] !== undefined && {
+              gateGraceSeconds: seconds('gate-grace', values['gate-grace'])!,
+            }),
+            ...(values['poll-ms'] !== undefined && { pollMs: Number(values['poll-ms']) }),
+            ...(phases && { phases }),
+            ...(values.drill && { drill: true }),
+          },
+        });
+        await writeReports(
+          plan,
+          planFile,
+          s.journalFile,
+          values.report ? path(values.report) : undefined,
+          lab,
+          log,
+        );
+        for (const p of s.probes) {
+          const x = p.summary;
+          log(
+            `probe ${x.name}: ${x.failures}/${x.attempts} failed, longest failure window ${x.longestFailureWindowMs} ms, longest gap ${x.longestGapMs} ms${x.extra?.['lost'] !== undefined ? `, acknowledged writes lost ${x.extra['lost']}` : ''}`,
+          );
+        }
+        if (s.result.status === 'completed') {
+          log(`run completed: ${s.result.steps.length} step(s) this run; journal ${s.journalFile}`);
+          return 0;
+        }
+        io.stderr(`${describeError(s.result.error)}\n`);
+        io.stderr(
+          `stopped at ${s.result.stoppedAt ?? '?'}; journal ${s.journalFile}; continue with: ferry run ${planArg} … --resume\n`,
+        );
+        return s.result.error?.exitCode ?? 3;
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
+    } finally {
+      a.close();
+    }
+  },
+};
+
+async function writeReports(
+  plan: import('../plan/model.js').Plan,
+  planFile: string,
+  journalFile: string,
+  explicit: string | undefined,
+  lab: import('../adapters/provisioners/lab-control.js').LabControl | undefined,
+  log: (l: string) => void,
+): Promise<void> {
+  const [{ Journal }, { probeRecordsFrom, renderReportHtml, renderReportMarkdown }, { writeFileAtomic }] =
+    await Promise.all([
+      import('../run/journal.js'),
+      import('../run/report.js'),
+      import('../util/atomic-write.js'),
+    ]);
+  const j = Journal.open(journalFile, { readonly: true });
+  try {
+    const standIn = lab ? await lab.standIn().catch(() => undefined) : undefined;
+    const input = {
+      title: `ferry run: ${plan.cluster.name ?? basename(planFile)}`,
+      plan,
+      planFile,
+      runs: j.runs(),
+      transitions: j.transitions(),
+      runEnds: j.runEnds(),
+      probes: probeRecordsFrom(j.observations({ purpose: 'probe' })),
+      ...(standIn && { notes: [standIn.note] }),
+    };
+    const base = join(dirname(planFile), basename(planFile, extname(planFile)));
+    const targets = explicit ? [explicit] : [`${base}.report.md`, `${base}.report.html`];
+    for (const t of targets) {
+      await writeFileAtomic(t, t.endsWith('.html') ? renderReportHtml(input) : renderReportMarkdown(input));
+      log(`report: ${t}`);
+    }
+  } finally {
+    j.close();
+  }
+}
+
+async function dryRun(
+  plan: import('../plan/model.js').Plan,
+  a: import('../run/assemble.js').Assembled,
+  io: Io,
+): Promise<ExitCode> {
+  const view = await a.etcd.observe().catch((err: unknown) => {
+    throw new FerryError('unreachable', `etcd: ${(err as Error).message}`, {
+      remediation: 'check the --etcd-* flags',
+    });
+  });
+  const ready = await a.kube.readyz();
+  io.stdout(
+    `etcd: ${view.members.length} member(s), leader ${view.members.find((m) => m.id === view.leaderId)?.name ?? 'none'}\n`,
+  );
+  io.stdout(`API through ${a.kube.server}: /readyz ${ready ? 'ok' : 'FAILS'}\n`);
+  for (const p of plan.phases) {
+    io.stdout(`phase ${p.id} ${p.name}: ${p.steps.length} step(s)\n`);
+    for (const s of p.steps)
+      io.stdout(`  ${s.id}  ${s.action.performer}${s.destructive ? '  DESTRUCTIVE' : ''}  ${s.title}\n`);
+  }
+  io.stdout('dry run: nothing was changed\n');
+  return 0;
+}

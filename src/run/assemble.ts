@@ -1,0 +1,155 @@
+/**
+ * The composition root of a run: adapters built from connection settings, wired to the ports the
+ * orchestrator drives. `ferry run`, `ferry rehearse` and the benchmark build their runs here.
+ */
+import { readFileSync } from 'node:fs';
+import { EtcdAdmin, type EtcdTls } from '../adapters/etcd/admin.js';
+import { KubeAdmin } from '../adapters/kube/admin.js';
+import { loadKubeconfig } from '../adapters/kube/kubeconfig.js';
+import { createRequester } from '../adapters/kube/request.js';
+import { readyzProbe, writeReadProbe } from '../adapters/probes/api.js';
+import { EtcdProbeProcess } from '../adapters/probes/etcd-process.js';
+import { ExecLoadBalancer, ExecProvisioner } from '../adapters/provisioners/exec.js';
+import {
+  LabApiserverStatus,
+  LabLoadBalancerAdapter,
+  LabOperator,
+  LabProvisionerAdapter,
+} from '../adapters/provisioners/lab.js';
+import type { LabControl } from '../adapters/provisioners/lab-control.js';
+import { ManualProvisioner } from '../adapters/provisioners/manual.js';
+import { usageError } from '../errors.js';
+import type { RunDeps } from './orchestrator.js';
+import type { OperatorPort, Probe, ProvisionerPort } from './ports.js';
+
+export type RunProvisioner = 'manual' | 'exec' | 'lab';
+
+export interface Connection {
+  kubeconfig: string;
+  context?: string;
+  etcd: { endpoints: string[]; caFile: string; certFile: string; keyFile: string };
+}
+
+export interface AssembleOptions {
+  connection: Connection;
+  provisioner: RunProvisioner;
+  exec?: { provisionCmd?: string; decommissionCmd?: string; lbCmd?: string; cwd?: string };
+  /** For `lab`: how to reach the lab. */
+  lab?: LabControl;
+  /** A person at the terminal (ignored for the lab, which stands in for one). */
+  operator: OperatorPort;
+  probes?: { runId: string; apiIntervalMs?: number; etcdIntervalMs?: number } | false;
+  log: (line: string) => void;
+}
+
+export interface Assembled {
+  ports: Omit<RunDeps, 'plan' | 'planFile' | 'journal' | 'log' | 'signal' | 'interrupt'>;
+  probes: Probe[];
+  etcd: EtcdAdmin;
+  kube: KubeAdmin;
+  close(): void;
+}
+
+export function readEtcdTls(c: Connection['etcd']): EtcdTls {
+  return { ca: readFileSync(c.caFile), cert: readFileSync(c.certFile), key: readFileSync(c.keyFile) };
+}
+
+export function assemble(o: AssembleOptions): Assembled {
+  const tls = readEtcdTls(o.connection.etcd);
+  const etcd = new EtcdAdmin({ endpoints: o.connection.etcd.endpoints, tls, log: (l) => o.log(`  ${l}`) });
+  const loaded = loadKubeconfig(o.connection.kubeconfig, o.connection.context);
+  const kube = new KubeAdmin(createRequester(loaded));
+
+  let provisioner: ProvisionerPort;
+  let lb: RunDeps['lb'];
+  let operator = o.operator;
+  let apiservers: RunDeps['apiservers'];
+  switch (o.provisioner) {
+    case 'lab': {
+      if (!o.lab)
+        throw usageError(
+          '--provisioner lab needs the lab control socket',
+          'pass --lab-socket PATH (printed by the process holding the lab)',
+        );
+      provisioner = new LabProvisionerAdapter(o.lab);
+      lb = new LabLoadBalancerAdapter(o.lab);
+      operator = new LabOperator(o.lab, o.log);
+      apiservers = new LabApiserverStatus(o.lab);
+      break;
+    }
+    case 'exec':
+      provisioner = new ExecProvisioner({
+        ...(o.exec?.provisionCmd && { provisionCmd: o.exec.provisionCmd }),
+        ...(o.exec?.decommissionCmd && { decommissionCmd: o.exec.decommissionCmd }),
+        ...(o.exec?.cwd && { cwd: o.exec.cwd }),
+      });
+      lb = o.exec?.lbCmd ? new ExecLoadBalancer(o.exec.lbCmd, o.exec.cwd) : undefined;
+      break;
+    case 'manual':
+      provisioner = new ManualProvisioner({
+        say: o.log,
+        detect: async (req) => {
+          if (req.name) {
+            const node = await kube.getNode(req.name);
+            if (node) return { name: req.name, address: node.addresses[0] ?? req.address };
+            const view = await etcd.observe();
+            if (view.members.some((m) => m.name === req.name))
+              return { name: req.name, address: req.address };
+          }
+          return undefined;
+        },
+      });
+      lb = o.exec?.lbCmd ? new ExecLoadBalancer(o.exec.lbCmd, o.exec.cwd) : undefined;
+      break;
+  }
+
+  const probes: Probe[] = [];
+  let etcdProbe: EtcdProbeProcess | undefined;
+  if (o.probes) {
+    const requester = createRequester(loaded, { timeoutMs: 2_000 });
+    probes.push(
+      readyzProbe({
+        requester,
+        ...(o.probes.apiIntervalMs !== undefined && { intervalMs: o.probes.apiIntervalMs }),
+      }),
+      writeReadProbe({
+        requester,
+        runId: o.probes.runId,
+        ...(o.probes.apiIntervalMs !== undefined && { intervalMs: o.probes.apiIntervalMs }),
+      }),
+    );
+    // Its own process: a pause of this one (a journal fsync, a large document) is not etcd's gap.
+    etcdProbe = new EtcdProbeProcess({
+      endpoints: o.connection.etcd.endpoints,
+      caFile: o.connection.etcd.caFile,
+      certFile: o.connection.etcd.certFile,
+      keyFile: o.connection.etcd.keyFile,
+      runId: o.probes.runId,
+      ...(o.probes.etcdIntervalMs !== undefined && { intervalMs: o.probes.etcdIntervalMs }),
+    });
+    probes.push(etcdProbe);
+  }
+
+  return {
+    ports: {
+      etcd,
+      kube,
+      provisioner,
+      lb,
+      operator,
+      ...(apiservers && { apiservers }),
+      ...(etcdProbe && { etcdProbe }),
+      etcdSnapshot: async (file, signal) => {
+        const r = await etcd.snapshot(file, signal);
+        o.log(`  etcd snapshot ${file}: ${r.bytes} bytes from ${r.endpoint}`);
+      },
+    },
+    probes,
+    etcd,
+    kube,
+    close() {
+      etcd.close();
+      etcdProbe?.close();
+    },
+  };
+}

@@ -1,0 +1,221 @@
+/**
+ * Observing the world: exactly the sections an expectation names, through the ports. Failures to
+ * observe are part of the observation (an unreachable etcd is something a gate must report), not
+ * exceptions.
+ */
+import { existsSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import type { ExpectedState, NodeRef } from '../plan/expected-state.js';
+import type { FindingRef } from '../plan/model.js';
+import type { Bindings } from './bindings.js';
+import type {
+  ApiserverStatusPort,
+  EtcdAdminPort,
+  EtcdView,
+  KubeAdminPort,
+  LoadBalancerPort,
+  MachineState,
+  NodeView,
+  ProvisionerPort,
+} from './ports.js';
+
+export interface ObserveDeps {
+  etcd: EtcdAdminPort;
+  kube: KubeAdminPort;
+  provisioner: ProvisionerPort;
+  lb: LoadBalancerPort;
+  apiservers?: ApiserverStatusPort;
+  bindings: Bindings;
+  /** Relative workstation files are looked up here (the plan's directory). */
+  baseDir: string;
+  /** The audit as the plan recorded it. */
+  audit: { blockers: FindingRef[] };
+  /** Questions the operator answered "yes" to, for the step being observed. */
+  confirmed: ReadonlySet<string>;
+}
+
+export type Observed<T> = { ok: true; value: T } | { ok: false; error: string };
+
+export interface NodeObservation {
+  node: NodeView | null;
+  /** Pods drain would still evict (names), when `drained` was asked. */
+  evictable?: string[];
+}
+
+export interface World {
+  at: string;
+  etcd?: Observed<EtcdView>;
+  /** By node name; a reference whose name is not known yet is absent. */
+  nodes: Map<string, Observed<NodeObservation>>;
+  /** By node name: in the load balancer's rotation; undefined = cannot tell. */
+  loadBalancer: Map<string, boolean | undefined>;
+  apiservers: Map<string, boolean | undefined>;
+  machines: Map<string, MachineState | undefined>;
+  endpoint?: boolean;
+  objects: Map<string, Observed<Record<string, unknown> | null>>;
+  files: Map<string, boolean | undefined>;
+  confirmed: ReadonlySet<string>;
+  audit: { blockers: FindingRef[] };
+}
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+async function attempt<T>(fn: () => Promise<T>): Promise<Observed<T>> {
+  try {
+    return { ok: true, value: await fn() };
+  } catch (err) {
+    return { ok: false, error: errText(err) };
+  }
+}
+
+/** apiVersion of the kinds `objects` expectations name. */
+export const KIND_API_VERSION: Record<string, string> = {
+  Secret: 'v1',
+  ConfigMap: 'v1',
+  Service: 'v1',
+  Namespace: 'v1',
+  Node: 'v1',
+  ServiceAccount: 'v1',
+  DaemonSet: 'apps/v1',
+  Deployment: 'apps/v1',
+  StatefulSet: 'apps/v1',
+  ClusterRole: 'rbac.authorization.k8s.io/v1',
+  ClusterRoleBinding: 'rbac.authorization.k8s.io/v1',
+  Role: 'rbac.authorization.k8s.io/v1',
+  RoleBinding: 'rbac.authorization.k8s.io/v1',
+  CSIDriver: 'storage.k8s.io/v1',
+  PodDisruptionBudget: 'policy/v1',
+};
+
+export function objectKey(o: { kind: string; namespace?: string; name: string }): string {
+  return `${o.kind}/${o.namespace ?? ''}/${o.name}`;
+}
+
+export async function observe(expect: ExpectedState, deps: ObserveDeps): Promise<World> {
+  const world: World = {
+    at: new Date().toISOString(),
+    nodes: new Map(),
+    loadBalancer: new Map(),
+    apiservers: new Map(),
+    machines: new Map(),
+    objects: new Map(),
+    files: new Map(),
+    confirmed: deps.confirmed,
+    audit: deps.audit,
+  };
+  const b = deps.bindings;
+  const jobs: Promise<void>[] = [];
+
+  if (expect.etcd) {
+    jobs.push(
+      attempt(() => deps.etcd.observe()).then((r) => {
+        world.etcd = r;
+      }),
+    );
+  }
+
+  for (const n of expect.nodes ?? []) {
+    const name = b.nodeName(n.node);
+    if (!name || world.nodes.has(name)) continue;
+    world.nodes.set(name, { ok: false, error: 'pending' });
+    jobs.push(
+      attempt(async (): Promise<NodeObservation> => {
+        const node = (await deps.kube.getNode(name)) ?? null;
+        if (!n.drained || !node) return { node };
+        const pods = await deps.kube.podsOnNode(name);
+        return {
+          node,
+          evictable: pods.filter((p) => !p.ignoredByDrain).map((p) => `${p.namespace}/${p.name}`),
+        };
+      }).then((r) => void world.nodes.set(name, r)),
+    );
+  }
+
+  for (const lb of expect.loadBalancer ?? []) {
+    const name = b.nodeName(lb.node);
+    if (!name) continue;
+    const address = b.nodeAddress(lb.node) ?? lb.address;
+    jobs.push(
+      (deps.lb.inRotation
+        ? deps.lb.inRotation({ node: name, address, port: lb.port })
+        : Promise.resolve(undefined)
+      )
+        .catch(() => undefined)
+        .then((v) => void world.loadBalancer.set(name, v)),
+    );
+  }
+
+  for (const a of expect.apiservers ?? []) {
+    const name = b.nodeName(a.node);
+    if (!name) continue;
+    jobs.push(apiserverServing(deps, a.node, name).then((v) => void world.apiservers.set(name, v)));
+  }
+
+  for (const m of expect.machines ?? []) {
+    const name = b.nodeName(m.node);
+    if (!name) continue;
+    jobs.push(machineState(deps, m.node, name).then((v) => void world.machines.set(name, v)));
+  }
+
+  if (expect.endpoint) {
+    jobs.push(
+      deps.kube.readyz().then((v) => {
+        world.endpoint = v;
+      }),
+    );
+  }
+
+  for (const o of expect.objects ?? []) {
+    const apiVersion = KIND_API_VERSION[o.kind];
+    const key = objectKey(o);
+    jobs.push(
+      (apiVersion
+        ? attempt(async () => (await deps.kube.getObject(apiVersion, o.kind, o.namespace, o.name)) ?? null)
+        : Promise.resolve<Observed<null>>({
+            ok: false,
+            error: `ferry does not know the apiVersion of kind ${o.kind}`,
+          })
+      ).then((r) => void world.objects.set(key, r)),
+    );
+  }
+
+  for (const f of expect.files ?? []) {
+    // Files on a node are out of ferry's reach; workstation files are checked.
+    if (f.where.kind !== 'workstation') world.files.set(f.path, undefined);
+    else world.files.set(f.path, existsSync(isAbsolute(f.path) ? f.path : join(deps.baseDir, f.path)));
+  }
+
+  await Promise.all(jobs);
+  return world;
+}
+
+async function apiserverServing(deps: ObserveDeps, ref: NodeRef, name: string): Promise<boolean | undefined> {
+  const address = deps.bindings.nodeAddress(ref);
+  const direct = deps.apiservers
+    ? await deps.apiservers.serving(name, address).catch(() => undefined)
+    : undefined;
+  if (direct !== undefined) return direct;
+  if (!address) return undefined;
+  const listed = await deps.kube.apiserverAddresses().catch(() => undefined);
+  return listed === undefined ? undefined : listed.includes(address);
+}
+
+async function machineState(
+  deps: ObserveDeps,
+  ref: NodeRef,
+  name: string,
+): Promise<MachineState | undefined> {
+  const address = deps.bindings.nodeAddress(ref);
+  const told = deps.provisioner.machineState
+    ? await deps.provisioner.machineState(name, address).catch(() => undefined)
+    : undefined;
+  if (told !== undefined) return told;
+  if (ref.kind === 'talos') {
+    // A Talos machine that registered its Node, or whose member is listed, was provisioned.
+    const node = await deps.kube.getNode(name).catch(() => undefined);
+    if (node) return 'provisioned';
+  }
+  return undefined;
+}

@@ -1,0 +1,442 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FerryError } from '../errors.js';
+import type { ExpectedState, KubeadmMemberRef, KubeadmNodeRef } from '../plan/expected-state.js';
+import type { Plan, Step } from '../plan/model.js';
+import { Journal } from './journal.js';
+import { Orchestrator, type RunOptions } from './orchestrator.js';
+import type {
+  EtcdAdminPort,
+  EtcdMemberInfo,
+  EtcdView,
+  KubeAdminPort,
+  MachineState,
+  NodeView,
+  OperatorPort,
+  ProvisionerPort,
+} from './ports.js';
+
+// The orchestrator against an in-memory world: gates, the shortcut for effects already there,
+// cordon restore, and what a resumed run does with the step that was in flight.
+
+const n1: KubeadmNodeRef = { kind: 'kubeadm', name: 'n1', address: '10.0.0.1' };
+const m1: KubeadmMemberRef = {
+  kind: 'kubeadm',
+  name: 'n1',
+  id: '18446744073709551601',
+  idHex: 'fffffffffffffff1',
+  node: 'n1',
+  clientURL: 'https://10.0.0.1:2379',
+};
+const m2: KubeadmMemberRef = {
+  kind: 'kubeadm',
+  name: 'n2',
+  id: '18446744073709551602',
+  idHex: 'fffffffffffffff2',
+  node: 'n2',
+  clientURL: 'https://10.0.0.2:2379',
+};
+
+/** An in-memory cluster: etcd members, nodes with pods, machines. */
+class World {
+  members: EtcdMemberInfo[] = [
+    m1,
+    m2,
+    { ...m2, id: '3', name: 'n3', clientURL: 'https://10.0.0.3:2379' },
+  ].map((m) => ({
+    id: m.id,
+    name: m.name,
+    peerURLs: [],
+    clientURLs: [m.clientURL!],
+    isLearner: false,
+  }));
+  leader = m1.id;
+  nodes = new Map<string, NodeView>([
+    [
+      'n1',
+      {
+        name: 'n1',
+        ready: true,
+        unschedulable: false,
+        labels: {},
+        addresses: ['10.0.0.1'],
+        osImage: 'Debian',
+      },
+    ],
+  ]);
+  pods = new Map<string, string[]>([['n1', ['app/web-1']]]);
+  machines = new Map<string, MachineState | undefined>([['n1', 'running']]);
+  calls: string[] = [];
+  drainFails = false;
+
+  view(): EtcdView {
+    return {
+      members: this.members.map((m) => ({ ...m })),
+      statuses: [],
+      leaderId: this.leader,
+      healthy: this.members.map((m) => m.id),
+    };
+  }
+
+  etcd: EtcdAdminPort = {
+    observe: async () => this.view(),
+    moveLeader: async (id) => {
+      this.calls.push(`moveLeader ${id}`);
+      this.leader = id;
+    },
+    removeMember: async (id) => {
+      this.calls.push(`removeMember ${id}`);
+      const before = this.members.length;
+      this.members = this.members.filter((m) => m.id !== id);
+      return before === this.members.length ? 'already-absent' : 'removed';
+    },
+    endpoints: () => this.members.map((m) => m.clientURLs[0]!),
+    useEndpoints: () => {},
+    close: () => {},
+  };
+
+  kube = {
+    getNode: async (name: string) => this.nodes.get(name),
+    setUnschedulable: async (name: string, v: boolean) => {
+      this.calls.push(`setUnschedulable ${name} ${v}`);
+      const n = this.nodes.get(name);
+      if (n) n.unschedulable = v;
+    },
+    podsOnNode: async (name: string) =>
+      (this.pods.get(name) ?? []).map((p) => ({
+        namespace: p.split('/')[0]!,
+        name: p.split('/')[1]!,
+        uid: p,
+        terminating: false,
+        ignoredByDrain: false,
+      })),
+    drain: async (name: string) => {
+      this.calls.push(`drain ${name}`);
+      if (this.drainFails)
+        throw new FerryError('gate', `drain of node ${name} blocked by PodDisruptionBudget app/web`, {
+          remediation: 'make room, then resume',
+        });
+      const evicted = this.pods.get(name) ?? [];
+      this.pods.set(name, []);
+      return { evicted };
+    },
+    readyz: async () => true,
+  } as unknown as KubeAdminPort;
+
+  provisioner: ProvisionerPort = {
+    kind: 'fake',
+    provision: async () => {
+      throw new Error('not in this plan');
+    },
+    decommission: async (req) => {
+      this.calls.push(`decommission ${req.node}`);
+      this.machines.set(req.node, 'decommissioned');
+    },
+    machineState: async (node) => this.machines.get(node),
+  };
+
+  operator: OperatorPort = { instruct: () => {}, ask: async () => true };
+}
+
+function step(
+  s: Partial<Step> & Pick<Step, 'id' | 'kind' | 'params'>,
+  expect: ExpectedState,
+  verify: ExpectedState,
+  doneWhen = verify,
+): Step {
+  const [phase, index] = s.id.split('.');
+  return {
+    phase: Number(phase),
+    index: Number(index),
+    subject: 'n1',
+    title: s.kind,
+    target: { node: n1, member: m1 },
+    expect,
+    action: { summary: s.kind, performer: 'ferry', commands: [] },
+    verify: { expect: verify, commands: [] },
+    timeoutSeconds: 2,
+    destructive: false,
+    undo: { possible: false, reason: 'test' },
+    idempotencyCheck: { description: `${s.kind} done`, doneWhen, ifNotDone: 'redo' },
+    ...s,
+  } as Step;
+}
+
+const voters3 = (): ExpectedState => ({
+  etcd: { voters: 3, learners: 0, total: 3, healthy: 'all', members: [{ member: m1, state: 'voter' }] },
+});
+const removed: ExpectedState = {
+  etcd: { voters: 2, learners: 0, total: 2, healthy: 'all', members: [{ member: m1, state: 'absent' }] },
+};
+
+function plan(): Plan {
+  const steps: Step[] = [
+    step(
+      { id: '2.01.cordon.n1', kind: 'cordon', params: { node: n1 } },
+      { nodes: [{ node: n1, exists: true }] },
+      { nodes: [{ node: n1, exists: true, cordoned: true }] },
+    ),
+    step(
+      {
+        id: '2.02.drain.n1',
+        kind: 'drain',
+        params: {
+          node: n1,
+          evictionOnly: true,
+          ignoreDaemonSets: true,
+          deleteEmptyDirData: true,
+          pdbs: [],
+          pods: 1,
+        },
+      },
+      { nodes: [{ node: n1, exists: true, cordoned: true }] },
+      { nodes: [{ node: n1, exists: true, cordoned: true, drained: true }] },
+    ),
+    step(
+      {
+        id: '2.03.etcd-move-leader.n1',
+        kind: 'etcd-move-leader',
+        condition: 'if-member-leads',
+        params: { from: m1, to: [m2], leaderAtSnapshot: true },
+      },
+      voters3(),
+      { etcd: { ...voters3().etcd!, leader: { isNot: m1 } } },
+    ),
+    step(
+      {
+        id: '2.04.etcd-remove-member.n1',
+        kind: 'etcd-remove-member',
+        destructive: true,
+        params: { member: m1, via: [m2], lastKubeadmMember: false },
+      },
+      voters3(),
+      removed,
+    ),
+    step(
+      {
+        id: '2.05.decommission.n1',
+        kind: 'decommission',
+        destructive: true,
+        action: { summary: 'decommission', performer: 'provisioner', commands: [] },
+        params: { node: n1, provisioner: 'exec', wipes: [] },
+      },
+      removed,
+      { machines: [{ node: n1, state: 'decommissioned' }] },
+    ),
+  ];
+  const last = steps[4]!;
+  last.idempotencyCheck.ifNotDone = 'stop';
+  return {
+    phases: [{ id: 2, name: 'control-planes', title: '', summary: '', steps }],
+    controlPlanes: [],
+    audit: { blockers: [], risks: 0, suppressed: 0, allowBlockers: false },
+    cluster: { name: 'test', endpoint: null },
+  } as unknown as Plan;
+}
+
+let dir: string;
+let journal: Journal;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ferry-orch-'));
+  await writeFile(join(dir, 'plan.json'), '{}');
+  journal = Journal.open(join(dir, 'plan.journal.sqlite'));
+});
+afterEach(async () => {
+  journal.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function orchestrator(w: World, p: Plan, options: RunOptions = {}, logs: string[] = []): Orchestrator {
+  return new Orchestrator(
+    {
+      plan: p,
+      planFile: join(dir, 'plan.json'),
+      journal,
+      etcd: w.etcd,
+      kube: w.kube,
+      provisioner: w.provisioner,
+      lb: undefined,
+      operator: w.operator,
+      log: (l) => logs.push(l),
+    },
+    { pollMs: 20, gateGraceSeconds: 1, ...options },
+  );
+}
+
+function begin(p: Plan): void {
+  journal.beginRun({
+    planFile: 'plan.json',
+    planDigest: 'd',
+    steps: p.phases[0]!.steps.map((s, i) => ({
+      id: s.id,
+      position: i,
+      kind: s.kind,
+      subject: s.subject,
+      destructive: s.destructive,
+      title: s.title,
+    })),
+  });
+}
+
+describe('Orchestrator', () => {
+  it('runs the steps in order through the ports; moves leadership only because the member leads', async () => {
+    const w = new World();
+    const p = plan();
+    begin(p);
+    const r = await orchestrator(w, p).run();
+    expect(r.status).toBe('completed');
+    expect(w.calls).toEqual([
+      'setUnschedulable n1 true',
+      'drain n1',
+      `moveLeader ${m2.id}`,
+      `removeMember ${m1.id}`,
+      'decommission n1',
+    ]);
+    expect(journal.transitions('2.04.etcd-remove-member.n1').map((t) => t.state)).toEqual([
+      'started',
+      'gate-passed',
+      'action-started',
+      'action-done',
+      'done',
+    ]);
+    expect(journal.runEnds().at(-1)?.state).toBe('completed');
+  });
+
+  it('skips the leadership move when the member does not lead, and notes why', async () => {
+    const w = new World();
+    w.leader = m2.id;
+    const p = plan();
+    begin(p);
+    expect((await orchestrator(w, p).run()).status).toBe('completed');
+    expect(w.calls).not.toContain(`moveLeader ${m2.id}`);
+    expect(journal.lastStates().get('2.03.etcd-move-leader.n1')?.state).toBe('skipped');
+    expect(journal.observations({ purpose: 'condition' })[0]?.data).toMatchObject({ leads: false });
+  });
+
+  it('does not act when the effect is already there (a node cordoned by hand), and keeps that cordon on a stop', async () => {
+    const w = new World();
+    w.nodes.get('n1')!.unschedulable = true;
+    w.drainFails = true;
+    const p = plan();
+    begin(p);
+    const r = await orchestrator(w, p).run();
+    expect(r.status).toBe('stopped');
+    expect(journal.lastStates().get('2.01.cordon.n1')?.state).toBe('already-done');
+    expect(w.calls).toEqual(['drain n1']); // no cordon call, no uncordon either: it was cordoned before
+    expect(w.nodes.get('n1')!.unschedulable).toBe(true);
+  });
+
+  it('a gate mismatch stops the run (exit 3) with what was expected and seen, and acts no further', async () => {
+    const w = new World();
+    w.members[2]!.isLearner = true; // a leftover learner: 2 voters + 1 learner, not 3 voters
+    const p = plan();
+    begin(p);
+    const r = await orchestrator(w, p).run();
+    expect(r.status).toBe('stopped');
+    expect(r.stoppedAt).toBe('2.03.etcd-move-leader.n1');
+    expect(r.error?.exitCode).toBe(3);
+    expect(r.error?.message).toContain('etcd voters: expected 3, saw 2');
+    expect(r.error?.message).toContain('etcd learners: expected 0, saw 1');
+    expect(r.error?.remediation).toContain('etcdctl member list');
+    expect(w.calls).not.toContain(`removeMember ${m1.id}`);
+  });
+
+  it('restores the cordon it set when a drain stops, and a resumed run cordons and drains again', async () => {
+    const w = new World();
+    w.drainFails = true;
+    const p = plan();
+    begin(p);
+    const r = await orchestrator(w, p).run();
+    expect(r.stoppedAt).toBe('2.02.drain.n1');
+    expect(r.error?.message).toContain('blocked by PodDisruptionBudget app/web');
+    expect(w.nodes.get('n1')!.unschedulable).toBe(false);
+    expect(journal.observations({ purpose: 'cordon-restored' })).toHaveLength(1);
+
+    w.drainFails = false;
+    w.calls = [];
+    begin(p);
+    const logs: string[] = [];
+    expect((await orchestrator(w, p, { resume: true }, logs).run()).status).toBe('completed');
+    expect(w.calls.slice(0, 2)).toEqual(['setUnschedulable n1 true', 'drain n1']);
+    expect(logs.join('\n')).toContain('resume: 2.01.cordon.n1 runs again');
+    expect(journal.actionCount('2.04.etcd-remove-member.n1')).toBe(1);
+  });
+
+  it('on resume, a removal whose action started is re-observed: already gone → recorded done, never sent again', async () => {
+    const w = new World();
+    const p = plan();
+    begin(p);
+    for (const id of ['2.01.cordon.n1', '2.02.drain.n1', '2.03.etcd-move-leader.n1']) {
+      journal.transition(id, 1, 'started');
+      journal.transition(id, 1, 'done');
+    }
+    journal.transition('2.04.etcd-remove-member.n1', 1, 'started');
+    journal.transition('2.04.etcd-remove-member.n1', 1, 'gate-passed');
+    journal.transition('2.04.etcd-remove-member.n1', 1, 'action-started');
+    // ...the process died here, after etcd applied the removal.
+    w.members = w.members.filter((m) => m.id !== m1.id);
+    w.leader = m2.id;
+    begin(p);
+    const r = await orchestrator(w, p, { resume: true }).run();
+    expect(r.status).toBe('completed');
+    expect(w.calls).toEqual(['decommission n1']);
+    expect(journal.lastStates().get('2.04.etcd-remove-member.n1')).toMatchObject({
+      state: 'already-done',
+      attempt: 2,
+    });
+    expect(journal.actionCount('2.04.etcd-remove-member.n1')).toBe(1);
+    expect(journal.observations({ purpose: 'resume' })[0]).toMatchObject({ ok: true });
+  });
+
+  it('on resume, a destructive step that cannot be told done stops; --mark-done or --retry settles it', async () => {
+    const w = new World();
+    const p = plan();
+    const crash = () => {
+      begin(p);
+      for (const s of p.phases[0]!.steps.slice(0, 4)) {
+        journal.transition(s.id, 1, 'started');
+        journal.transition(s.id, 1, 'done');
+      }
+      journal.transition('2.05.decommission.n1', 1, 'started');
+      journal.transition('2.05.decommission.n1', 1, 'action-started');
+    };
+    w.members = w.members.filter((m) => m.id !== m1.id);
+    w.machines.set('n1', undefined); // the provisioner cannot tell
+    crash();
+    begin(p);
+    const r = await orchestrator(w, p, { resume: true }).run();
+    expect(r.status).toBe('stopped');
+    expect(r.error?.message).toContain('was in flight when the last run ended');
+    expect(r.error?.remediation).toContain('--mark-done 2.05.decommission.n1');
+    expect(w.calls).toEqual([]);
+
+    begin(p);
+    expect((await orchestrator(w, p, { resume: true, retry: ['2.05.decommission.n1'] }).run()).status).toBe(
+      'completed',
+    );
+    expect(w.calls).toEqual(['decommission n1']);
+  });
+
+  it('--mark-done records a step the operator checked by hand without acting', async () => {
+    const w = new World();
+    const p = plan();
+    begin(p);
+    for (const s of p.phases[0]!.steps.slice(0, 4)) {
+      journal.transition(s.id, 1, 'started');
+      journal.transition(s.id, 1, 'done');
+    }
+    journal.transition('2.05.decommission.n1', 1, 'started');
+    journal.transition('2.05.decommission.n1', 1, 'action-started');
+    w.members = w.members.filter((m) => m.id !== m1.id);
+    w.machines.set('n1', undefined);
+    begin(p);
+    const r = await orchestrator(w, p, { resume: true, markDone: ['2.05.decommission.n1'] }).run();
+    expect(r.status).toBe('completed');
+    expect(w.calls).toEqual([]);
+    expect(journal.lastStates().get('2.05.decommission.n1')?.detail).toMatchObject({
+      reason: 'the operator marked it done',
+    });
+  });
+});

@@ -1,0 +1,259 @@
+import type { Step } from '../plan/model.js';
+
+/**
+ * The ports the orchestrator drives. The run core (orchestrator, gates, observe, resume) imports
+ * only these types; adapters (src/adapters/*) implement them for real clusters, the lab and tests.
+ */
+
+// ---- etcd -----------------------------------------------------------------------------------
+
+export interface EtcdMemberInfo {
+  /** uint64 as a decimal string: never a JS number (ids exceed 2^53). */
+  id: string;
+  /** Empty while an added member has not started yet. */
+  name: string;
+  peerURLs: string[];
+  clientURLs: string[];
+  isLearner: boolean;
+}
+
+export type EtcdEndpointStatus =
+  | {
+      ok: true;
+      memberId: string;
+      endpoint: string;
+      leaderId: string;
+      raftTerm: string;
+      raftIndex: string;
+      raftAppliedIndex: string;
+      isLearner: boolean;
+      version: string;
+      errors: string[];
+    }
+  | { ok: false; memberId: string; endpoint: string; error: string };
+
+/** One consistent look at etcd: member list, each member's status and health. */
+export interface EtcdView {
+  members: EtcdMemberInfo[];
+  statuses: EtcdEndpointStatus[];
+  /** The leader by the highest-term self-report, undefined while none. */
+  leaderId: string | undefined;
+  /** Member ids that answered `endpoint health` (status, and a linearizable read for voters). */
+  healthy: string[];
+}
+
+export interface EtcdAdminPort {
+  observe(): Promise<EtcdView>;
+  /** MoveLeader, sent to the current leader; returns once `targetId` leads. */
+  moveLeader(targetId: string, signal?: AbortSignal): Promise<void>;
+  /** MemberRemove through another member; resolves once a fresh list no longer holds it. */
+  removeMember(id: string, signal?: AbortSignal): Promise<'removed' | 'already-absent'>;
+  /** Client URLs the adapter talks to now (rebuilt from the member list after each change). */
+  endpoints(): string[];
+  /** Tries these first from now on (a resumed run knows the members its predecessor saw last). */
+  useEndpoints(urls: string[]): void;
+  close(): void;
+}
+
+// ---- Kubernetes -----------------------------------------------------------------------------
+
+export interface NodeView {
+  name: string;
+  ready: boolean;
+  unschedulable: boolean;
+  labels: Record<string, string>;
+  addresses: string[];
+  osImage: string | undefined;
+}
+
+export interface PodView {
+  namespace: string;
+  name: string;
+  uid: string;
+  terminating: boolean;
+  /** Owned by a DaemonSet, or a mirror pod: drain leaves it. */
+  ignoredByDrain: boolean;
+}
+
+export type DrainProgress =
+  | { kind: 'evicted'; pod: string }
+  | { kind: 'blocked'; pod: string; pdb: string | undefined; message: string }
+  | { kind: 'waiting'; remaining: number };
+
+export interface DrainOptions {
+  timeoutMs: number;
+  /** Pause between rounds when an eviction is refused (429). */
+  retryMs?: number;
+  onProgress?: (p: DrainProgress) => void;
+  signal?: AbortSignal;
+}
+
+export interface LeaseView {
+  holderIdentity: string | null;
+  renewTime: string | null;
+  leaseDurationSeconds: number | null;
+  resourceVersion: string;
+  annotations: Record<string, string>;
+}
+
+export interface LeaseWrite {
+  holderIdentity: string | null;
+  leaseDurationSeconds: number;
+  renewTime: string;
+  acquireTime?: string;
+  annotations: Record<string, string>;
+}
+
+export interface LeasePort {
+  getLease(namespace: string, name: string): Promise<LeaseView | undefined>;
+  /** Fails with a conflict when it exists already. */
+  createLease(namespace: string, name: string, lease: LeaseWrite): Promise<LeaseView>;
+  /** Fails with a conflict (HTTP 409) when `resourceVersion` is stale. */
+  replaceLease(
+    namespace: string,
+    name: string,
+    resourceVersion: string,
+    lease: LeaseWrite,
+  ): Promise<LeaseView>;
+  deleteLease(namespace: string, name: string, resourceVersion: string): Promise<void>;
+}
+
+export interface KubeAdminPort extends LeasePort {
+  getNode(name: string): Promise<NodeView | undefined>;
+  listNodes(): Promise<NodeView[]>;
+  setUnschedulable(name: string, unschedulable: boolean): Promise<void>;
+  /** Pods bound to the node, with what drain would do with each. */
+  podsOnNode(node: string): Promise<PodView[]>;
+  /** Evicts every pod drain would evict, through the Eviction API only; never deletes a pod. */
+  drain(node: string, opts: DrainOptions): Promise<{ evicted: string[] }>;
+  deleteNode(name: string): Promise<void>;
+  /** Addresses in the `default/kubernetes` EndpointSlices; undefined when the server has none. */
+  apiserverAddresses(): Promise<string[] | undefined>;
+  /** A generic object, for `objects` expectations; undefined on 404. */
+  getObject(
+    apiVersion: string,
+    kind: string,
+    namespace: string | undefined,
+    name: string,
+  ): Promise<Record<string, unknown> | undefined>;
+  /** GET /readyz through the endpoint of the kubeconfig. */
+  readyz(): Promise<boolean>;
+}
+
+// ---- provisioner, load balancer, operator -----------------------------------------------------
+
+export interface ActionContext {
+  /** The step being run, for messages and the environment of commands. */
+  stepId: string;
+  timeoutMs: number;
+  signal: AbortSignal;
+  log: (line: string) => void;
+}
+
+export interface ProvisionRequest {
+  /** The kubeadm node the new machine replaces. */
+  replaces: string;
+  /** The name the plan chose, or null when the provisioner chooses it. */
+  name: string | null;
+  address: string | null;
+  role: 'controlplane' | 'worker';
+  talosVersion: string;
+  /** Kit file with the role's machine config, when there is one. */
+  machineConfig: string | null;
+  endpoint: string | null;
+}
+
+export interface ProvisionResult {
+  name: string;
+  address: string | null;
+}
+
+export interface DecommissionRequest {
+  node: string;
+  address: string | null;
+  role: 'controlplane' | 'worker';
+}
+
+export type MachineState = 'provisioned' | 'running' | 'decommissioned';
+
+export interface ProvisionerPort {
+  readonly kind: string;
+  provision(req: ProvisionRequest, ctx: ActionContext): Promise<ProvisionResult>;
+  decommission(req: DecommissionRequest, ctx: ActionContext): Promise<void>;
+  /** What the provisioner knows of a machine; undefined when it cannot tell. */
+  machineState?(node: string, address: string | null): Promise<MachineState | undefined>;
+}
+
+/** How the run tells whether a control plane's apiserver serves, beyond the kubernetes Service. */
+export interface ApiserverStatusPort {
+  /** Behind the in-cluster `kubernetes` Service / running at all; undefined when unknown. */
+  serving(node: string, address: string | null): Promise<boolean | undefined>;
+}
+
+export interface BackendRef {
+  node: string;
+  address: string | null;
+  port: number;
+}
+
+export interface LoadBalancerPort {
+  readonly kind: string;
+  remove(b: BackendRef, ctx: ActionContext): Promise<void>;
+  add(b: BackendRef, ctx: ActionContext): Promise<void>;
+  /** Whether the backend is in rotation; undefined when the load balancer cannot be asked. */
+  inRotation?(b: BackendRef): Promise<boolean | undefined>;
+}
+
+/** A person at the terminal (or, in a rehearsal, the lab standing in for one). */
+export interface OperatorPort {
+  /**
+   * Carries out an operator step itself when it can (the lab stops an apiserver instance, powers a
+   * machine off); false when a person must.
+   */
+  perform?(step: Step, ctx: ActionContext & { node: string | undefined }): Promise<boolean>;
+  /** Shows a person what to do for a step. */
+  instruct(stepId: string, lines: string[]): void;
+  /** A yes/no question about something ferry cannot observe; resolves with the answer. */
+  ask(stepId: string, question: string, signal: AbortSignal): Promise<boolean>;
+}
+
+// ---- probes ---------------------------------------------------------------------------------
+
+export interface ProbeSample {
+  /** Milliseconds since the probe started. */
+  t: number;
+  ok: boolean;
+  latencyMs: number;
+  error?: string;
+}
+
+export interface ProbeSummary {
+  name: string;
+  /** What it measures, for the report. */
+  description: string;
+  attempts: number;
+  failures: number;
+  /** Longest run of consecutive failures, first failure start to next success. */
+  longestFailureWindowMs: number;
+  /** Longest time between two consecutive successes (write probes: the write gap). */
+  longestGapMs: number;
+  /** When the longest gap started, ms since the probe started. */
+  longestGapAtMs: number;
+  /** Failure messages and how often each occurred (the first 10 kinds). */
+  errors: { message: string; count: number }[];
+  /** Extra findings, e.g. acknowledged writes lost. */
+  extra?: Record<string, number | string>;
+}
+
+export interface Probe {
+  readonly name: string;
+  start(): void;
+  stop(): Promise<ProbeSummary>;
+  summary(): ProbeSummary;
+  samples(): ProbeSample[];
+}
+
+/** Lets the orchestrator tell the etcd probe which members to stop using before removing one. */
+export interface EtcdProbeControl {
+  setEndpoints(endpoints: string[]): void;
+}

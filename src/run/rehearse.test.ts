@@ -1,0 +1,82 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import { missingReason } from '../lab/etcd/binaries.js';
+import { disposeAllLabs } from '../lab/etcd/cluster.js';
+import { Journal } from './journal.js';
+import { rehearse } from './rehearse.js';
+
+// The rehearsal of examples/lab-cluster on a real lab (subnet 127.0.44.x belongs to this file).
+afterAll(async () => {
+  await disposeAllLabs();
+});
+
+const missing = (await missingReason('3.4')) ?? (await missingReason('3.5'));
+
+it('rehearses examples/lab-cluster: three Talos control planes, no API error, no write lost, no PDB violated', async ({
+  skip,
+}) => {
+  if (missing) skip(missing);
+  const dir = await mkdtemp(join(tmpdir(), 'ferry-rehearse-'));
+  const lines: string[] = [];
+  try {
+    const r = await rehearse({
+      snapshotPath: 'examples/lab-cluster',
+      dir,
+      subnet: 44,
+      log: (l) => lines.push(l),
+    });
+    const check = (name: string) => r.checks.find((c) => c.name === name);
+    expect(r.result.status, r.result.error?.message).toBe('completed');
+    for (const c of r.checks) expect(c.ok, `${c.name}: ${c.detail}`).toBe(true);
+
+    // 0 API errors through the endpoint, and the probes really ran throughout.
+    const api = r.probes.filter((p) => p.summary.name.startsWith('api-'));
+    expect(api).toHaveLength(2);
+    for (const p of api) {
+      expect(p.summary.failures).toBe(0);
+      expect(p.summary.attempts).toBeGreaterThan(50);
+    }
+    // No acknowledged write lost: every acknowledged etcd write was read back.
+    const etcd = r.probes.find((p) => p.summary.name === 'etcd-write')!;
+    expect(etcd.summary.extra).toMatchObject({ lost: 0, checked: 'yes' });
+    expect(Number(etcd.summary.extra?.['acknowledged'])).toBeGreaterThan(500);
+    // A generous bound: a forced election alone costs 1.2–1.5 s; the benchmark reports the real figure.
+    expect(etcd.summary.longestGapMs).toBeLessThan(1_000);
+    expect(check('no PodDisruptionBudget violated')?.detail).toMatch(
+      /^\d+ evicted, \d+ refused by a budget, 0 let through/,
+    );
+
+    // The journal: every control plane swapped, leadership moved for the leader, each removal once.
+    const j = Journal.open(r.journalFile, { readonly: true });
+    try {
+      const last = j.lastStates();
+      for (const cp of ['cp-1', 'cp-2', 'cp-3']) {
+        const remove = [...last.keys()].find((id) => id.endsWith(`etcd-remove-member.${cp}`))!;
+        expect(last.get(remove)?.state).toBe('done');
+        expect(j.actionCount(remove)).toBe(1);
+      }
+      const moved = [...last.entries()].filter(
+        ([id, t]) => id.includes('etcd-move-leader') && t.state === 'done',
+      );
+      expect(moved.length).toBeGreaterThanOrEqual(1);
+      expect(j.runEnds().at(-1)?.state).toBe('completed');
+    } finally {
+      j.close();
+    }
+
+    // The report: md and a self-contained html with the timeline and the probe plot.
+    const html = readFileSync(join(dir, 'rehearsal.html'), 'utf8');
+    expect(html).toContain('<svg');
+    expect(html).toContain('etcd-write');
+    expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)/);
+    const md = readFileSync(join(dir, 'rehearsal.md'), 'utf8');
+    expect(md).toContain('standing in for 3.5.16');
+    expect(md).toContain('| no acknowledged write lost | pass |');
+    expect(existsSync(join(dir, 'plan.md'))).toBe(true);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}, 300_000);

@@ -1,0 +1,410 @@
+/**
+ * `ferry rehearse SNAPSHOT`: lab up → generate → plan → run (lab provisioner) → report → lab down.
+ * The plan is built from the snapshot with its etcd section taken from the lab (the lab's member
+ * ids and leader: a plan names members by id), while the versions stay the snapshot's; the report
+ * says which etcd binaries stand in for which versions. The checks a rehearsal makes: no API error
+ * through the endpoint, no acknowledged write lost, no PodDisruptionBudget violated, the longest
+ * etcd write gap, and the end state (only Talos members, their Nodes Ready).
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { createEtcdReader } from '../adapters/etcd/reader.js';
+import { type LabControl, localLabControl, serveLabControl } from '../adapters/provisioners/lab-control.js';
+import { runAudit } from '../audit/engine.js';
+import { ALL_RULES } from '../audit/rules/index.js';
+import { deriveFacts } from '../facts/derive.js';
+import { LabCluster, type LabClusterOptions } from '../lab/cluster.js';
+import type { LabFault } from '../lab/faults.js';
+import { buildPlan } from '../plan/build.js';
+import { type KitSummary, readKit } from '../plan/kit.js';
+import type { PhaseId, Plan, Strategy } from '../plan/model.js';
+import { renderPlan } from '../plan/render.js';
+import { loadSnapshot } from '../snapshot/load.js';
+import type { Snapshot } from '../snapshot/model.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
+import { assemble } from './assemble.js';
+import { Journal } from './journal.js';
+import { TerminalOperator } from './operator.js';
+import type { RunOptions, RunResult } from './orchestrator.js';
+import {
+  probeRecordsFrom,
+  type ReportCheck,
+  type ReportInput,
+  renderReportHtml,
+  renderReportMarkdown,
+} from './report.js';
+import { type ProbeRecord, runSession } from './session.js';
+
+export interface RehearseOptions {
+  snapshotPath: string;
+  /** Work directory: lab/, kit/, plan.json, journal, reports. */
+  dir: string;
+  /** Third octet of the lab's loopback addresses. */
+  subnet: number;
+  strategy?: Strategy;
+  phases?: PhaseId[];
+  /** Run options on top of the rehearsal's fast defaults. */
+  run?: RunOptions;
+  lab?: Partial<LabClusterOptions>;
+  /** Faults put in force once the lab is up (tests). */
+  faults?: LabFault[];
+  /** Keep the lab running after the run (the caller disposes `lab`). */
+  keepLab?: boolean;
+  /** Serve the lab's control socket here too (a separate `ferry run --provisioner lab` can drive it). */
+  controlSocket?: string;
+  probes?: { apiIntervalMs?: number; etcdIntervalMs?: number } | false;
+  log: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+export interface RehearseResult {
+  result: RunResult;
+  probes: ProbeRecord[];
+  checks: ReportCheck[];
+  planFile: string;
+  journalFile: string;
+  reports: string[];
+  notes: string[];
+  /** The lab, when kept. */
+  lab?: LabCluster;
+}
+
+/** Preflight and the control planes; workers (phase 3) with `phases: [0, 2, 3, 4]`. */
+export const REHEARSAL_PHASES: PhaseId[] = [0, 2, 4];
+
+/** Fast settings for a lab: its load balancer checks every 200 ms, its nodes start in 300 ms. */
+export const LAB_RUN_DEFAULTS: RunOptions = {
+  gateStableSeconds: 1,
+  lbSettleSeconds: 1,
+  gateGraceSeconds: 20,
+  pollMs: 200,
+  timeouts: {
+    gate: 60,
+    'wait-member-joined': 60,
+    'wait-member-voter': 120,
+    'wait-node-ready': 60,
+    drain: 120,
+    provision: 120,
+    decommission: 60,
+  },
+};
+
+function bootstrapToken(): string {
+  const pick = (n: number) =>
+    Array.from(randomBytes(n), (b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
+  return `${pick(6)}.${pick(16)}`;
+}
+
+/** The snapshot as the lab runs it: etcd members, ids and leader from the lab, versions from the snapshot. */
+export async function labView(snapshot: Snapshot, lab: LabCluster): Promise<Snapshot> {
+  const s = lab.etcdClientSettings();
+  const reader = createEtcdReader({
+    endpoints: s.endpoints,
+    caFile: s.caFile,
+    certFile: s.certFile,
+    keyFile: s.keyFile,
+  });
+  try {
+    const { state } = await reader.readState();
+    const version = snapshot.etcd?.version;
+    const server = version?.server;
+    return {
+      ...snapshot,
+      etcd: {
+        ...state,
+        ...(version && { version }),
+        endpoints: state.endpoints.map((e) => ({ ...e, ...(server && { version: server }) })),
+      },
+    };
+  } finally {
+    reader.close();
+  }
+}
+
+async function tryKit(
+  o: Pick<RehearseOptions, 'snapshotPath' | 'dir'>,
+  notes: string[],
+): Promise<KitSummary | null> {
+  const pki = join(o.snapshotPath, 'pki');
+  if (!existsSync(pki)) {
+    notes.push(
+      'kit: not generated (the snapshot has no pki/); the preparation steps refer to `ferry generate`',
+    );
+    return null;
+  }
+  const kitDir = join(o.dir, 'kit');
+  try {
+    const { generateKit } = await import('../generate/kit.js');
+    await generateKit({
+      snapshotPath: o.snapshotPath,
+      pkiDir: pki,
+      outDir: kitDir,
+      target: {},
+      bootstrapToken: bootstrapToken(),
+      force: true,
+    });
+    notes.push(
+      `kit: generated in ${kitDir} from the snapshot's PKI (the lab's Talos nodes do not boot from it: they are simulated)`,
+    );
+    return await readKit(kitDir);
+  } catch (err) {
+    notes.push(
+      `kit: not generated (${(err as Error).message.split('\n')[0]}); the preparation steps refer to \`ferry generate\``,
+    );
+    return null;
+  }
+}
+
+export interface LabRunSetup {
+  lab: LabCluster;
+  plan: Plan;
+  planFile: string;
+  notes: string[];
+  control: LabControl;
+}
+
+/**
+ * Lab up (and settled), faults in force, the kit, the plan written to DIR/plan.json (and its
+ * runbook plan.md). The caller owns the lab: dispose it.
+ */
+export async function prepareLabRun(
+  o: Pick<RehearseOptions, 'snapshotPath' | 'dir' | 'subnet' | 'strategy' | 'lab' | 'faults' | 'log'>,
+): Promise<LabRunSetup> {
+  const log = o.log;
+  await mkdir(o.dir, { recursive: true });
+  const snapshot = await loadSnapshot(resolve(o.snapshotPath), { strictPki: false });
+  const notes: string[] = [];
+  log(`lab: starting from ${o.snapshotPath} on 127.0.${o.subnet}.0/24`);
+  const lab = await LabCluster.fromSnapshot(snapshot, {
+    dir: join(o.dir, 'lab'),
+    subnet: o.subnet,
+    log: (l) => log(`lab: ${l}`),
+    ...o.lab,
+  });
+  try {
+    const info = lab.info();
+    notes.push(info.etcd.standIn.note);
+    notes.push(
+      `etcd: kubeadm members run etcd ${info.etcd.standIn.lab}; Talos members join on the lab's 3.5 binary (a real one-minor jump)`,
+    );
+    notes.push(`addresses: ${info.addresses.map((a) => `${a.name} ${a.real ?? '-'} → ${a.lab}`).join(', ')}`);
+    if (info.notLoaded.length) notes.push(`not loaded into the lab: ${info.notLoaded.join('; ')}`);
+    const settled = await lab.waitSettled(60_000);
+    if (!settled.settled) log(`lab: not settled yet: ${settled.pending.slice(0, 5).join('; ')}`);
+    for (const f of o.faults ?? []) await lab.inject(f);
+
+    const view = await labView(snapshot, lab);
+    const kit = await tryKit(o, notes);
+    const facts = deriveFacts(
+      view,
+      kit ? { ...(kit.target.talosVersion && { talosVersion: kit.target.talosVersion }) } : {},
+    );
+    const now = new Date();
+    const audit = runAudit({
+      snapshot: view,
+      facts,
+      target: facts.target,
+      rules: ALL_RULES,
+      suppressions: [],
+      now,
+    });
+    const plan: Plan = buildPlan({
+      snapshot: view,
+      facts,
+      audit,
+      snapshotPath: o.snapshotPath,
+      strategy: o.strategy ?? 'surge',
+      kit,
+      allowBlockers: true,
+      now,
+    });
+    if (plan.audit.blockers.length) {
+      notes.push(
+        `audit: ${plan.audit.blockers.length} blocker(s) accepted for the rehearsal (${[...new Set(plan.audit.blockers.map((b) => b.ruleId))].join(', ')}): a real run must fix them first`,
+      );
+    }
+    const planFile = join(o.dir, 'plan.json');
+    await writeFileAtomic(planFile, renderPlan(plan, 'json'));
+    await writeFileAtomic(join(o.dir, 'plan.md'), renderPlan(plan, 'md'));
+    log(`plan: ${planFile} (${plan.phases.reduce((n, p) => n + p.steps.length, 0)} steps)`);
+    return { lab, plan, planFile, notes, control: localLabControl(lab) };
+  } catch (err) {
+    await lab.dispose();
+    throw err;
+  }
+}
+
+export async function rehearse(o: RehearseOptions): Promise<RehearseResult> {
+  const log = o.log;
+  const { lab, plan, planFile, notes, control } = await prepareLabRun(o);
+  let served: { close(): Promise<void> } | undefined;
+  try {
+    if (o.controlSocket) served = await serveLabControl(control, o.controlSocket);
+    const runId = randomBytes(8).toString('hex');
+    const a = assemble({
+      connection: { kubeconfig: lab.kubeconfigPath, etcd: lab.etcdClientSettings() },
+      provisioner: 'lab',
+      lab: control,
+      operator: new TerminalOperator({ say: log, confirmDir: join(o.dir, 'confirm'), interactive: false }),
+      probes:
+        o.probes === false
+          ? false
+          : {
+              runId,
+              apiIntervalMs: o.probes?.apiIntervalMs ?? 50,
+              etcdIntervalMs: o.probes?.etcdIntervalMs ?? 0,
+            },
+      log,
+    });
+    const phases = o.phases ?? REHEARSAL_PHASES;
+    const skippedPhases = plan.phases.filter((p) => !phases.includes(p.id) && p.steps.length > 0);
+    for (const p of skippedPhases) {
+      const why =
+        p.id === 3
+          ? 'workers are rehearsed when asked (--phases 0,2,3,4)'
+          : 'it needs a shell on the real machines (node-side preparation, after-care); follow the runbook plan.md';
+      notes.push(`not rehearsed: phase ${p.id} (${p.name}, ${p.steps.length} steps): ${why}`);
+    }
+    let session: Awaited<ReturnType<typeof runSession>>;
+    try {
+      session = await runSession({
+        planFile,
+        plan,
+        ports: a.ports,
+        probes: a.probes,
+        log,
+        ...(o.signal && { signal: o.signal }),
+        liveSeconds: 15,
+        run: {
+          ...LAB_RUN_DEFAULTS,
+          ...o.run,
+          timeouts: { ...LAB_RUN_DEFAULTS.timeouts, ...o.run?.timeouts },
+          phases,
+        },
+      });
+    } finally {
+      a.close();
+    }
+
+    const checks = await rehearsalChecks(lab, plan, session.probes, session.result);
+    const reports = await writeRehearsalReport(o.dir, plan, planFile, session.journalFile, notes, checks);
+    for (const r of reports) log(`report: ${r}`);
+    return {
+      result: session.result,
+      probes: session.probes,
+      checks,
+      planFile,
+      journalFile: session.journalFile,
+      reports,
+      notes,
+      ...(o.keepLab && { lab }),
+    };
+  } finally {
+    await served?.close();
+    if (!o.keepLab) await lab.dispose();
+  }
+}
+
+/** What a rehearsal asserts about the run it watched. */
+export async function rehearsalChecks(
+  lab: LabCluster,
+  plan: Plan,
+  probes: ProbeRecord[],
+  result: RunResult,
+): Promise<ReportCheck[]> {
+  const checks: ReportCheck[] = [];
+  checks.push({
+    name: 'run completed',
+    ok: result.status === 'completed',
+    detail:
+      result.status === 'completed'
+        ? ['done', 'already-done', 'skipped']
+            .map((o) => `${result.steps.filter((x) => x.outcome === o).length} ${o}`)
+            .join(', ')
+        : `stopped at ${result.stoppedAt}: ${result.error?.message ?? ''}`,
+  });
+  const api = probes.filter((p) => p.summary.name.startsWith('api-'));
+  const apiErrors = api.reduce((n, p) => n + p.summary.failures, 0);
+  checks.push({
+    name: 'no API error through the endpoint',
+    ok: api.length > 0 && apiErrors === 0,
+    detail:
+      api
+        .map(
+          (p) =>
+            `${p.summary.name}: ${p.summary.failures}/${p.summary.attempts} failed${p.summary.errors.length ? ` (${p.summary.errors.map((e) => `${e.count}× ${e.message}`).join('; ')})` : ''}`,
+        )
+        .join('; ') || 'no API probe ran',
+  });
+  const etcd = probes.find((p) => p.summary.name === 'etcd-write');
+  const lost = etcd?.summary.extra?.['lost'];
+  checks.push({
+    name: 'no acknowledged write lost',
+    ok: lost === 0,
+    detail: etcd
+      ? `${etcd.summary.extra?.['acknowledged']} acknowledged etcd writes read back, ${lost} missing`
+      : 'no etcd probe ran',
+  });
+  if (etcd) {
+    checks.push({
+      name: 'longest etcd write gap',
+      ok: etcd.summary.longestGapMs < 1_000,
+      detail: `${etcd.summary.longestGapMs} ms (bound for a rehearsal on shared CPUs: 1000 ms; a forced election costs 1200–1500 ms)`,
+    });
+  }
+  const evictions = lab.evictionLog.all();
+  const violations = lab.evictionLog.violations();
+  checks.push({
+    name: 'no PodDisruptionBudget violated',
+    ok: violations.length === 0,
+    detail: `${evictions.filter((e) => e.outcome === 'evicted').length} evicted, ${evictions.filter((e) => e.outcome === 'refused').length} refused by a budget, ${violations.length} let through a budget with no room`,
+  });
+  if (result.status === 'completed') {
+    try {
+      const members = await lab.etcd.memberList();
+      const kubeadm = new Set(plan.controlPlanes.map((c) => c.node));
+      const left = members.filter((m) => kubeadm.has(m.name));
+      checks.push({
+        name: 'etcd runs on Talos members only',
+        ok: left.length === 0 && members.every((m) => !m.isLearner),
+        detail: members.map((m) => `${m.name}${m.isLearner ? ' (learner)' : ''}`).join(', '),
+      });
+    } catch (err) {
+      checks.push({ name: 'etcd runs on Talos members only', ok: false, detail: (err as Error).message });
+    }
+  }
+  return checks;
+}
+
+export async function writeRehearsalReport(
+  dir: string,
+  plan: Plan,
+  planFile: string,
+  journalFile: string,
+  notes: string[],
+  checks: ReportCheck[],
+): Promise<string[]> {
+  const j = Journal.open(journalFile, { readonly: true });
+  try {
+    const input: ReportInput = {
+      title: `ferry rehearse: ${plan.cluster.name ?? 'cluster'} (lab)`,
+      plan,
+      planFile,
+      runs: j.runs(),
+      transitions: j.transitions(),
+      runEnds: j.runEnds(),
+      probes: probeRecordsFrom(j.observations({ purpose: 'probe' })),
+      notes,
+      checks,
+    };
+    const md = join(dir, 'rehearsal.md');
+    const html = join(dir, 'rehearsal.html');
+    await writeFileAtomic(md, renderReportMarkdown(input));
+    await writeFileAtomic(html, renderReportHtml(input));
+    return [md, html];
+  } finally {
+    j.close();
+  }
+}

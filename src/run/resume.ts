@@ -1,0 +1,83 @@
+/**
+ * Where a resumed run picks up (pure over the journal): which steps are finished, which step was in
+ * flight when the last run ended and whether its action may have taken effect, and which finished
+ * steps must run again because a stop undid them (a node whose cordon the run restored is cordoned
+ * and drained again before its swap goes on).
+ */
+import type { Step } from '../plan/model.js';
+import { FINISHED, type ObservationRow, type StepTransition, type TransitionRow } from './journal.js';
+
+export interface InFlight {
+  stepId: string;
+  /** Last transition of the step. */
+  last: StepTransition;
+  /** The last attempt started the step's action: it may have taken effect (or half). */
+  actionStarted: boolean;
+  attempt: number;
+}
+
+export interface ResumePoint {
+  finished: Set<string>;
+  inFlight: InFlight | undefined;
+  /** Finished steps that must run again, with why. */
+  rewound: { stepId: string; why: string }[];
+}
+
+export interface CordonRestored {
+  node: string;
+  subject: string;
+}
+
+export function resumePoint(
+  transitions: TransitionRow[],
+  observations: ObservationRow[],
+  steps: Step[],
+): ResumePoint {
+  const byStep = new Map<string, TransitionRow[]>();
+  for (const t of transitions) {
+    if (t.stepId === '') continue;
+    const l = byStep.get(t.stepId) ?? [];
+    if (l.length === 0) byStep.set(t.stepId, l);
+    l.push(t);
+  }
+  const finished = new Set<string>();
+  const finishedAt = new Map<string, string>();
+  let inFlight: InFlight | undefined;
+  let inFlightSeq = -1;
+  for (const [id, rows] of byStep) {
+    const last = rows.at(-1)!;
+    const state = last.state as StepTransition;
+    if (FINISHED.has(state)) {
+      finished.add(id);
+      finishedAt.set(id, last.at);
+      continue;
+    }
+    if (last.seq > inFlightSeq) {
+      inFlightSeq = last.seq;
+      const attempt = last.attempt;
+      inFlight = {
+        stepId: id,
+        last: state,
+        attempt,
+        actionStarted: rows.some((r) => r.attempt === attempt && r.state === 'action-started'),
+      };
+    }
+  }
+
+  const rewound: ResumePoint['rewound'] = [];
+  for (const o of observations) {
+    if (o.purpose !== 'cordon-restored') continue;
+    const { node, subject } = o.data as CordonRestored;
+    for (const s of steps) {
+      if (s.subject !== subject || (s.kind !== 'cordon' && s.kind !== 'drain')) continue;
+      const at = finishedAt.get(s.id);
+      // Only steps finished before the restore were undone by it (the two tables have separate
+      // sequences: compare the times).
+      if (at === undefined || at > o.at) continue;
+      finished.delete(s.id);
+      finishedAt.delete(s.id);
+      rewound.push({ stepId: s.id, why: `the run restored ${node}'s cordon state when it stopped` });
+    }
+  }
+  return { finished, inFlight, rewound };
+}
