@@ -8,25 +8,13 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { inputError } from '../errors.js';
+import { type KitPrepStep, STEPS_JSON_KIND } from '../generate/kubeadm-prep/step.js';
 
 export interface KitFile {
   path: string;
   purpose: string;
   step: number;
   secret: boolean;
-}
-
-/** One entry of kubeadm/steps.json (src/generate/kubeadm-prep/step.ts, minus provenance). */
-export interface KitPrepStep {
-  id: string;
-  title: string;
-  scope: 'each-control-plane' | 'cluster';
-  nodes: string[];
-  after: string[];
-  apply: string;
-  verify: string;
-  undo: string;
-  why: string;
 }
 
 export interface KitSummary {
@@ -113,7 +101,7 @@ export async function readKit(dir: string, shown: string = dir): Promise<KitSumm
 async function readPrepSteps(dir: string, shown: string): Promise<KitPrepStep[]> {
   const file = `${shown}/kubeadm/steps.json`;
   const doc = (await readJson(dir, 'kubeadm/steps.json', shown)) as Record<string, unknown> | null;
-  if (doc?.['kind'] !== 'FerryKubeadmPrep' || !Array.isArray(doc['steps'])) {
+  if (doc?.['kind'] !== STEPS_JSON_KIND || !Array.isArray(doc['steps'])) {
     throw inputError(
       'kubeadm/steps.json is not a ferry kubeadm-prep file',
       { file, field: 'kind' },

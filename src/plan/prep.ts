@@ -22,7 +22,7 @@ import type { EtcdModel } from './etcd-sim.js';
 import type { ExpectedState, KubeadmMemberRef, NodeExpectation } from './expected-state.js';
 import type { KitSummary } from './kit.js';
 import type { DraftStep, FindingRef, PrepTheme } from './model.js';
-import { confirmed, doneWhen, draft, GATE_STABLE_SECONDS, noUndo, TIMEOUTS, undoWith } from './steps.js';
+import { confirmed, doneWhen, draft, gateStep, noUndo, TIMEOUTS, undoWith } from './steps.js';
 
 export interface PrepContext {
   facts: Facts;
@@ -92,33 +92,20 @@ export function preflightSteps(ctx: PrepContext): DraftStep[] {
     endpoint: { readyz: true },
   };
   steps.push(
-    draft<'gate'>({
-      kind: 'gate',
+    gateStep({
       subject: 'cluster',
       title: `Gate: ${ctx.etcd.voterCount()} healthy etcd voters, no learner, every control plane Ready`,
       target: {},
-      params: {
-        reason:
-          'start only from a healthy, quiet cluster: leftover learners and unstarted members block joins (cluster-api#5509)',
-        stableSeconds: GATE_STABLE_SECONDS,
-      },
+      reason:
+        'start only from a healthy, quiet cluster: leftover learners and unstarted members block joins (cluster-api#5509)',
       expect: healthy,
-      action: {
-        summary: 'Observe only',
-        performer: 'ferry',
-        commands: [
-          memberListCmd(),
-          healthCmd(),
-          statusCmd(),
-          cmd(kubectl('get nodes -o wide')),
-          endpointReadyzCmd(ctx.endpointUrl),
-        ],
-      },
-      verify: { expect: healthy, commands: [] },
-      timeoutSeconds: TIMEOUTS.gate,
-      destructive: false,
-      undo: noUndo('a gate changes nothing'),
-      idempotencyCheck: doneWhen('a gate is observed again on resume', healthy, 'redo'),
+      commands: [
+        memberListCmd(),
+        healthCmd(),
+        statusCmd(),
+        cmd(kubectl('get nodes -o wide')),
+        endpointReadyzCmd(ctx.endpointUrl),
+      ],
     }),
   );
 

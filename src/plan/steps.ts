@@ -3,7 +3,7 @@
  * idempotency shapes. Timeouts live here so every phase uses the same numbers.
  */
 import type { Command, EtcdExpectation, ExpectedState, MemberRef, NodeRef } from './expected-state.js';
-import type { DraftStep, IdempotencyCheck, StepKind, StepOf, Undo } from './model.js';
+import type { DraftStep, IdempotencyCheck, StepKind, StepOf, StepTarget, Undo } from './model.js';
 
 /** Seconds. Generous: a timeout stops the run at a gate (resumable), it never forces anything. */
 export const TIMEOUTS = {
@@ -43,6 +43,33 @@ type Draft<K extends StepKind> = Omit<StepOf<K>, 'id' | 'phase' | 'index'>;
 /** Types a draft step by its kind (keeps each builder's object literal checked against its params). */
 export function draft<K extends StepKind>(s: Draft<K>): DraftStep {
   return s as unknown as DraftStep;
+}
+
+/** A gate: observe `expect` (stable for GATE_STABLE_SECONDS) with `commands`, change nothing, redo on resume. */
+export function gateStep(g: {
+  subject: string;
+  title: string;
+  target: StepTarget;
+  reason: string;
+  expect: ExpectedState;
+  commands: Command[];
+  batch?: number;
+}): DraftStep {
+  return draft<'gate'>({
+    kind: 'gate',
+    subject: g.subject,
+    title: g.title,
+    target: g.target,
+    params: { reason: g.reason, stableSeconds: GATE_STABLE_SECONDS },
+    expect: g.expect,
+    action: { summary: 'Observe only', performer: 'ferry', commands: g.commands },
+    verify: { expect: g.expect, commands: [] },
+    timeoutSeconds: TIMEOUTS.gate,
+    destructive: false,
+    undo: noUndo('a gate changes nothing'),
+    idempotencyCheck: doneWhen('a gate is observed again on resume', g.expect, 'redo'),
+    ...(g.batch === undefined ? {} : { batch: g.batch }),
+  });
 }
 
 export function undoWith(summary: string, commands: Command[]): Undo {

@@ -16,7 +16,7 @@ import {
   provisionStep,
   waitReadyStep,
 } from './node-steps.js';
-import { doneWhen, draft, GATE_STABLE_SECONDS, noUndo, TIMEOUTS } from './steps.js';
+import { gateStep } from './steps.js';
 
 export interface WorkerContext {
   strategy: Strategy;
@@ -43,31 +43,18 @@ export function workerBatch(ctx: WorkerContext, batch: number, swaps: WorkerSwap
     endpoint: { readyz: true },
   };
   const steps: DraftStep[] = [
-    draft<'gate'>({
-      kind: 'gate',
+    gateStep({
       subject: first.old.name,
       title: `Gate before worker batch ${batch}: ${swaps.map((s) => s.old.name).join(', ')}`,
       target: { node: first.old },
-      params: {
-        reason: 'the control plane is healthy before workers move',
-        stableSeconds: GATE_STABLE_SECONDS,
-      },
+      reason: 'the control plane is healthy before workers move',
       expect: healthy,
-      action: {
-        summary: 'Observe only',
-        performer: 'ferry',
-        commands: [
-          memberListCmd(),
-          healthCmd(),
-          cmd(kubectl('get nodes -o wide')),
-          endpointReadyzCmd(ctx.endpointUrl),
-        ],
-      },
-      verify: { expect: healthy, commands: [] },
-      timeoutSeconds: TIMEOUTS.gate,
-      destructive: false,
-      undo: noUndo('a gate changes nothing'),
-      idempotencyCheck: doneWhen('a gate is observed again on resume', healthy, 'redo'),
+      commands: [
+        memberListCmd(),
+        healthCmd(),
+        cmd(kubectl('get nodes -o wide')),
+        endpointReadyzCmd(ctx.endpointUrl),
+      ],
       batch,
     }),
   ];

@@ -11,7 +11,7 @@ import type { KubeObject } from '../../snapshot/model.js';
 import type { Evidence } from '../findings.js';
 import { notApplicable, type Rule, type RuleFinding } from '../rule.js';
 import { KIT } from './kit-paths.js';
-import { factEvidence, isMultidoc, list, skipFact } from './network.js';
+import { factEvidence, isMultidoc, list, objectEvidence, skipFact } from './shared.js';
 
 type Ctx = Parameters<Rule['check']>[0];
 
@@ -22,25 +22,6 @@ export const TALOS_KUBE_PROXY_SELECTOR: Readonly<Record<string, string>> = {
   'k8s-app': 'kube-proxy',
   tier: 'node',
 };
-
-function objRef(
-  o: KubeObject,
-  field?: string,
-  obs: { observed?: string; expected?: string; note?: string } = {},
-): Evidence {
-  return {
-    kind: 'object',
-    object: {
-      apiVersion: o.apiVersion,
-      kind: o.kind,
-      name: o.metadata.name,
-      ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
-      ...(o.metadata.uid ? { uid: o.metadata.uid } : {}),
-    },
-    ...(field ? { field } : {}),
-    ...obs,
-  };
-}
 
 const showLabels = (l: Record<string, string>) =>
   Object.keys(l).length === 0
@@ -231,7 +212,7 @@ export const corednsConflict: Rule = {
         out.push({
           message: `ConfigMap kube-system/coredns carries a customised Corefile (${custom.join('; ')}); ${adopt}, which replaces it.`,
           evidence: [
-            objRef(cm, 'data.Corefile', {
+            objectEvidence(cm, 'data.Corefile', {
               observed: custom.join('; '),
               expected: "kubeadm's default Corefile",
             }),
@@ -255,7 +236,7 @@ export const corednsConflict: Rule = {
       out.push({
         message: `Cluster DNS runs as ${dnsLike.map((d) => `Deployment kube-system/${d.metadata.name}`).join(', ')}${coredns ? '' : ' (no Deployment coredns)'}; Talos would ${coredns ? 'adopt' : 'create'} Deployment kube-system/coredns with the same k8s-app=kube-dns pods behind Service kube-dns.`,
         evidence: dnsLike.map((d) =>
-          objRef(d, 'spec.template.metadata.labels["k8s-app"]', { observed: 'kube-dns' }),
+          objectEvidence(d, 'spec.template.metadata.labels["k8s-app"]', { observed: 'kube-dns' }),
         ),
         remediation: fix,
         subject: { kind: 'Deployment', group: 'apps', namespace: 'kube-system', name: 'coredns' },
@@ -266,7 +247,7 @@ export const corednsConflict: Rule = {
     if (coredns && helm) {
       out.push({
         message: `Deployment kube-system/coredns is managed by ${helm}; ${adopt}, so two tools would own it.`,
-        evidence: [objRef(coredns, 'metadata.labels', { observed: helm })],
+        evidence: [objectEvidence(coredns, 'metadata.labels', { observed: helm })],
         remediation: fix,
         subject: { kind: 'Deployment', group: 'apps', namespace: 'kube-system', name: 'coredns' },
         field: 'managed-by',
@@ -297,7 +278,7 @@ export const corednsConflict: Rule = {
     if (nodeLocal) {
       out.push({
         message: `NodeLocal DNS runs (DaemonSet ${nodeLocal.metadata.namespace ?? 'default'}/${nodeLocal.metadata.name}); Talos kubelets must get its listen address as clusterDNS, and Talos's host DNS forwarding sits in front of it.`,
-        evidence: [objRef(nodeLocal)],
+        evidence: [objectEvidence(nodeLocal)],
         remediation:
           'Carry the kubelet clusterDNS (see network.kube-dns-ip) and test resolution on a canary Talos node; keep Talos CoreDNS management off if NodeLocal DNS forwards to a customised CoreDNS.',
         subject: {
@@ -373,7 +354,7 @@ export const bootstrapObjects: Rule = {
     ] as const) {
       if (o) {
         kept.push(label);
-        evidence.push(objRef(o, undefined, { observed: 'exists' }));
+        evidence.push(objectEvidence(o, undefined, { observed: 'exists' }));
       } else created.push(`${label} (missing today)`);
     }
     created.push('ServiceAccount coredns, ClusterRole/ClusterRoleBinding system:coredns when missing');

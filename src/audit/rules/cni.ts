@@ -10,7 +10,7 @@ import type { KubeObject } from '../../snapshot/model.js';
 import { type Evidence, evidenceFromSource } from '../findings.js';
 import { notApplicable, type Rule, type RuleFinding } from '../rule.js';
 import { BOTH_PATCHES, KIT } from './kit-paths.js';
-import { factEvidence, isMultidoc, skipFact } from './network.js';
+import { factEvidence, isMultidoc, skipFact } from './shared.js';
 
 type Ctx = Parameters<Rule['check']>[0];
 

@@ -9,7 +9,7 @@ import { EXCLUDE_FROM_LB_LABEL } from '../../knowledge/talos-config.js';
 import type { KubeObject, StaticPod } from '../../snapshot/model.js';
 import { type Evidence, evidenceFromSource, type Subject } from '../findings.js';
 import { HOW_TO_PROVIDE, notApplicable, type Rule, type RuleFinding, skip } from '../rule.js';
-import { factEvidence, list, skipFact } from './network.js';
+import { factEvidence, list, objectEvidence, skipFact } from './shared.js';
 
 const DOCS = (id: string) => `docs/rules.md#${id}`;
 
@@ -107,21 +107,6 @@ function vipImages(spec: any): string[] {
   return out;
 }
 
-function objectEvidence(o: KubeObject, field: string, observed: string): Evidence {
-  return {
-    kind: 'object',
-    object: {
-      apiVersion: o.apiVersion,
-      kind: o.kind,
-      name: o.metadata.name,
-      ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
-      ...(o.metadata.uid ? { uid: o.metadata.uid } : {}),
-    },
-    field,
-    observed,
-  };
-}
-
 export const vipOnControlPlane: Rule = {
   id: 'endpoint.vip-on-control-plane',
   family: 'endpoint',
@@ -169,7 +154,7 @@ export const vipOnControlPlane: Rule = {
           objectEvidence(
             owner,
             owner.kind === 'Pod' ? 'spec.containers[].image' : 'spec.template.spec.containers[].image',
-            list([...images]),
+            { observed: list([...images]) },
           ),
           ...ctx.facts.cluster.controlPlaneEndpoint.provenance
             .slice(0, 1)

@@ -16,8 +16,8 @@ import type { Flag } from '../../snapshot/model.js';
 import { type Evidence, evidenceFromSource, type Observation, type Subject } from '../findings.js';
 import { notApplicable, type Rule, type RuleFinding, skip } from '../rule.js';
 import { KIT } from './kit-paths.js';
-import { factEvidence, list, skipFact } from './network.js';
 import { capiShapedNames } from './nodes.js';
+import { factEvidence, list, skipFact } from './shared.js';
 
 type Ctx = Parameters<Rule['check']>[0];
 

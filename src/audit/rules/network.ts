@@ -4,62 +4,15 @@
  * then routes, resolves or verifies certificates differently from the kubeadm nodes. Every rule
  * reads the network facts (which already reconcile kubeadm-config, flags and live objects) and
  * compares them with what Talos would use unless told otherwise.
- *
- * This file also holds the small helpers the other families of this set import (fact → evidence,
- * "fact missing" → skip, target-dependent config field names).
  */
 
 import { nthIp, parseCidr } from '../../facts/ip.js';
 import type { Fact, NodeFact } from '../../facts/model.js';
-import type { Target } from '../../facts/target.js';
 import { TALOS_NETWORK_DEFAULTS } from '../../knowledge/talos.js';
-import { type Evidence, evidenceFromSource, type Observation } from '../findings.js';
-import { type Rule, type RuleFinding, type RuleSkip, skip } from '../rule.js';
+import type { Evidence } from '../findings.js';
+import { type Rule, type RuleFinding, type RuleResult, skip } from '../rule.js';
 import { BOTH_PATCHES, KIT } from './kit-paths.js';
-
-// ---------------------------------------------------------------------------------------------
-// Helpers shared by the rule files of this set
-
-/** The fact's sources as evidence; on a conflict, every candidate with its own value. */
-export function factEvidence<T>(fact: Fact<T>, show: (v: T) => string, obs: Observation = {}): Evidence[] {
-  if (fact.conflict) {
-    return fact.conflict.candidates.map((c) =>
-      evidenceFromSource(c.source, {
-        ...obs,
-        observed: show(c.value),
-        ...(c.value === fact.conflict!.believed ? { note: 'ferry believes this source' } : {}),
-      }),
-    );
-  }
-  const observed = fact.value === undefined ? undefined : show(fact.value);
-  const withValue: Observation = observed === undefined ? obs : { ...obs, observed };
-  if (fact.provenance.length === 0) return [{ kind: 'target', field: fact.key, ...withValue }];
-  return fact.provenance.map((ref) => evidenceFromSource(ref, withValue));
-}
-
-/** A fact the rule cannot do without is missing: skipped, saying what to provide. */
-export function skipFact(fact: Fact<unknown>): RuleSkip {
-  return skip([fact.key], fact.missing ?? `the inputs of fact ${fact.key}`);
-}
-
-/** v1.14+ writes multi-document Kubernetes config; ≤ v1.13 the legacy v1alpha1 fields (talos.md §3.2). */
-export function isMultidoc(target: Target): boolean {
-  return target.talos.configFormat === 'multidoc';
-}
-
-/** The config field for the target's format, e.g. `cluster.network.podSubnets` vs `KubeNetworkConfig.podSubnets`. */
-export function talosField(target: Target, legacy: string, multidoc: string): string {
-  return isMultidoc(target) ? multidoc : legacy;
-}
-
-/** The first `max` items, plus how many were left out (keeps evidence bounded at 5,000 nodes). */
-export function capped<T>(items: readonly T[], max = 10): { shown: T[]; more: number } {
-  return { shown: items.slice(0, max), more: Math.max(0, items.length - max) };
-}
-
-export function list(values: readonly string[]): string {
-  return values.length === 0 ? '(none)' : values.join(', ');
-}
+import { capped, factEvidence, isMultidoc, list, skipFact, talosField } from './shared.js';
 
 const listOf = (v: string[]) => list(v);
 
@@ -79,7 +32,9 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x) => b.includes(x));
 }
 
-function allNodes(ctx: Parameters<Rule['check']>[0]): NodeFact[] {
+type Ctx = Parameters<Rule['check']>[0];
+
+function allNodes(ctx: Ctx): NodeFact[] {
   return [...(ctx.facts.nodes.controlPlane.value ?? []), ...(ctx.facts.nodes.workers.value ?? [])];
 }
 
@@ -88,15 +43,35 @@ const DOCS = (id: string) => `docs/rules.md#${id}`;
 // ---------------------------------------------------------------------------------------------
 // Pod and service CIDRs
 
-/** Shared shape of the two CIDR rules: conflict, difference from the Talos default. */
+type CidrKey = 'podSubnets' | 'serviceSubnets';
+
+/**
+ * Shared shape of the two CIDR rules: skip without the fact; else its conflict, its difference from
+ * the Talos default, and whatever the rule adds about `subnets` (written to `field` on Talos).
+ */
+function checkCidrs(
+  ctx: Ctx,
+  key: CidrKey,
+  what: string,
+  more: (subnets: string[], field: string) => RuleFinding[],
+): RuleResult {
+  const fact = ctx.facts.network[key];
+  if (fact.value === undefined) return skipFact(fact);
+  const field = talosField(ctx.target, `cluster.network.${key}`, `KubeNetworkConfig.${key}`);
+  return [
+    ...cidrFindings(fact, fact.value, what, TALOS_NETWORK_DEFAULTS[key], field),
+    ...more(fact.value, field),
+  ];
+}
+
 function cidrFindings(
   fact: Fact<string[]>,
+  value: string[],
   what: string,
   talosDefault: readonly string[],
   field: string,
 ): RuleFinding[] {
   const out: RuleFinding[] = [];
-  const value = fact.value!;
   const subject = { kind: 'Fact', name: fact.key };
   if (fact.conflict) {
     const seen = fact.conflict.candidates.map((c) => list(c.value));
@@ -133,35 +108,36 @@ export const podCidrMismatch: Rule = {
   docs: DOCS('network.pod-cidr-mismatch'),
   artifacts: BOTH_PATCHES,
   check(ctx) {
-    const fact = ctx.facts.network.podSubnets;
-    if (fact.value === undefined) return skipFact(fact);
-    const field = talosField(ctx.target, 'cluster.network.podSubnets', 'KubeNetworkConfig.podSubnets');
-    const out = cidrFindings(fact, 'pod CIDRs', TALOS_NETWORK_DEFAULTS.podSubnets, field);
-    const subnets = fact.value;
-    const outside = allNodes(ctx).filter(
-      (n) => n.podCIDRs.length > 0 && n.podCIDRs.some((c) => !subnets.some((s) => cidrWithin(c, s))),
-    );
-    if (outside.length > 0) {
-      const { shown, more } = capped(outside);
-      out.push({
-        message: `${outside.length} node(s) hold pod CIDRs outside the pod subnets ${list(subnets)} (e.g. ${shown[0]!.name}: ${list(shown[0]!.podCIDRs)})${more ? `, ${more} not listed` : ''}: the cluster-cidr changed after they were allocated, or the sources ferry believes are stale.`,
-        evidence: shown.map(
-          (n): Evidence => ({
-            kind: 'object',
-            object: { apiVersion: 'v1', kind: 'Node', name: n.name },
-            field: 'spec.podCIDRs',
-            observed: list(n.podCIDRs),
-            expected: `inside ${list(subnets)}`,
-          }),
-        ),
-        remediation: `Find the range the CNI actually routes (kube-controller-manager --cluster-cidr, CNI IPAM) and make ${field} cover every node's spec.podCIDRs before the first Talos control plane starts.`,
-        subject: { kind: 'Fact', name: fact.key },
-        field: 'node-podCIDRs',
-      });
-    }
-    return out;
+    return checkCidrs(ctx, 'podSubnets', 'pod CIDRs', (subnets, field) => nodesOutside(ctx, subnets, field));
   },
 };
+
+/** Nodes whose spec.podCIDRs fall outside the pod subnets ferry believes. */
+function nodesOutside(ctx: Ctx, subnets: string[], field: string): RuleFinding[] {
+  const out: RuleFinding[] = [];
+  const outside = allNodes(ctx).filter(
+    (n) => n.podCIDRs.length > 0 && n.podCIDRs.some((c) => !subnets.some((s) => cidrWithin(c, s))),
+  );
+  if (outside.length > 0) {
+    const { shown, more } = capped(outside);
+    out.push({
+      message: `${outside.length} node(s) hold pod CIDRs outside the pod subnets ${list(subnets)} (e.g. ${shown[0]!.name}: ${list(shown[0]!.podCIDRs)})${more ? `, ${more} not listed` : ''}: the cluster-cidr changed after they were allocated, or the sources ferry believes are stale.`,
+      evidence: shown.map(
+        (n): Evidence => ({
+          kind: 'object',
+          object: { apiVersion: 'v1', kind: 'Node', name: n.name },
+          field: 'spec.podCIDRs',
+          observed: list(n.podCIDRs),
+          expected: `inside ${list(subnets)}`,
+        }),
+      ),
+      remediation: `Find the range the CNI actually routes (kube-controller-manager --cluster-cidr, CNI IPAM) and make ${field} cover every node's spec.podCIDRs before the first Talos control plane starts.`,
+      subject: { kind: 'Fact', name: ctx.facts.network.podSubnets.key },
+      field: 'node-podCIDRs',
+    });
+  }
+  return out;
+}
 
 export const serviceCidrMismatch: Rule = {
   id: 'network.service-cidr-mismatch',
@@ -175,30 +151,27 @@ export const serviceCidrMismatch: Rule = {
   docs: DOCS('network.service-cidr-mismatch'),
   artifacts: BOTH_PATCHES,
   check(ctx) {
-    const fact = ctx.facts.network.serviceSubnets;
-    if (fact.value === undefined) return skipFact(fact);
-    const field = talosField(
-      ctx.target,
-      'cluster.network.serviceSubnets',
-      'KubeNetworkConfig.serviceSubnets',
-    );
-    const out = cidrFindings(fact, 'service CIDRs', TALOS_NETWORK_DEFAULTS.serviceSubnets, field);
-    // Talos puts the first address of the service CIDR into the apiserver SANs (talos.md §4.7).
-    const svcIp = ctx.facts.network.kubernetesServiceIP;
-    const first = fact.value[0];
-    const expected = first ? nthIp(first, TALOS_NETWORK_DEFAULTS.kubernetesServiceIndex) : undefined;
-    if (svcIp.conflict && expected) {
-      out.push({
-        message: `Service default/kubernetes has ClusterIP ${svcIp.conflict.candidates.map((c) => c.value).join(' / ')}, not ${expected} (the first address of ${first}): Talos issues apiserver certificates for ${expected}, so in-cluster clients reaching a Talos apiserver through the Service fail TLS verification.`,
-        evidence: factEvidence(svcIp, (v) => v, { expected }),
-        remediation: `Add the Service's ClusterIP to the Talos apiserver SANs (${talosField(ctx.target, 'cluster.apiServer.certSANs', 'KubeAPIServerConfig.certExtraSANs')}) and find out why it is not the first service address (a service CIDR changed after creation?).`,
-        subject: { kind: 'Fact', name: svcIp.key },
-        field: 'first-address',
-      });
-    }
-    return out;
+    return checkCidrs(ctx, 'serviceSubnets', 'service CIDRs', (subnets) => serviceIpOffFirst(ctx, subnets));
   },
 };
+
+/** Talos puts the first address of the service CIDR into the apiserver SANs (talos.md §4.7). */
+function serviceIpOffFirst(ctx: Ctx, subnets: string[]): RuleFinding[] {
+  const out: RuleFinding[] = [];
+  const svcIp = ctx.facts.network.kubernetesServiceIP;
+  const first = subnets[0];
+  const expected = first ? nthIp(first, TALOS_NETWORK_DEFAULTS.kubernetesServiceIndex) : undefined;
+  if (svcIp.conflict && expected) {
+    out.push({
+      message: `Service default/kubernetes has ClusterIP ${svcIp.conflict.candidates.map((c) => c.value).join(' / ')}, not ${expected} (the first address of ${first}): Talos issues apiserver certificates for ${expected}, so in-cluster clients reaching a Talos apiserver through the Service fail TLS verification.`,
+      evidence: factEvidence(svcIp, (v) => v, { expected }),
+      remediation: `Add the Service's ClusterIP to the Talos apiserver SANs (${talosField(ctx.target, 'cluster.apiServer.certSANs', 'KubeAPIServerConfig.certExtraSANs')}) and find out why it is not the first service address (a service CIDR changed after creation?).`,
+      subject: { kind: 'Fact', name: svcIp.key },
+      field: 'first-address',
+    });
+  }
+  return out;
+}
 
 export const dnsDomainMismatch: Rule = {
   id: 'network.dns-domain-mismatch',

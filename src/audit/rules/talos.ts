@@ -5,10 +5,9 @@
  */
 import { atField } from '../../facts/sources.js';
 import { TALOS_DISCOVERY_ENDPOINT } from '../../knowledge/talos-config.js';
-import type { KubeObject } from '../../snapshot/model.js';
 import { type Evidence, evidenceFromSource } from '../findings.js';
 import type { Rule, RuleFinding } from '../rule.js';
-import { isMultidoc } from './network.js';
+import { isMultidoc, objectEvidence } from './shared.js';
 
 const DOCS = (id: string) => `docs/rules.md#${id}`;
 
@@ -82,21 +81,6 @@ function isolationReasons(podSpec: any, specPath: string): { reason: string; fie
   return out;
 }
 
-function ref(o: KubeObject, field: string, observed: string): Evidence {
-  return {
-    kind: 'object',
-    object: {
-      apiVersion: o.apiVersion,
-      kind: o.kind,
-      name: o.metadata.name,
-      ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
-      ...(o.metadata.uid ? { uid: o.metadata.uid } : {}),
-    },
-    field,
-    observed,
-  };
-}
-
 export const workloadIsolation: Rule = {
   id: 'talos.workload-isolation',
   family: 'talos',
@@ -118,7 +102,7 @@ export const workloadIsolation: Rule = {
       if (reasons.length === 0) continue;
       out.push({
         message: `${w.kind} ${w.namespace}/${w.object.metadata.name} relies on the host's namespaces (${reasons.map((r) => r.reason).join('; ')}); with workload isolation it runs in a separate mount/PID namespace.`,
-        evidence: reasons.slice(0, 10).map((r) => ref(w.object, r.field, r.reason)),
+        evidence: reasons.slice(0, 10).map((r) => objectEvidence(w.object, r.field, { observed: r.reason })),
         remediation: fix,
         field: 'workloadIsolation',
         subject: {
@@ -135,7 +119,9 @@ export const workloadIsolation: Rule = {
       out.push({
         message: `PersistentVolume ${pv.metadata.name} is an in-tree iSCSI volume; in-tree iSCSI breaks under v1.14 workload isolation.`,
         evidence: [
-          ref(pv, 'spec.iscsi', `${pv.spec.iscsi.targetPortal ?? ''} ${pv.spec.iscsi.iqn ?? ''}`.trim()),
+          objectEvidence(pv, 'spec.iscsi', {
+            observed: `${pv.spec.iscsi.targetPortal ?? ''} ${pv.spec.iscsi.iqn ?? ''}`.trim(),
+          }),
         ],
         remediation: `Move the volume to a CSI driver (with the iscsi-tools extension), or ${fix[0]!.toLowerCase()}${fix.slice(1)}`,
         field: 'spec.iscsi',
@@ -145,7 +131,7 @@ export const workloadIsolation: Rule = {
       if (!/iscsi/i.test(d.metadata.name)) continue;
       out.push({
         message: `CSIDriver ${d.metadata.name} attaches iSCSI volumes; verify it under v1.14 workload isolation.`,
-        evidence: [ref(d, 'metadata.name', d.metadata.name)],
+        evidence: [objectEvidence(d, 'metadata.name', { observed: d.metadata.name })],
         remediation: fix,
         field: 'workloadIsolation',
       });

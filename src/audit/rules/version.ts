@@ -10,7 +10,7 @@ import { TALOS_RELEASES, type TalosRelease } from '../../knowledge/talos.js';
 import { type Evidence, evidenceFromSource } from '../findings.js';
 import { type Rule, type RuleFinding, skip } from '../rule.js';
 import { BOTH_PATCHES } from './kit-paths.js';
-import { factEvidence, list } from './network.js';
+import { factEvidence, list } from './shared.js';
 
 const DOCS = (id: string) => `docs/rules.md#${id}`;
 

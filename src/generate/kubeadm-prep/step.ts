@@ -1,11 +1,11 @@
 import type { SourceRef } from '../../snapshot/model.js';
 
 /**
- * One kubeadm-side preparation step. Every step is idempotent (apply twice = apply once), has an
- * undo, and a verify command that says whether its effect is in place. The plan module reads
- * `kubeadm/steps.json`; operators read the same steps in the kit README and the scripts.
+ * One entry of kubeadm/steps.json: the kit's contract with the plan (src/plan/kit.ts reads it).
+ * Every step is idempotent (apply twice = apply once), has an undo, and a verify command that says
+ * whether its effect is in place; operators read the same steps in the kit README and the scripts.
  */
-export interface PrepStep {
+export interface KitPrepStep {
   /** Stable id, also the script name without ".sh", e.g. "10-apiserver-sans". */
   id: string;
   title: string;
@@ -21,15 +21,22 @@ export interface PrepStep {
   undo: string;
   /** Why the step exists and what to watch (rule ids from blockers.md). */
   why: string;
+}
+
+/** One kubeadm-side preparation step as generated: the steps.json entry plus where it came from. */
+export interface PrepStep extends KitPrepStep {
   provenance: SourceRef[];
 }
+
+/** The `kind` of kubeadm/steps.json. */
+export const STEPS_JSON_KIND = 'FerryKubeadmPrep';
 
 export function stepsJson(steps: PrepStep[]): string {
   return `${JSON.stringify(
     {
-      kind: 'FerryKubeadmPrep',
+      kind: STEPS_JSON_KIND,
       version: 1,
-      steps: steps.map(({ provenance: _p, ...s }) => s),
+      steps: steps.map(({ provenance: _p, ...s }): KitPrepStep => s),
     },
     null,
     2,

@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { listenOn } from '../listen.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.js';
 import { EvictionLog } from './eviction-log.js';
 import { parseRoute, type Route, sendJson, sendStatus, sendText, toApiError } from './http.js';
@@ -108,15 +109,7 @@ export class LabApiServer {
 
   static async start(opts: LabApiServerOptions): Promise<LabApiServer> {
     const s = new LabApiServer(opts);
-    await new Promise<void>((resolve, reject) => {
-      s.#server.once('error', reject);
-      s.#server.listen(opts.port ?? 6443, opts.host, () => {
-        s.#server.off('error', reject);
-        resolve();
-      });
-    });
-    const addr = s.#server.address();
-    s.#port = typeof addr === 'object' && addr ? addr.port : (opts.port ?? 6443);
+    s.#port = await listenOn(s.#server, opts.port ?? 6443, opts.host);
     try {
       if (opts.bootstrapNamespaces !== false) await s.registry.ensureNamespaces(DEFAULT_NAMESPACES);
     } catch (err) {

@@ -6,6 +6,7 @@
  * unhealthy or is removed, so clients reconnect to a healthy one.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { listenOn } from '../listen.js';
 import { type HealthTls, probeReadyz, splitAddress } from './health.js';
 
 export type LabLoadBalancerOptions = {
@@ -82,15 +83,7 @@ export class LabLoadBalancer {
 
   static async start(opts: LabLoadBalancerOptions): Promise<LabLoadBalancer> {
     const lb = new LabLoadBalancer(opts);
-    await new Promise<void>((resolve, reject) => {
-      lb.#server.once('error', reject);
-      lb.#server.listen(opts.port ?? 6443, opts.host, () => {
-        lb.#server.off('error', reject);
-        resolve();
-      });
-    });
-    const addr = lb.#server.address();
-    lb.#port = typeof addr === 'object' && addr ? addr.port : (opts.port ?? 6443);
+    lb.#port = await listenOn(lb.#server, opts.port ?? 6443, opts.host);
     for (const b of opts.backends ?? []) lb.addBackend(b);
     return lb;
   }
