@@ -57,8 +57,11 @@ type Backend = BackendState & {
   sessions: Set<Socket>;
 };
 
-/** A session this long without bytes is between two exchanges. */
-const IDLE_CLOSE_MS = 100;
+/**
+ * A session whose last bytes were the backend's answer and that has been quiet this long is between
+ * two exchanges: the client has its response and has not sent the next request.
+ */
+const IDLE_CLOSE_MS = 5;
 /** A session still busy after this long (a watch) is cut. */
 const IDLE_CLOSE_MAX_MS = 5_000;
 
@@ -68,8 +71,8 @@ export class LabLoadBalancer {
   readonly #server: Server;
   readonly #backends = new Map<string, Backend>();
   readonly #clients = new Set<Socket>();
-  /** Last time bytes moved either way on a client session. */
-  readonly #lastActivity = new WeakMap<Socket, number>();
+  /** When bytes last moved on a client session, and which side sent them. */
+  readonly #lastActivity = new WeakMap<Socket, { at: number; from: 'client' | 'backend' }>();
   #port = 0;
   #next = 0;
   #rejected = 0;
@@ -142,16 +145,16 @@ export class LabLoadBalancer {
   #closeWhenIdle(client: Socket): void {
     const started = Date.now();
     const timer = setInterval(() => {
-      const last = this.#lastActivity.get(client) ?? 0;
+      const last = this.#lastActivity.get(client) ?? { at: 0, from: 'backend' };
       if (client.destroyed) clearInterval(timer);
-      else if (Date.now() - last >= IDLE_CLOSE_MS) {
+      else if (last.from === 'backend' && Date.now() - last.at >= IDLE_CLOSE_MS) {
         clearInterval(timer);
         client.end();
       } else if (Date.now() - started >= IDLE_CLOSE_MAX_MS) {
         clearInterval(timer);
         client.destroy();
       }
-    }, 10);
+    }, 2);
     timer.unref();
   }
 
@@ -282,10 +285,11 @@ export class LabLoadBalancer {
         b.sessions.delete(client);
         b.active--;
       });
-      const touch = () => this.#lastActivity.set(client, Date.now());
-      touch();
-      client.on('data', touch);
-      upstream.on('data', touch);
+      const touch = (from: 'client' | 'backend') => () =>
+        this.#lastActivity.set(client, { at: Date.now(), from });
+      touch('backend')();
+      client.on('data', touch('client'));
+      upstream.on('data', touch('backend'));
       client.pipe(upstream);
       upstream.pipe(client);
       client.resume();
