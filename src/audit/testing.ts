@@ -13,8 +13,9 @@ import {
   type Snapshot,
   type SnapshotPart,
 } from '../snapshot/model.js';
+import type { Subject } from './findings.js';
 import { buildIndex } from './index.js';
-import type { AuditContext } from './rule.js';
+import type { AuditContext, RuleFinding, RuleResult } from './rule.js';
 
 export function makeSnapshot(
   opts: { parts?: SnapshotPart[]; resources?: Partial<Resources> } = {},
@@ -72,4 +73,22 @@ export function token(id: string, opts: Partial<BootstrapToken> = {}): Bootstrap
     source: { kind: 'object', objectKind: 'Secret', namespace: 'kube-system', name: `bootstrap-token-${id}` },
     ...opts,
   };
+}
+
+/** A copy of `base` (e.g. the example cluster) changed in memory, as an audit context. */
+export function editedContext(
+  base: Snapshot,
+  edit?: (s: Snapshot) => void,
+  target: TargetInput = {},
+): AuditContext {
+  const s = structuredClone(base);
+  edit?.(s);
+  return makeContext(s, target);
+}
+
+/** The findings of a result that must be findings (not a skip), each naming its subject. */
+export function findingsWithSubject(r: RuleResult): (RuleFinding & { subject: Subject })[] {
+  if (!Array.isArray(r)) throw new Error(`expected findings, got ${JSON.stringify(r)}`);
+  for (const f of r) if (!f.subject) throw new Error(`finding without a subject: ${f.message}`);
+  return r as (RuleFinding & { subject: Subject })[];
 }

@@ -6,9 +6,8 @@ import { issueCertificate, loadIssued } from '../../pki/forge.js';
 import { loadSnapshot } from '../../snapshot/load.js';
 import type { CertificateInfo, Flag, KubeObject, Snapshot } from '../../snapshot/model.js';
 import { certificateInfoFromPem } from '../../snapshot/pki.js';
-import type { Subject } from '../findings.js';
-import type { AuditContext, RuleFinding, RuleResult } from '../rule.js';
-import { makeContext } from '../testing.js';
+import type { AuditContext } from '../rule.js';
+import { editedContext, findingsWithSubject } from '../testing.js';
 import {
   anonymousAuthDependents,
   coexistenceEndpoints,
@@ -33,20 +32,9 @@ beforeAll(async () => {
   lab = await loadSnapshot(LAB, { strictPki: false });
 }, 60_000);
 
-/** The example cluster, changed in memory. */
-function ctxOf(edit?: (s: Snapshot) => void, target: TargetInput = {}): AuditContext {
-  const s = structuredClone(lab);
-  edit?.(s);
-  return makeContext(s, target);
-}
-
-/** The findings of a result that must be findings; every rule of these families names its subject. */
-function findings(r: RuleResult): (RuleFinding & { subject: Subject })[] {
-  expect(Array.isArray(r), JSON.stringify(r)).toBe(true);
-  const list = r as RuleFinding[];
-  for (const f of list) expect(f.subject, f.message).toBeDefined();
-  return list as (RuleFinding & { subject: Subject })[];
-}
+const ctxOf = (edit?: (s: Snapshot) => void, target: TargetInput = {}): AuditContext =>
+  editedContext(lab, edit, target);
+const findings = findingsWithSubject;
 
 function editFlags(s: Snapshot, component: string, fn: (flags: Flag[]) => Flag[]): void {
   for (const p of s.staticPods) if (p.component === component) p.flags = fn(p.flags);

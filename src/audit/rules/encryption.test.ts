@@ -5,9 +5,8 @@ import type { TargetInput } from '../../facts/target.js';
 import { parseEncryptionConfig } from '../../snapshot/encryption.js';
 import { loadSnapshot } from '../../snapshot/load.js';
 import type { Snapshot } from '../../snapshot/model.js';
-import type { Subject } from '../findings.js';
-import type { AuditContext, RuleFinding, RuleResult } from '../rule.js';
-import { makeContext } from '../testing.js';
+import type { AuditContext } from '../rule.js';
+import { editedContext, findingsWithSubject } from '../testing.js';
 import { absent, ENCRYPTION_RULES, keyName, providerUnsupported, v114GeneratedDoc } from './encryption.js';
 
 const LAB = fileURLToPath(new URL('../../../examples/lab-cluster', import.meta.url));
@@ -17,19 +16,9 @@ beforeAll(async () => {
   lab = await loadSnapshot(LAB, { strictPki: false });
 }, 60_000);
 
-function ctxOf(edit?: (s: Snapshot) => void, target: TargetInput = {}): AuditContext {
-  const s = structuredClone(lab);
-  edit?.(s);
-  return makeContext(s, target);
-}
-
-/** The findings of a result that must be findings; every rule of these families names its subject. */
-function findings(r: RuleResult): (RuleFinding & { subject: Subject })[] {
-  expect(Array.isArray(r), JSON.stringify(r)).toBe(true);
-  const list = r as RuleFinding[];
-  for (const f of list) expect(f.subject, f.message).toBeDefined();
-  return list as (RuleFinding & { subject: Subject })[];
-}
+const ctxOf = (edit?: (s: Snapshot) => void, target: TargetInput = {}): AuditContext =>
+  editedContext(lab, edit, target);
+const findings = findingsWithSubject;
 
 const key = () => randomBytes(32).toString('base64');
 

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../../../test/support/until.js';
 import type { KObj } from '../apiserver/object.js';
 import { LabFaults } from '../faults.js';
 import type { LabKubeClient } from './client.js';
@@ -14,25 +15,6 @@ let api: Api;
 let client: LabKubeClient;
 const faults = new LabFaults();
 let controller: LabNodesController;
-
-async function until<T>(
-  what: string,
-  fn: () => Promise<T | undefined | false>,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-}
 
 function nodeBody(name: string, opts: { cpu?: string; labels?: Record<string, string> } = {}): KObj {
   return {

@@ -6,8 +6,8 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until as poll } from '../../../test/support/until.js';
 import { FerryError } from '../../errors.js';
 import { loadSnapshot } from '../../snapshot/load.js';
 import type { KObj } from '../apiserver/object.js';
@@ -23,24 +23,9 @@ const missing = (await missingReason('3.4')) ?? (await missingReason('3.5'));
 let lab: LabCluster;
 let dir: string;
 
-async function until<T>(
-  what: string,
-  fn: () => Promise<T | undefined | false>,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(150);
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-}
+/** Real etcd and API servers take longer than the in-memory controller tests. */
+const until = <T>(what: string, fn: () => Promise<T | undefined | false>) =>
+  poll(what, fn, { timeoutMs: 30_000, intervalMs: 150 });
 
 async function readyz(ip: string): Promise<{ ok: boolean; detail: string }> {
   const caPem = await readFile(join(lab.etcd.pkiDir, 'ca.crt'), 'utf8');
