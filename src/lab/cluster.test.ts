@@ -234,15 +234,18 @@ describe.skipIf(missing !== undefined)('LabCluster from examples/lab-cluster', (
 
   it('fault: a process crash kills the member and the API instance; clearing it brings them back', async () => {
     const fault = await lab.inject({ kind: 'process-crash', node: 'cp-1' });
-    expect(lab.etcd.member('cp-1').state).toBe('crashed');
-    expect(await readyz('cp-1')).toBe(false);
-    expect(lab.faults.behaviour('cp-1').kubeletStopped).toBe(true);
-    await lab.lb.waitFor(
-      (b) => b.find((x) => x.address.startsWith(`127.0.${SUBNET}.1:`))?.state === 'down',
-      10_000,
-    );
-    expect((await lab.client.list<KObj>('/api/v1/nodes')).length).toBe(8);
-    await fault.clear();
+    try {
+      expect(lab.etcd.member('cp-1').state).toBe('crashed');
+      expect(await readyz('cp-1')).toBe(false);
+      expect(lab.faults.behaviour('cp-1').kubeletStopped).toBe(true);
+      await lab.lb.waitFor(
+        (b) => b.find((x) => x.address.startsWith(`127.0.${SUBNET}.1:`))?.state === 'down',
+        10_000,
+      );
+      expect((await lab.client.list<KObj>('/api/v1/nodes')).length).toBe(8);
+    } finally {
+      await fault.clear();
+    }
     expect(lab.etcd.member('cp-1').state).toBe('running');
     await until('cp-1 /readyz ok', () => readyz('cp-1'));
     await lab.lb.waitFor((b) => b.every((x) => x.state === 'up'), 10_000);
@@ -250,13 +253,16 @@ describe.skipIf(missing !== undefined)('LabCluster from examples/lab-cluster', (
 
   it('fault: an API instance down is taken out of the load balancer, then comes back', async () => {
     const fault = await lab.inject({ kind: 'api-down', node: 'cp-3' });
-    expect(await readyz('cp-3')).toBe(false);
-    await lab.lb.waitFor(
-      (b) => b.find((x) => x.address.startsWith(`127.0.${SUBNET}.3:`))?.state === 'down',
-      10_000,
-    );
-    expect((await lab.client.list<KObj>('/api/v1/nodes')).length).toBe(8);
-    await fault.clear();
+    try {
+      expect(await readyz('cp-3')).toBe(false);
+      await lab.lb.waitFor(
+        (b) => b.find((x) => x.address.startsWith(`127.0.${SUBNET}.3:`))?.state === 'down',
+        10_000,
+      );
+      expect((await lab.client.list<KObj>('/api/v1/nodes')).length).toBe(8);
+    } finally {
+      await fault.clear();
+    }
     await until('cp-3 /readyz ok', () => readyz('cp-3'));
     expect(existsSync(lab.kubeconfigPath)).toBe(true);
   });

@@ -2,7 +2,8 @@
  * A thin HTTPS JSON client for the lab's Kubernetes API, authenticated with a client certificate
  * (the lab admin kubeconfig's). The lab controllers talk to the API only through it, never to a
  * server's store. On a 5xx answer or a network error its connections are dropped, so that the
- * next request goes through the load balancer afresh and reaches a healthy instance.
+ * next request goes through the load balancer afresh and reaches a healthy instance. A connection
+ * lost before any answer is retried once when that cannot apply a change twice (see `request`).
  */
 import { readFile } from 'node:fs/promises';
 import * as https from 'node:https';
@@ -30,6 +31,17 @@ export class LabApiError extends Error {
     this.status = status;
     this.reason = st?.reason;
     this.body = body;
+  }
+}
+
+/** The connection failed before any answer came back (reset, closed, TLS handshake cut). */
+export class ConnectionLost extends Error {
+  /** The request went out on a pooled keep-alive connection. */
+  readonly reused: boolean;
+  constructor(message: string, reused: boolean, cause: unknown) {
+    super(message, { cause });
+    this.name = 'ConnectionLost';
+    this.reused = reused;
   }
 }
 
@@ -104,40 +116,64 @@ export class LabKubeClient {
       headers['Content-Length'] = String(payload.length);
     }
     const timeoutMs = opts.timeoutMs ?? this.#timeoutMs;
+    const send = () => this.#send<T>(method, url, headers, payload, timeoutMs);
     try {
-      return await new Promise<T>((resolve, reject) => {
-        const req = https.request(url, { method, headers, agent: this.#agent }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', reject);
-          res.on('end', () => {
-            clearTimeout(timer);
-            const text = Buffer.concat(chunks).toString('utf8');
-            let body: unknown = text;
-            try {
-              body = text === '' ? undefined : JSON.parse(text);
-            } catch {
-              // Not JSON: keep the text for the error.
-            }
-            const code = res.statusCode ?? 0;
-            if (code >= 200 && code < 300) resolve(body as T);
-            else reject(new LabApiError(method, url.pathname, code, body));
-          });
-        });
-        const timer = setTimeout(
-          () => req.destroy(new Error(`${method} ${url.pathname}: no answer within ${timeoutMs} ms`)),
-          timeoutMs,
-        );
-        req.on('error', (err) => {
-          clearTimeout(timer);
-          reject(err);
-        });
-        req.end(payload);
-      });
+      return await send();
     } catch (err) {
-      if (!(err instanceof LabApiError) || err.status >= 500) this.resetConnections();
-      throw err;
+      if (err instanceof LabApiError && err.status < 500) throw err;
+      this.resetConnections();
+      // A connection that died under the request, before any answer: the keep-alive race (the
+      // server or the load balancer closed an idle connection as it was reused), or a backend that
+      // failed between two health checks. Retried once on a fresh connection when that cannot
+      // apply a change twice: a reused connection (the request never reached a live server) or a read.
+      if (!(err instanceof ConnectionLost) || !(err.reused || method === 'GET')) throw err;
+      return await send();
     }
+  }
+
+  #send<T>(
+    method: string,
+    url: URL,
+    headers: Record<string, string>,
+    payload: Buffer | undefined,
+    timeoutMs: number,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let answered = false;
+      const req = https.request(url, { method, headers, agent: this.#agent }, (res) => {
+        answered = true;
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          clearTimeout(timer);
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown = text;
+          try {
+            body = text === '' ? undefined : JSON.parse(text);
+          } catch {
+            // Not JSON: keep the text for the error.
+          }
+          const code = res.statusCode ?? 0;
+          if (code >= 200 && code < 300) resolve(body as T);
+          else reject(new LabApiError(method, url.pathname, code, body));
+        });
+      });
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        req.destroy(new Error(`${method} ${url.pathname}: no answer within ${timeoutMs} ms`));
+      }, timeoutMs);
+      req.on('error', (err) => {
+        clearTimeout(timer);
+        reject(
+          answered || timedOut
+            ? err
+            : new ConnectionLost(`${method} ${url.pathname}: ${err.message}`, req.reusedSocket, err),
+        );
+      });
+      req.end(payload);
+    });
   }
 
   get<T = unknown>(path: string, query?: RequestOptions['query']): Promise<T> {
