@@ -180,7 +180,7 @@ describe('reapStale', () => {
 describe('process-wide safety net', () => {
   const processTs = fileURLToPath(new URL('./process.ts', import.meta.url));
 
-  /** A Node process (through tsx) that starts a tracked `sleep` and then does `then`. */
+  /** A Node process (through tsx) that starts a tracked `sleep`, does `then`, and prints the sleep's PID. */
   async function runChild(then: string): Promise<{ child: ChildProcess; sleepPid: number }> {
     const script = join(dir, 'child.mts');
     await writeFile(
@@ -188,8 +188,9 @@ describe('process-wide safety net', () => {
       [
         `import { spawnTracked } from ${JSON.stringify(processTs)};`,
         `const p = await spawnTracked({ command: 'sleep', args: ['60'], pidFile: ${JSON.stringify(join(dir, 's.pid'))}, logFile: ${JSON.stringify(join(dir, 's.log'))} });`,
-        'process.stdout.write(String(p.pid) + "\\n");',
+        // `then` first: its signal handlers must be in place before the parent, told the PID, signals.
         then,
+        'process.stdout.write(String(p.pid) + "\\n");',
       ].join('\n'),
     );
     const child = spawn(process.execPath, ['--import', 'tsx', script], {
