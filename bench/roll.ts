@@ -8,19 +8,24 @@
  * Prints the longest etcd write gap and the API error count of both, and their ratio.
  * Targets: ferry ≤ 30 ms and 0 API errors; naive/ferry ≥ 40×.
  *
- *   npm run bench -- roll [--snapshot DIR] [--subnet N] [--repeat N] [--keep] [--verbose]
+ *   npm run bench -- roll [--snapshot DIR] [--subnet N] [--repeat N] [--gaps N] [--keep] [--verbose]
  *
  * --repeat N rotates N times in each order and reports the medians (a shared machine is noisy).
+ * --gaps N lists the N longest etcd write gaps of each of ferry's runs with the steps running then:
+ * where to look when the figure is off.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { type Gap, longestGaps } from '../src/adapters/probes/window.js';
 import { disposeAllLabs } from '../src/lab/etcd/cluster.js';
 import { assemble } from '../src/run/assemble.js';
+import { Journal, journalPathFor } from '../src/run/journal.js';
 import { TerminalOperator } from '../src/run/operator.js';
-import type { Probe, ProbeSummary } from '../src/run/ports.js';
+import type { Probe, ProbeSample, ProbeSummary } from '../src/run/ports.js';
 import { LAB_RUN_DEFAULTS, type LabRunSetup, prepareLabRun } from '../src/run/rehearse.js';
+import { timeline } from '../src/run/report.js';
 import { runSession } from '../src/run/session.js';
 import { type Bench, ms } from './lib/bench.js';
 
@@ -34,6 +39,8 @@ interface Outcome {
   etcd: ProbeSummary | undefined;
   api: ProbeSummary[];
   seconds: number;
+  /** ferry's order: the longest etcd write gaps and the steps in flight during each. */
+  gaps?: { gap: Gap; steps: string[] }[];
 }
 
 function probesFor(setup: LabRunSetup, dir: string, log: (l: string) => void) {
@@ -64,7 +71,12 @@ function summarize(
   };
 }
 
-async function ferryOrder(setup: LabRunSetup, dir: string, log: (l: string) => void): Promise<Outcome> {
+async function ferryOrder(
+  setup: LabRunSetup,
+  dir: string,
+  log: (l: string) => void,
+  gaps: number,
+): Promise<Outcome> {
   const t0 = Date.now();
   const a = probesFor(setup, dir, log);
   try {
@@ -77,9 +89,37 @@ async function ferryOrder(setup: LabRunSetup, dir: string, log: (l: string) => v
       liveSeconds: 3600,
       run: { ...LAB_RUN_DEFAULTS, phases: [2, 4] },
     });
-    return summarize('ferry', s.probes, s.result.status === 'completed', s.result.error?.message ?? '', t0);
+    const o = summarize(
+      'ferry',
+      s.probes,
+      s.result.status === 'completed',
+      s.result.error?.message ?? '',
+      t0,
+    );
+    const etcd = s.probes.find((p) => p.summary.name === 'etcd-write');
+    const samples = a.probes.find((p) => p.name === 'etcd-write')?.samples() ?? [];
+    if (gaps > 0 && etcd) o.gaps = gapsWithSteps(setup, Date.parse(etcd.startedAt), samples, gaps);
+    return o;
   } finally {
     a.close();
+  }
+}
+
+/** The longest gaps, each with the steps whose span overlaps it (from the run's journal). */
+function gapsWithSteps(setup: LabRunSetup, startedAt: number, samples: ProbeSample[], n: number) {
+  const journal = Journal.open(journalPathFor(setup.planFile), { readonly: true });
+  try {
+    const spans = timeline({ plan: setup.plan, transitions: journal.transitions() });
+    return longestGaps(samples, n).map((gap) => {
+      const from = startedAt + gap.fromMs;
+      const to = from + gap.gapMs;
+      const steps = spans
+        .filter((sp) => sp.start <= to && sp.end >= from)
+        .map((sp) => `${sp.kind} (${sp.title})`);
+      return { gap, steps };
+    });
+  } finally {
+    journal.close();
   }
 }
 
@@ -109,7 +149,7 @@ async function naiveOrder(setup: LabRunSetup, dir: string, log: (l: string) => v
       const stays = lab.etcd
         .members()
         .filter((m) => m.state === 'running' && !m.isLearner && m.name !== victim);
-      etcdProbe?.setEndpoints(stays.map((m) => m.clientUrl));
+      await etcdProbe?.setEndpoints(stays.map((m) => m.clientUrl));
       log(`naive: removing ${victim}${victim === leader ? ' (the leader)' : ''} directly`);
       await lab.etcd.removeMember(victim);
       await new Promise((r) => setTimeout(r, 2_500));
@@ -144,6 +184,7 @@ export const bench: Bench = {
         snapshot: { type: 'string' },
         subnet: { type: 'string' },
         repeat: { type: 'string' },
+        gaps: { type: 'string' },
         keep: { type: 'boolean' },
         verbose: { type: 'boolean' },
       },
@@ -151,6 +192,7 @@ export const bench: Bench = {
     const snapshotPath = values.snapshot ?? 'examples/lab-cluster';
     const base = Number(values.subnet ?? 57);
     const repeat = Math.max(1, Number(values.repeat ?? 1));
+    const gaps = Math.max(0, Number(values.gaps ?? 0));
     const log = values.verbose ? (l: string) => console.log(`  ${l}`) : () => {};
     const outcomes: Outcome[] = [];
     for (let r = 0; r < repeat; r++) {
@@ -158,9 +200,16 @@ export const bench: Bench = {
         const dir = await mkdtemp(join(tmpdir(), `ferry-bench-roll-${order}-`));
         const setup = await prepareLabRun({ snapshotPath, dir, subnet: base + i, log });
         try {
-          const o = order === 'ferry' ? await ferryOrder(setup, dir, log) : await naiveOrder(setup, dir, log);
+          const o =
+            order === 'ferry' ? await ferryOrder(setup, dir, log, gaps) : await naiveOrder(setup, dir, log);
           outcomes.push(o);
           console.log(line(o));
+          for (const g of o.gaps ?? []) {
+            const failed = g.gap.failures ? `, ${g.gap.failures} failed: ${g.gap.errors.join('; ')}` : '';
+            console.log(
+              `    gap ${ms(g.gap.gapMs)} at +${ms(g.gap.fromMs)}${failed} during ${g.steps.join(', ') || 'no step (between steps)'}`,
+            );
+          }
         } finally {
           await setup.lab.dispose();
           if (!values.keep) await rm(dir, { recursive: true, force: true });

@@ -722,13 +722,21 @@ export class Orchestrator {
     return { backend: ref };
   }
 
-  /** Client URLs of the started voters, without `except`: where the etcd probe writes. */
-  #steerProbe(view: EtcdView, exceptId?: string): void {
+  /**
+   * Points the etcd probe at the started, healthy voters other than `exceptId`, `firstId` first,
+   * and waits until no probe write is on its way to the member left out. During a leadership
+   * transfer the old leader drops proposals forwarded to it, and such a write hangs until its
+   * deadline; writing to the transferee (`firstId`) narrows that window to the transfer's first
+   * message, as the transferee's own apiserver sees it.
+   */
+  async #steerProbe(view: EtcdView, exceptId?: string, firstId?: string): Promise<void> {
     if (!this.#d.etcdProbe) return;
-    const urls = view.members
-      .filter((m) => !m.isLearner && m.name !== '' && m.id !== exceptId && view.healthy.includes(m.id))
-      .flatMap((m) => m.clientURLs.slice(0, 1));
-    if (urls.length > 0) this.#d.etcdProbe.setEndpoints(urls);
+    const members = view.members.filter(
+      (m) => !m.isLearner && m.name !== '' && m.id !== exceptId && view.healthy.includes(m.id),
+    );
+    const ordered = [...members.filter((m) => m.id === firstId), ...members.filter((m) => m.id !== firstId)];
+    const urls = ordered.flatMap((m) => m.clientURLs.slice(0, 1));
+    if (urls.length > 0) await this.#d.etcdProbe.setEndpoints(urls);
   }
 
   async #moveLeader(step: StepOf<'etcd-move-leader'>): Promise<Record<string, unknown>> {
@@ -736,8 +744,10 @@ export class Orchestrator {
     const from = resolveMember(step.params.from, view.members, this.#bindings, this.#kubeadmIds);
     if (!from.found)
       throw gateError(`etcd member ${step.params.from.name} is not in the member list`, remediationFor([]));
-    this.#steerProbe(view, from.member.id);
-    if (view.leaderId !== from.member.id) return { moved: false, reason: 'it does not lead (any more)' };
+    if (view.leaderId !== from.member.id) {
+      await this.#steerProbe(view, from.member.id);
+      return { moved: false, reason: 'it does not lead (any more)' };
+    }
     const leaderStatus = view.statuses.find((s) => s.memberId === view.leaderId);
     const leaderIndex = leaderStatus?.ok ? BigInt(leaderStatus.raftIndex) : undefined;
     for (const ref of step.params.to) {
@@ -745,6 +755,7 @@ export class Orchestrator {
       if (!r.found || r.member.isLearner || !view.healthy.includes(r.member.id)) continue;
       const st = view.statuses.find((s) => s.memberId === r.member.id);
       if (leaderIndex !== undefined && st?.ok && leaderIndex - BigInt(st.raftAppliedIndex) > 1000n) continue;
+      await this.#steerProbe(view, from.member.id, r.member.id);
       await this.#d.etcd.moveLeader(r.member.id, this.#ctl.signal);
       this.#log(`  etcd leadership moved from ${from.member.name} to ${r.member.name}`);
       return { moved: true, from: from.member.id, to: r.member.id };
@@ -763,13 +774,14 @@ export class Orchestrator {
       // The gate saw it: it went in between. Nothing to send.
       return { removed: false, reason: `${ref.name} is no longer listed${r.note ? ` (${r.note})` : ''}` };
     }
-    this.#steerProbe(view, r.member.id);
+    await this.#steerProbe(view, r.member.id, view.leaderId);
     const outcome = await this.#d.etcd.removeMember(r.member.id, this.#ctl.signal);
     this.#log(
       `  etcd member ${r.member.name} (${r.member.id}) ${outcome === 'removed' ? 'removed' : 'was already gone'}`,
     );
     try {
-      this.#steerProbe(await this.#d.etcd.observe());
+      const after = await this.#d.etcd.observe();
+      await this.#steerProbe(after, undefined, after.leaderId);
     } catch {
       // the probe keeps its endpoints; the verification reports etcd trouble
     }

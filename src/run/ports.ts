@@ -253,7 +253,8 @@ export interface Probe {
   samples(): ProbeSample[];
 }
 
-/** Lets the orchestrator tell the etcd probe which members to stop using before removing one. */
+/** Lets the orchestrator tell the etcd probe which members to write to before leadership moves or a member goes. */
 export interface EtcdProbeControl {
-  setEndpoints(endpoints: string[]): void;
+  /** The first endpoint is written to first. Resolves once no write is on its way to a member left out. */
+  setEndpoints(endpoints: string[]): Promise<void>;
 }

@@ -111,7 +111,7 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
       .at(-1);
     if (known && known.length > 0) {
       o.ports.etcd.useEndpoints(known);
-      o.ports.etcdProbe?.setEndpoints(known);
+      await o.ports.etcdProbe?.setEndpoints(known);
       o.log(`resume: etcd endpoints from the journal: ${known.join(', ')}`);
     }
     const startedAt = new Date().toISOString();

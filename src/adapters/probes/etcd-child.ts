@@ -22,11 +22,13 @@ export interface EtcdChildConfig {
 
 export type ToChild =
   | { type: 'start'; config: EtcdChildConfig }
-  | { type: 'endpoints'; endpoints: string[] }
+  | { type: 'endpoints'; endpoints: string[]; id: number }
   | { type: 'stop' };
 export type FromChild =
   | { type: 'summary'; summary: ProbeSummary }
   | { type: 'done'; summary: ProbeSummary; samples: ProbeSample[] }
+  /** The `endpoints` message `id` is in force (see EtcdWriteProbe.setEndpoints). */
+  | { type: 'steered'; id: number }
   | { type: 'error'; message: string };
 
 const send = (m: FromChild, then?: () => void) => process.send?.(m, undefined, {}, () => then?.());
@@ -50,7 +52,8 @@ process.on('message', (raw: unknown) => {
         probe.start();
         timer = setInterval(() => probe && send({ type: 'summary', summary: probe.summary() }), 1_000);
       } else if (m.type === 'endpoints') {
-        probe?.setEndpoints(m.endpoints);
+        await probe?.setEndpoints(m.endpoints);
+        send({ type: 'steered', id: m.id });
       } else if (m.type === 'stop') {
         clearInterval(timer);
         const summary = probe ? await probe.stop() : undefined;

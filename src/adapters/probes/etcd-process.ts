@@ -13,6 +13,9 @@ import { summarize } from './window.js';
 const DESCRIPTION =
   'sequential etcd puts (300 ms deadline each) from a separate process to a member that stays; gap = time between two acknowledged writes';
 
+/** A write in flight has 300 ms; connecting to new members gets the rest. */
+const STEER_WAIT_MS = 2_000;
+
 function childModule(): { path: string; execArgv: string[] } {
   const js = fileURLToPath(new URL('./etcd-child.js', import.meta.url));
   if (existsSync(js)) return { path: js, execArgv: [] };
@@ -28,6 +31,8 @@ export class EtcdProbeProcess implements Probe, EtcdProbeControl {
   #samples: ProbeSample[] = [];
   #done: Promise<ProbeSummary> | undefined;
   #error: string | undefined;
+  #nextId = 0;
+  readonly #steered = new Map<number, () => void>();
 
   constructor(config: EtcdChildConfig) {
     this.#config = config;
@@ -45,6 +50,9 @@ export class EtcdProbeProcess implements Probe, EtcdProbeControl {
       else if (msg.type === 'done') {
         this.#last = { ...msg.summary, description: DESCRIPTION };
         this.#samples = msg.samples;
+      } else if (msg.type === 'steered') {
+        this.#steered.get(msg.id)?.();
+        this.#steered.delete(msg.id);
       } else if (msg.type === 'error') this.#error = msg.message;
     });
     this.#send({ type: 'start', config: this.#config });
@@ -54,8 +62,22 @@ export class EtcdProbeProcess implements Probe, EtcdProbeControl {
     if (this.#child?.connected) this.#child.send(m);
   }
 
-  setEndpoints(endpoints: string[]): void {
-    if (endpoints.length > 0) this.#send({ type: 'endpoints', endpoints });
+  /** Resolves when the child writes to `endpoints`, or after STEER_WAIT_MS: the run never waits on its probe for long. */
+  setEndpoints(endpoints: string[]): Promise<void> {
+    if (endpoints.length === 0 || !this.#child?.connected) return Promise.resolve();
+    const id = ++this.#nextId;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.#steered.delete(id);
+        resolve();
+      }, STEER_WAIT_MS);
+      timer.unref();
+      this.#steered.set(id, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.#send({ type: 'endpoints', endpoints, id });
+    });
   }
 
   stop(): Promise<ProbeSummary> {

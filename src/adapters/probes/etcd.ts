@@ -29,8 +29,11 @@ export const ETCD_PROBE_PREFIX = 'ferry-probe/';
 export class EtcdWriteProbe extends ProbeLoop implements EtcdProbeControl {
   readonly #clients = new Map<string, Etcd3>();
   #tls: EtcdTls;
+  readonly #timeoutMs: number;
   #endpoints: string[];
   #current = 0;
+  /** The write in flight and the member it went to. */
+  #inflight: { endpoint: string; done: Promise<unknown> } | undefined;
 
   constructor(opts: EtcdProbeOptions) {
     const prefix = `${ETCD_PROBE_PREFIX}${opts.runId}/`;
@@ -47,15 +50,18 @@ export class EtcdWriteProbe extends ProbeLoop implements EtcdProbeControl {
         const me = this!;
         const n = ++seq;
         const ep = me.#endpoints[me.#current % me.#endpoints.length]!;
+        const put = me
+          .#client(ep, timeoutMs)
+          .put(`${prefix}${String(n).padStart(9, '0')}`)
+          .value(String(n))
+          .exec(); // once: each then() of the builder would send the put again
+        me.#inflight = { endpoint: ep, done: put.catch(() => undefined) };
         try {
-          await me
-            .#client(ep, timeoutMs)
-            .put(`${prefix}${String(n).padStart(9, '0')}`)
-            .value(String(n));
+          await put;
           acked.push(n);
         } catch (err) {
           // Next write goes to the next member: a dead one must not stretch the gap.
-          me.#current++;
+          if (me.#endpoints.includes(ep)) me.#current++;
           throw err;
         }
       },
@@ -80,6 +86,7 @@ export class EtcdWriteProbe extends ProbeLoop implements EtcdProbeControl {
     });
     this.#endpoints = [...opts.endpoints];
     this.#tls = opts.tls;
+    this.#timeoutMs = timeoutMs;
   }
 
   #client(endpoint: string, timeoutMs: number): Etcd3 {
@@ -98,11 +105,26 @@ export class EtcdWriteProbe extends ProbeLoop implements EtcdProbeControl {
     return c;
   }
 
-  /** Writes go to these members from now on (called before a member is removed). */
-  setEndpoints(endpoints: string[]): void {
+  /**
+   * Writes go to these members, the first one first, from now on (called before leadership moves
+   * and before a member is removed). Resolves once the next write will use them: connections to
+   * the new members are open, and a write still in flight to a member left out has answered, so
+   * that nothing is on its way to a member about to go.
+   */
+  async setEndpoints(endpoints: string[]): Promise<void> {
     if (endpoints.length === 0) return;
+    // Connect first: a TLS handshake must not be the first write's cost.
+    await Promise.all(
+      endpoints.map((ep) =>
+        this.#client(ep, this.#timeoutMs)
+          .maintenance.status()
+          .catch(() => undefined),
+      ),
+    );
     this.#endpoints = [...endpoints];
     this.#current = 0;
+    const inflight = this.#inflight;
+    if (inflight && !endpoints.includes(inflight.endpoint)) await inflight.done;
   }
 
   endpoints(): string[] {

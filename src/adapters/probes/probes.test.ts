@@ -10,7 +10,7 @@ import type { LoadedKubeconfig } from '../kube/kubeconfig.js';
 import { createRequester } from '../kube/request.js';
 import { readyzProbe, writeReadProbe } from './api.js';
 import { EtcdWriteProbe } from './etcd.js';
-import { downsample, summarize } from './window.js';
+import { downsample, longestGaps, summarize } from './window.js';
 
 // Real etcd on 127.0.42–43.x (this file's subnets).
 afterAll(async () => {
@@ -59,6 +59,22 @@ describe('summarize', () => {
       longestFailureWindowMs: 0,
       longestGapMs: 10,
     });
+  });
+
+  it('lists the longest gaps, longest first, with the failures inside each', () => {
+    const samples = [
+      s(0, true), // ack 5
+      s(5, false, 300, 'deadline 127.0.0.1:2379'),
+      s(305, true), // ack 310: gap 305, one failure
+      s(310, true), // ack 315: gap 5
+      s(315, true, 40), // ack 355: gap 40
+    ];
+    expect(longestGaps(samples, 2)).toEqual([
+      { fromMs: 5, gapMs: 305, failures: 1, errors: ['deadline ADDR'] },
+      { fromMs: 315, gapMs: 40, failures: 0, errors: [] },
+    ]);
+    expect(longestGaps(samples, 1)[0]!.gapMs).toBe(summarize('p', 'd', samples).longestGapMs);
+    expect(longestGaps([s(0, false)], 3)).toEqual([]);
   });
 
   it('downsamples for a plot but keeps every failure and the biggest gap', () => {
@@ -114,6 +130,45 @@ describe('API probes through a lab API server', () => {
 });
 
 describe('etcd write probe on a real cluster', () => {
+  it('moves to other members only once the write in flight to the member left out has answered', async ({
+    skip,
+  }) => {
+    const missing = await missingReason('3.4');
+    if (missing) skip(missing);
+    await withEtcdLab({ subnet: 43, version: '3.4', members: 3 }, async (lab) => {
+      const tls = {
+        ca: await readFile(lab.clientTls().caFile),
+        cert: await readFile(lab.clientTls().certFile),
+        key: await readFile(lab.clientTls().keyFile),
+      };
+      await lab.waitForLeader();
+      const [a, b, c] = lab.members();
+      const probe = new EtcdWriteProbe({ endpoints: [a!.clientUrl], tls, runId: 'steer', timeoutMs: 600 });
+      probe.start();
+      await sleep(200);
+      // Frozen: the write now on its way to `a` hangs until its 600 ms deadline.
+      process.kill(a!.pid!, 'SIGSTOP');
+      try {
+        await sleep(50);
+        const t0 = performance.now();
+        await probe.setEndpoints([b!.clientUrl, c!.clientUrl]);
+        const waited = performance.now() - t0;
+        const before = probe.samples().length;
+        expect(waited).toBeGreaterThan(400);
+        expect(probe.samples().at(-1)?.ok).toBe(false);
+        await sleep(200);
+        const after = probe.samples().slice(before);
+        // Every write after the switch went to `b` (connected already) and was acknowledged.
+        expect(after.length).toBeGreaterThan(5);
+        expect(after.every((x) => x.ok)).toBe(true);
+      } finally {
+        process.kill(a!.pid!, 'SIGCONT');
+      }
+      const summary = await probe.stop();
+      expect(summary.extra).toMatchObject({ lost: 0, checked: 'yes' });
+    });
+  }, 120_000);
+
   it('sees a ~1 s gap when the leader is removed directly, and a short one when leadership moves first', async ({
     skip,
   }) => {

@@ -61,6 +61,40 @@ export function summarize(
   };
 }
 
+export interface Gap {
+  /** Acknowledgement that opened the gap, ms since the probe started. */
+  fromMs: number;
+  gapMs: number;
+  /** Attempts that failed inside the gap, and their errors. */
+  failures: number;
+  errors: string[];
+}
+
+/** The `n` longest gaps between two acknowledged attempts, longest first: where a stall happened. */
+export function longestGaps(samples: readonly ProbeSample[], n: number): Gap[] {
+  const gaps: Gap[] = [];
+  let lastAck: number | undefined;
+  let failed: ProbeSample[] = [];
+  for (const s of samples) {
+    if (!s.ok) {
+      failed.push(s);
+      continue;
+    }
+    const ack = ackTime(s);
+    if (lastAck !== undefined) {
+      gaps.push({
+        fromMs: lastAck,
+        gapMs: ack - lastAck,
+        failures: failed.length,
+        errors: [...new Set(failed.map((f) => normalizeError(f.error ?? 'failed')))],
+      });
+    }
+    lastAck = ack;
+    failed = [];
+  }
+  return gaps.sort((a, b) => b.gapMs - a.gapMs).slice(0, n);
+}
+
 /** Groups "connect ECONNREFUSED 127.0.20.1:6443" and the like without their variable parts. */
 export function normalizeError(msg: string): string {
   return msg
