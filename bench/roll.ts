@@ -204,6 +204,8 @@ export const bench: Bench = {
             order === 'ferry' ? await ferryOrder(setup, dir, log, gaps) : await naiveOrder(setup, dir, log);
           outcomes.push(o);
           console.log(line(o));
+          for (const p of [...o.api, ...(o.etcd ? [o.etcd] : [])])
+            for (const e of p.failures > 0 ? p.errors : []) console.log(`    ${p.name}: ${e.count}× ${e.message}`);
           for (const g of o.gaps ?? []) {
             const failed = g.gap.failures ? `, ${g.gap.failures} failed: ${g.gap.errors.join('; ')}` : '';
             console.log(

@@ -6,6 +6,7 @@
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import type { LoadedKubeconfig } from './kubeconfig.js';
 import { KubeApiError } from './port.js';
 import { KubeNetworkError } from './transport.js';
@@ -63,6 +64,25 @@ export function createRequester(
   const address = `${base.hostname}:${base.port || (base.protocol === 'http:' ? '80' : '443')}`;
   const lib = base.protocol === 'http:' ? http : https;
   let agent: http.Agent | undefined;
+  // Probes open a connection every few tens of ms: build the TLS context (parse the key) once per
+  // credentials, not per connection. Credentials can change (exec plugins): keyed by their bytes.
+  let context: { material: string; ctx: SecureContext } | undefined;
+  const contextFor = (o: https.RequestOptions): SecureContext => {
+    const material = [o.ca, o.cert, o.key, o.pfx, o.passphrase].map((v) => String(v ?? '')).join('\0');
+    if (context?.material !== material) {
+      context = {
+        material,
+        ctx: createSecureContext({
+          ...(o.ca !== undefined && { ca: o.ca }),
+          ...(o.cert !== undefined && { cert: o.cert }),
+          ...(o.key !== undefined && { key: o.key }),
+          ...(o.pfx !== undefined && { pfx: o.pfx }),
+          ...(o.passphrase !== undefined && { passphrase: o.passphrase }),
+        }),
+      };
+    }
+    return context.ctx;
+  };
 
   async function request(method: string, path: string, opts: RequestOptions = {}): Promise<unknown> {
     const url = new URL(base.href);
@@ -73,6 +93,7 @@ export function createRequester(
     await loaded.kc.applyToHTTPSOptions(reqOpts);
     agent ??= reqOpts.agent as http.Agent | undefined;
     reqOpts.agent = agent;
+    if (lib === https) (reqOpts as { secureContext?: SecureContext }).secureContext = contextFor(reqOpts);
     const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
     reqOpts.headers = {
       ...reqOpts.headers,

@@ -4,6 +4,7 @@
  * transactions comparing the key's mod revision, and calls have short deadlines. So the instance
  * fails exactly when its member is stopped, removed or cut off from quorum.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { noop } from 'cockatiel';
 import { Etcd3, type IKeyValue, type IResponseHeader, type Watcher } from 'etcd3';
 import type { KObj } from './object.js';
@@ -39,6 +40,10 @@ function translate(err: unknown, what: string): Error {
   if (COMPACTED.test(msg)) return new CompactedError(msg);
   return new StoreUnavailableError(`etcd ${what}: ${msg}`, { timedOut: DEADLINE.test(msg), cause: err });
 }
+
+/** UNAVAILABLE answers of a live member during an election or a leadership transfer. */
+const BETWEEN_LEADERS = /leader changed|no leader/i;
+const READ_RETRY_MS = 25;
 
 const rev = (s: string | number): number => Number(s);
 
@@ -81,15 +86,33 @@ export class EtcdStore implements Store {
     }
   }
 
+  /**
+   * A read, retried while the cluster is between leaders, as clientv3's retry interceptor retries
+   * a Range on UNAVAILABLE (25 ms apart, within the call's deadline): a leadership move then costs
+   * a kube-apiserver's reads a few ms, not an error. A member that is gone still fails at once.
+   */
+  async #read<T>(what: string, fn: () => Promise<T>, budgetMs = this.#callTimeoutMs): Promise<T> {
+    const deadline = Date.now() + budgetMs;
+    for (;;) {
+      try {
+        return await fn();
+      } catch (err) {
+        const msg = err instanceof Error ? err.message : String(err);
+        if (!BETWEEN_LEADERS.test(msg) || Date.now() + READ_RETRY_MS >= deadline) throw translate(err, what);
+        await sleep(READ_RETRY_MS);
+      }
+    }
+  }
+
   async get(key: string): Promise<StoredObject | undefined> {
-    const res = await this.#call('get', () => this.#client.kv.range({ key: Buffer.from(key) }));
+    const res = await this.#read('get', () => this.#client.kv.range({ key: Buffer.from(key) }));
     const kv = res.kvs[0];
     return kv ? stored(kv) : undefined;
   }
 
   async list(prefix: string, opts: { revision?: number; startAfter?: string } = {}): Promise<ListResult> {
     const start = opts.startAfter === undefined ? Buffer.from(prefix) : Buffer.from(`${opts.startAfter}\0`);
-    const res = await this.#call('list', () =>
+    const res = await this.#read('list', () =>
       this.#client.kv.range({
         key: start,
         range_end: prefixEnd(prefix),
@@ -201,11 +224,12 @@ export class EtcdStore implements Store {
   }
 
   async revision(timeoutMs?: number): Promise<number> {
-    const res = await this.#call('readiness read', () =>
-      this.#client.kv.range(
-        { key: Buffer.from('/registry/health'), count_only: true },
-        timeoutMs === undefined ? undefined : { deadline: Date.now() + timeoutMs },
-      ),
+    const budget = timeoutMs ?? this.#callTimeoutMs;
+    const deadline = Date.now() + budget;
+    const res = await this.#read(
+      'readiness read',
+      () => this.#client.kv.range({ key: Buffer.from('/registry/health'), count_only: true }, { deadline }),
+      budget,
     );
     return headerRevision(res.header);
   }

@@ -3,9 +3,11 @@
  * stacked kube-apiserver runs, behind the lab load balancer. Subnets 21 (etcd) and 22 (API
  * servers, load balancer) belong to this file.
  */
+import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EtcdAdmin } from '../../adapters/etcd/admin.js';
 import { missingReason } from '../etcd/binaries.js';
 import { readCredentials } from '../etcd/client.js';
 import { EtcdLabCluster } from '../etcd/cluster.js';
@@ -243,6 +245,43 @@ describe.skipIf(missing !== undefined)('lab API server on a 3-member etcd', () =
       .makeApiClient(CoreV1Api)
       .readNamespacedConfigMap({ namespace: 'default', name: 'written-with-m2-down' });
     expect(back.metadata?.name).toBe('written-with-m2-down');
+  });
+
+  it('a leadership move costs reads nothing: like clientv3, reads retry while the cluster is between leaders', async () => {
+    const admin = new EtcdAdmin({
+      endpoints: etcd.endpoints(),
+      tls: {
+        ca: await readFile(etcd.clientTls().caFile),
+        cert: await readFile(etcd.clientTls().certFile),
+        key: await readFile(etcd.clientTls().keyFile),
+      },
+    });
+    const failures: string[] = [];
+    let reads = 0;
+    let running = true;
+    // Back-to-back linearizable reads on every member: one is in flight whenever leadership moves.
+    const readers = stores.map(async (store) => {
+      while (running) {
+        await Promise.all([store.revision(1_000), store.list('/registry/namespaces/')]).then(
+          () => reads++,
+          (err: unknown) => failures.push((err as Error).message),
+        );
+      }
+    });
+    try {
+      for (let i = 0; i < 6; i++) {
+        const leader = await etcd.waitForLeader();
+        const next = etcd.members().find((m) => m.name !== leader && m.state === 'running')!;
+        await admin.moveLeader(next.id!);
+        await sleep(100);
+      }
+    } finally {
+      running = false;
+      await Promise.all(readers);
+      admin.close();
+    }
+    expect(failures).toEqual([]);
+    expect(reads).toBeGreaterThan(50);
   });
 
   it('taken out of the load balancer first, an instance loses its member with no failed request; without quorum the survivor fails too', async () => {

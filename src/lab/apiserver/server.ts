@@ -56,6 +56,17 @@ const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-
 
 type Identity = { kind: 'user'; user: RequestUser } | { kind: 'anonymous' } | { kind: 'invalid' };
 
+/** Who the client certificate of a connection names (kube-apiserver's x509 authenticator: CN user, O groups). */
+function identifyPeer(sock: TLSSocket): Identity {
+  const cert = sock.getPeerCertificate();
+  const presented = cert !== null && typeof cert === 'object' && Object.keys(cert).length > 0;
+  if (!presented) return { kind: 'anonymous' };
+  if (!sock.authorized) return { kind: 'invalid' };
+  const cn = asList(cert.subject?.CN)[0];
+  if (!cn) return { kind: 'invalid' };
+  return { kind: 'user', user: { name: cn, groups: [...asList(cert.subject?.O), 'system:authenticated'] } };
+}
+
 function asList(v: string | string[] | undefined): string[] {
   if (v === undefined) return [];
   return Array.isArray(v) ? v : [v];
@@ -174,15 +185,17 @@ export class LabApiServer {
     await closed;
   }
 
+  /** Per connection: the peer certificate cannot change, and parsing it per request is costly. */
+  readonly #identities = new WeakMap<TLSSocket, Identity>();
+
   #identify(req: IncomingMessage): Identity {
     const sock = req.socket as TLSSocket;
-    const cert = sock.getPeerCertificate();
-    const presented = cert !== null && typeof cert === 'object' && Object.keys(cert).length > 0;
-    if (!presented) return { kind: 'anonymous' };
-    if (!sock.authorized) return { kind: 'invalid' };
-    const cn = asList(cert.subject?.CN)[0];
-    if (!cn) return { kind: 'invalid' };
-    return { kind: 'user', user: { name: cn, groups: [...asList(cert.subject?.O), 'system:authenticated'] } };
+    let who = this.#identities.get(sock);
+    if (!who) {
+      who = identifyPeer(sock);
+      this.#identities.set(sock, who);
+    }
+    return who;
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -280,7 +293,8 @@ export class LabApiServer {
         ok = false;
         lines.push('[-]etcd failed: reason withheld');
       }
-      if (check === 'readyz') lines.push('[+]etcd-readiness ok'.replace('+', ok ? '+' : '-'));
+      if (check === 'readyz')
+        lines.push(ok ? '[+]etcd-readiness ok' : '[-]etcd-readiness failed: reason withheld');
     }
     if (ok) return sendText(res, 200, verbose ? `${lines.join('\n')}\n${check} check passed\n` : 'ok');
     return sendText(res, 500, `${lines.join('\n')}\n${check} check failed\n`);
