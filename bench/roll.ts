@@ -5,7 +5,9 @@
  *     leadership off the old member if it leads, remove it through another member, …);
  *   - the naive order: join the Talos member, then remove the old member directly — the leader's
  *     first — with no load-balancer step and no leadership move.
- * Prints the longest etcd write gap and the API error count of both, and their ratio.
+ *   - idle: a third fresh lab with the same probes and no change at all, for as long as ferry's
+ *     run took: the noise floor of this machine (a gap no order can go below).
+ * Prints the longest etcd write gap and the API error count of each, and the naive/ferry ratio.
  * Targets: ferry ≤ 30 ms and 0 API errors; naive/ferry ≥ 40×.
  *
  *   npm run bench -- roll [--snapshot DIR] [--subnet N] [--repeat N] [--gaps N] [--keep] [--verbose]
@@ -33,7 +35,7 @@ const TARGET_GAP_MS = 30;
 const TARGET_RATIO = 40;
 
 interface Outcome {
-  order: 'ferry' | 'naive';
+  order: 'ferry' | 'naive' | 'idle';
   completed: boolean;
   detail: string;
   etcd: ProbeSummary | undefined;
@@ -164,6 +166,22 @@ async function naiveOrder(setup: LabRunSetup, dir: string, log: (l: string) => v
   return summarize('naive', summaries, completed, detail, t0);
 }
 
+/** The probes alone on an untouched lab for `seconds`: what the machine costs the writes. */
+async function idle(
+  setup: LabRunSetup,
+  dir: string,
+  log: (l: string) => void,
+  seconds: number,
+): Promise<Outcome> {
+  const t0 = Date.now();
+  const a = probesFor(setup, dir, log);
+  for (const p of a.probes) p.start();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const summaries = await Promise.all(a.probes.map(async (p) => ({ summary: await p.stop() })));
+  a.close();
+  return summarize('idle', summaries, true, '', t0);
+}
+
 function apiErrors(o: Outcome): number {
   return o.api.reduce((n, s) => n + s.failures, 0);
 }
@@ -196,16 +214,22 @@ export const bench: Bench = {
     const log = values.verbose ? (l: string) => console.log(`  ${l}`) : () => {};
     const outcomes: Outcome[] = [];
     for (let r = 0; r < repeat; r++) {
-      for (const [i, order] of (['ferry', 'naive'] as const).entries()) {
+      for (const [i, order] of (['ferry', 'naive', 'idle'] as const).entries()) {
         const dir = await mkdtemp(join(tmpdir(), `ferry-bench-roll-${order}-`));
         const setup = await prepareLabRun({ snapshotPath, dir, subnet: base + i, log });
         try {
+          const ferrySeconds = outcomes.findLast((x) => x.order === 'ferry')?.seconds ?? 15;
           const o =
-            order === 'ferry' ? await ferryOrder(setup, dir, log, gaps) : await naiveOrder(setup, dir, log);
+            order === 'ferry'
+              ? await ferryOrder(setup, dir, log, gaps)
+              : order === 'naive'
+                ? await naiveOrder(setup, dir, log)
+                : await idle(setup, dir, log, ferrySeconds);
           outcomes.push(o);
           console.log(line(o));
           for (const p of [...o.api, ...(o.etcd ? [o.etcd] : [])])
-            for (const e of p.failures > 0 ? p.errors : []) console.log(`    ${p.name}: ${e.count}× ${e.message}`);
+            for (const e of p.failures > 0 ? p.errors : [])
+              console.log(`    ${p.name}: ${e.count}× ${e.message}`);
           for (const g of o.gaps ?? []) {
             const failed = g.gap.failures ? `, ${g.gap.failures} failed: ${g.gap.errors.join('; ')}` : '';
             console.log(
@@ -228,10 +252,14 @@ export const bench: Bench = {
     const ng = median(of('naive').map((o) => o.etcd?.longestGapMs ?? Number.NaN));
     const fe = median(of('ferry').map(apiErrors));
     const ne = median(of('naive').map(apiErrors));
+    const ig = median(of('idle').map((o) => o.etcd?.longestGapMs ?? Number.NaN));
     const ratio = ng / Math.max(fg, 1);
     const label = repeat > 1 ? `median of ${repeat}` : 'one run each';
     console.log(
       `longest etcd write gap (${label}): ferry ${ms(fg)}, naive ${ms(ng)}; ratio naive/ferry ${ratio.toFixed(1)}×`,
+    );
+    console.log(
+      `noise floor (${label}): an untouched lab's longest gap ${ms(ig)}; ferry/idle ${(fg / Math.max(ig, 1)).toFixed(2)}×`,
     );
     console.log(`API errors through the endpoint (${label}): ferry ${fe}, naive ${ne}`);
     const verdicts = [
