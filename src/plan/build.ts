@@ -164,10 +164,12 @@ export function buildPlan(input: PlanInput): Plan {
     name: n.name,
     address: adv ?? n.internalIP,
   });
-  const replacementOf = (old: KubeadmNodeRef): TalosNodeRef => ({
+  const replacementOf = (old: KubeadmNodeRef, role: 'controlplane' | 'worker'): TalosNodeRef => ({
     kind: 'talos',
     replaces: old.name,
-    name: nameFor(old.name),
+    // A Talos worker keeps the stable hostname Talos makes from its machine id (the kit writes no
+    // worker hostname: facts/hostnames.ts): the run learns it from the Node that registers.
+    name: role === 'worker' && !opts.newNodeName ? null : nameFor(old.name),
     address: strategy === 'replace' ? old.address : null,
   });
 
@@ -179,7 +181,7 @@ export function buildPlan(input: PlanInput): Plan {
       old,
       apiserverPort: cp.apiserverPort ?? endpoint.port,
       member: m ? memberRef(m) : null,
-      replacement: replacementOf(old),
+      replacement: replacementOf(old, 'controlplane'),
       leaderAtSnapshot: m?.isLeader === true,
       last: cp === order.last,
     };
@@ -195,7 +197,7 @@ export function buildPlan(input: PlanInput): Plan {
   const workerSwaps: WorkerSwap[][] = batches.map((b) =>
     b.map((w) => {
       const old = oldRef(w);
-      return { old, replacement: replacementOf(old) };
+      return { old, replacement: replacementOf(old, 'worker') };
     }),
   );
 

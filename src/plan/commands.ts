@@ -215,7 +215,7 @@ export function provisionCmds(opts: {
     case 'manual':
       return [
         cmd(
-          `# boot a Talos ${opts.talosVersion} machine (maintenance mode) for ${nodeLabel(node)} at ${addressArg(node)}, hostname ${nodeLabel(node)}`,
+          `# boot a Talos ${opts.talosVersion} machine (maintenance mode) for ${nodeLabel(node)} at ${addressArg(node)}, ${node.kind === 'talos' && node.name === null ? "keeping Talos's own hostname" : `hostname ${nodeLabel(node)}`}`,
         ),
         cmd(
           `talosctl apply-config --insecure -n ${addressArg(node)} --file ${config}`,

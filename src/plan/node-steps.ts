@@ -91,7 +91,11 @@ export function provisionStep(
       c.provisioner === 'manual' ? 'redo' : 'stop',
     ),
     notes: [
-      `hostname ${nodeLabel(t)}: never the name of a live kubeadm node or etcd member (a joining Talos control plane removes a member named like its hostname)`,
+      t.name === null && c.provisioner === 'capi'
+        ? 'hostname: Cluster API names the node after its infrastructure machine (hostname.source InfrastructureName)'
+        : t.name === null
+          ? `hostname: the one Talos gives the machine (stable, from its machine id); ferry takes the name of the new Talos Node that registers, so boot one machine per provision step`
+          : `hostname ${nodeLabel(t)}: never the name of a live kubeadm node or etcd member (a joining Talos control plane removes a member named like its hostname)`,
     ],
     ...placement(c),
   });

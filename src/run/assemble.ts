@@ -17,7 +17,7 @@ import {
   LabProvisionerAdapter,
 } from '../adapters/provisioners/lab.js';
 import type { LabControl } from '../adapters/provisioners/lab-control.js';
-import { ManualProvisioner } from '../adapters/provisioners/manual.js';
+import { ManualProvisioner, newTalosNode } from '../adapters/provisioners/manual.js';
 import { usageError } from '../errors.js';
 import type { RunDeps } from './orchestrator.js';
 import type { OperatorPort, Probe, ProvisionerPort } from './ports.js';
@@ -95,8 +95,10 @@ export function assemble(o: AssembleOptions): Assembled {
             const view = await etcd.observe();
             if (view.members.some((m) => m.name === req.name))
               return { name: req.name, address: req.address };
+            return undefined;
           }
-          return undefined;
+          const node = newTalosNode(req, await kube.listNodes());
+          return node && { name: node.name, address: node.addresses[0] ?? req.address };
         },
       });
       lb = o.exec?.lbCmd ? new ExecLoadBalancer(o.exec.lbCmd, o.exec.cwd) : undefined;

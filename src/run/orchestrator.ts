@@ -700,11 +700,33 @@ export class Orchestrator {
         talosVersion: p.talosVersion,
         machineConfig: p.machineConfig,
         endpoint: this.#d.plan.cluster.endpoint,
+        claimed: this.#claimedNames(p.node.replaces),
       },
       this.#ctx(step),
     );
     this.#bind({ replaces: p.node.replaces, name: r.name, address: r.address });
     return { name: r.name, address: r.address };
+  }
+
+  /** Every node the plan replaces, and the names of the other replacements known so far. */
+  #claimedNames(replaces: string): string[] {
+    const plan = this.#d.plan;
+    const bound = this.#bindings
+      .all()
+      .filter((b) => b.replaces !== replaces && b.name)
+      .map((b) => b.name!);
+    const planned = [...plan.controlPlanes, ...plan.workers]
+      .map((x) => x.replacement)
+      .filter((r) => r.replaces !== replaces && r.name)
+      .map((r) => r.name!);
+    return [
+      ...new Set([
+        ...plan.controlPlanes.map((c) => c.node),
+        ...plan.workers.map((w) => w.node),
+        ...planned,
+        ...bound,
+      ]),
+    ];
   }
 
   async #loadBalancer(step: StepOf<'lb-add'> | StepOf<'lb-remove'>): Promise<Record<string, unknown>> {

@@ -161,6 +161,12 @@ export interface ProvisionRequest {
   /** Kit file with the role's machine config, when there is one. */
   machineConfig: string | null;
   endpoint: string | null;
+  /**
+   * Nodes that are not this machine: the kubeadm nodes the plan replaces and the replacements
+   * already known. When `name` is null, a provisioner that watches for the machine takes the new
+   * Talos Node that is none of these.
+   */
+  claimed: string[];
 }
 
 export interface ProvisionResult {

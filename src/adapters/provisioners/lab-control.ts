@@ -6,6 +6,7 @@
  * taking the lab with it.
  */
 
+import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { createServer, request } from 'node:http';
 import { FerryError, type FerryErrorKind } from '../../errors.js';
@@ -26,8 +27,18 @@ export interface LabControl {
 }
 
 /** A Talos replacement's name when the plan leaves it to the provisioner. */
+/**
+ * The plan's name, or the one Talos would choose: a stable hostname "talos-xxx-yyy" from the
+ * machine id, here derived from the node replaced, so that a resumed run finds the same machine.
+ */
 export function labNodeName(req: ProvisionRequest): string {
-  return req.name ?? `${req.replaces}-talos`;
+  if (req.name) return req.name;
+  const h = BigInt(
+    `0x${createHash('sha256').update(`lab-machine-id/${req.replaces}`).digest('hex').slice(0, 12)}`,
+  )
+    .toString(36)
+    .padStart(6, '0');
+  return `talos-${h.slice(0, 3)}-${h.slice(3, 6)}`;
 }
 
 export function localLabControl(lab: LabCluster): LabControl {

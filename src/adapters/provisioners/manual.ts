@@ -10,6 +10,7 @@ import type {
   ActionContext,
   DecommissionRequest,
   MachineState,
+  NodeView,
   ProvisionerPort,
   ProvisionRequest,
   ProvisionResult,
@@ -36,6 +37,26 @@ export function provisionInstructions(req: ProvisionRequest): string[] {
       ? '  It joins etcd by itself as a learner; ferry waits for its member and its Node.'
       : '  ferry waits for its Node.',
   ];
+}
+
+/**
+ * The Node of a machine booted without a name from the plan (a Talos worker keeps the stable
+ * hostname Talos gives it): a Talos Node that is none of `req.claimed`, at the planned address when
+ * there is one. Several candidates (machines booted ahead): the first by name, each replacement
+ * taking its own, as `claimed` grows with every one bound.
+ */
+export function newTalosNode(req: ProvisionRequest, nodes: readonly NodeView[]): NodeView | undefined {
+  const claimed = new Set(req.claimed.map((n) => n.toLowerCase()));
+  const isControlPlane = (n: NodeView) => 'node-role.kubernetes.io/control-plane' in n.labels;
+  return nodes
+    .filter(
+      (n) =>
+        !claimed.has(n.name.toLowerCase()) &&
+        /\btalos\b/i.test(n.osImage ?? '') &&
+        isControlPlane(n) === (req.role === 'controlplane') &&
+        (req.address === null || n.addresses.includes(req.address)),
+    )
+    .sort((a, b) => a.name.localeCompare(b.name))[0];
 }
 
 export class ManualProvisioner implements ProvisionerPort {

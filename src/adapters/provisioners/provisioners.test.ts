@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FerryError } from '../../errors.js';
-import type { ActionContext } from '../../run/ports.js';
+import type { ActionContext, NodeView } from '../../run/ports.js';
 import { runHook } from './command.js';
 import { ExecLoadBalancer, ExecProvisioner } from './exec.js';
-import { type LabControl, remoteLabControl, serveLabControl } from './lab-control.js';
-import { ManualProvisioner } from './manual.js';
+import { type LabControl, labNodeName, remoteLabControl, serveLabControl } from './lab-control.js';
+import { ManualProvisioner, newTalosNode } from './manual.js';
 import { machineStateByPorts } from './tcp.js';
 
 let dir: string;
@@ -38,6 +38,7 @@ const req = {
   talosVersion: 'v1.13.9',
   machineConfig: 'kit/talos/controlplane.yaml',
   endpoint: 'https://k8s-api.lab.example:6443',
+  claimed: ['cp-1', 'cp-2', 'cp-3', 'worker-1'],
 };
 
 describe('exec provisioner', () => {
@@ -160,6 +161,43 @@ describe('manual provisioner', () => {
     expect(said.join('\n')).toContain('kit/talos/controlplane.yaml');
     const never = new ManualProvisioner({ say: () => {}, detect: async () => undefined, pollMs: 10 });
     await expect(never.provision(req, ctx({ timeoutMs: 100 }))).rejects.toThrow(/did not show up within 0 s/);
+  });
+});
+
+describe('a replacement the plan does not name (a Talos worker keeps the hostname Talos gives it)', () => {
+  const node = (name: string, os: string, addresses: string[], cp = false): NodeView => ({
+    name,
+    ready: true,
+    unschedulable: false,
+    labels: cp ? { 'node-role.kubernetes.io/control-plane': '' } : {},
+    addresses,
+    osImage: os,
+  });
+  const worker = { ...req, replaces: 'worker-1', name: null, role: 'worker' as const };
+  const nodes = [
+    node('worker-1', 'Ubuntu 22.04.4 LTS', ['10.20.0.21']),
+    node('talos-cp-1', 'Talos (v1.13.9)', ['10.20.0.41'], true),
+    node('talos-9kq-x2m', 'Talos (v1.13.9)', ['10.20.0.52']),
+    node('talos-4ab-77c', 'Talos (v1.13.9)', ['10.20.0.51']),
+  ];
+
+  it('takes the new Talos Node of its role that no other replacement holds, at the planned address if any', () => {
+    expect(newTalosNode(worker, nodes)?.name).toBe('talos-4ab-77c');
+    expect(newTalosNode({ ...worker, claimed: [...worker.claimed, 'talos-4ab-77c'] }, nodes)?.name).toBe(
+      'talos-9kq-x2m',
+    );
+    expect(newTalosNode({ ...worker, address: '10.20.0.52' }, nodes)?.name).toBe('talos-9kq-x2m');
+    // Not there yet: a kubeadm node, a control plane, an address that does not match.
+    expect(newTalosNode(worker, nodes.slice(0, 2))).toBeUndefined();
+    expect(newTalosNode({ ...worker, address: '10.20.0.99' }, nodes)).toBeUndefined();
+  });
+
+  it('in the lab, is named as Talos names it, the same on every ask (a resumed run finds the same machine)', () => {
+    const a = labNodeName(worker);
+    expect(a).toMatch(/^talos-[0-9a-z]{3}-[0-9a-z]{3}$/);
+    expect(labNodeName(worker)).toBe(a);
+    expect(labNodeName({ ...worker, replaces: 'worker-2' })).not.toBe(a);
+    expect(labNodeName(req)).toBe('talos-cp-1');
   });
 });
 
