@@ -24,6 +24,9 @@ export function renderProvenance(ctx: GenerateContext, artifacts: Artifact[], no
     ferryVersion: VERSION,
     generatedAt: ctx.now.toISOString(),
     snapshot: ctx.facts.snapshot,
+    // The id (before the dot) names Secret kube-system/bootstrap-token-<id>; the secret part stays
+    // in secrets.yaml. The plan's after-care deletes this token by its id.
+    bootstrapTokenId: ctx.secrets?.bundle.secrets.bootstrapToken.slice(0, 6) ?? null,
     target: {
       talosVersion: ctx.target.talosVersion,
       kubernetesVersion: ctx.target.kubernetesVersion ?? null,

@@ -314,7 +314,13 @@ export function buildPlan(input: PlanInput): Plan {
   );
   drafts[5] = afterCareSteps({
     provisioner,
-    tokenIds: snapshot.resources.bootstrapTokens.filter((t) => !t.expiration).map((t) => t.id),
+    // The kit's token first (the one the Talos nodes joined with), then any other never-expiring one.
+    tokenIds: [
+      ...new Set([
+        ...(input.kit?.bootstrapTokenId ? [input.kit.bootstrapTokenId] : []),
+        ...snapshot.resources.bootstrapTokens.filter((t) => !t.expiration).map((t) => t.id),
+      ]),
+    ],
     kubeProxy: facts.kubeProxy.daemonSet.value ?? null,
     copies: copiesToWipe(snapshot, input.kit),
     etcdPin: etcdPin(facts),

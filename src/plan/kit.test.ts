@@ -41,11 +41,12 @@ const STEPS = {
   ],
 };
 
-function provenance(createdAt: string, source: string) {
+function provenance(createdAt: string, source: string, bootstrapTokenId?: string) {
   return {
     kind: 'FerryKitProvenance',
     version: 1,
     generatedAt: '2026-09-01T10:00:00.000Z',
+    ...(bootstrapTokenId !== undefined && { bootstrapTokenId }),
     snapshot: { createdAt, source, parts: [] },
     target: {
       talosVersion: 'v1.13.9',
@@ -97,12 +98,12 @@ describe('readKit and the preparation phase', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function kitFor() {
+  async function kitFor(bootstrapTokenId?: string) {
     const snap = await exampleSnapshot();
     const facts = inputsFor(snap).facts;
     await writeFile(
       join(dir, 'provenance.json'),
-      JSON.stringify(provenance(facts.snapshot.createdAt, facts.snapshot.source)),
+      JSON.stringify(provenance(facts.snapshot.createdAt, facts.snapshot.source, bootstrapTokenId)),
     );
     return { snap, kit: await readKit(dir, 'kit') };
   }
@@ -114,6 +115,25 @@ describe('readKit and the preparation phase', () => {
     expect(kit.files.find((f) => f.path === 'secrets.yaml')?.secret).toBe(true);
     expect(kit.prepSteps.map((s) => s.id)).toEqual(['10-apiserver-sans', '15-kubeadm-config']);
     expect(kit.probe).toEqual({ namespace: 'monitoring', name: 'probe-sa' });
+  });
+
+  it("after-care deletes the kit's bootstrap token by its id; without one it says where to find the id", async () => {
+    const tokenStep = (plan: ReturnType<typeof buildPlan>) =>
+      stepsOfPhase(plan, 5).find((s) => s.kind === 'delete-bootstrap-token')!;
+    const { snap, kit } = await kitFor('k1t0ke');
+    expect(kit.bootstrapTokenId).toBe('k1t0ke');
+    const step = tokenStep(buildPlan(inputsFor(snap, { kit })));
+    expect(step.kind === 'delete-bootstrap-token' && step.params.tokenIds[0]).toBe('k1t0ke');
+    expect(step.action.commands[0]?.run).toContain('delete secret bootstrap-token-k1t0ke');
+    expect(JSON.stringify(step)).not.toContain('<TOKEN_ID>');
+
+    // A kit from before the id was recorded, or no kit: the placeholder and its explanation.
+    const { kit: old } = await kitFor();
+    expect(old.bootstrapTokenId).toBeNull();
+    const withoutKit = tokenStep(buildPlan(inputsFor(snap)));
+    expect(withoutKit.action.commands.some((c) => c.run.includes('<TOKEN_ID>'))).toBe(
+      snap.resources.bootstrapTokens.every((t) => t.expiration),
+    );
   });
 
   it('turns kit steps into per-node preparation steps, in order, with their dependencies', async () => {

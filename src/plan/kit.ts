@@ -33,6 +33,8 @@ export interface KitSummary {
   prepSteps: KitPrepStep[];
   /** The health-probe ServiceAccount (rbac/health-probe.yaml), when the kit has one. */
   probe: { namespace: string; name: string } | null;
+  /** Id of the bootstrap token the kit's Talos nodes join with (its public part), when known. */
+  bootstrapTokenId: string | null;
 }
 
 const REGENERATE = 'point --kit at a directory written by `ferry generate`, or generate it again';
@@ -94,6 +96,9 @@ export async function readKit(dir: string, shown: string = dir): Promise<KitSumm
     prepSteps: hasSteps ? await readPrepSteps(dir, shown) : [],
     probe: files.some((f) => f.path === 'rbac/health-probe.yaml' && !f.secret)
       ? await readProbe(dir, shown)
+      : null,
+    bootstrapTokenId: /^[a-z0-9]{6}$/.test(str(prov['bootstrapTokenId']) ?? '')
+      ? str(prov['bootstrapTokenId'])
       : null,
   };
 }

@@ -147,8 +147,12 @@ describe('ferry generate: a cluster whose encryption key needs renaming', () => 
 
   it('records provenance for every file and lists the files in the README in order', async () => {
     const prov = JSON.parse(await readFile(join(kit, 'provenance.json'), 'utf8')) as {
+      bootstrapTokenId: string | null;
       files: { path: string; secret: boolean; provenance: Record<string, { text: string }[]> }[];
     };
+    // The token's id names its Secret (the plan deletes it in after-care); its secret part stays out.
+    expect(prov.bootstrapTokenId).toBe(TOKEN.split('.')[0]);
+    expect(JSON.stringify(prov)).not.toContain(TOKEN.split('.')[1]);
     const written = await listFiles(kit);
     expect(prov.files.map((f) => f.path).sort()).toEqual(
       written.filter((f) => f !== 'provenance.json' && f !== 'README.md'),
