@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { remoteLabControl } from '../adapters/provisioners/lab-control.js';
 import { missingReason } from '../lab/etcd/binaries.js';
 import { isAlive, parsePidRecord } from '../lab/etcd/process.js';
 import { type LabState, readLabState, stopLab } from '../lab/state.js';
@@ -103,6 +104,13 @@ describe.skipIf(missing !== undefined)('ferry lab', () => {
     expect(await readFile(join(dir, 'etcdctl.env'), 'utf8')).toContain(
       'ETCDCTL_ENDPOINTS=https://127.0.32.1:2379',
     );
+    // The control socket `ferry run --provisioner lab --lab-socket` drives the lab through.
+    const socket = join(dir, 'control.sock');
+    expect(json.controlSocket).toBe(socket);
+    expect(s.out).toContain(`--provisioner lab --lab-socket ${socket}`);
+    const control = remoteLabControl(socket);
+    expect(await control.machineState('cp-1')).toBe('running');
+    expect(await control.inRotation('cp-2')).toBe(true);
   });
 
   it('down: stops the holder and every etcd member, removes data and credentials', async () => {
@@ -115,6 +123,7 @@ describe.skipIf(missing !== undefined)('ferry lab', () => {
     expect(existsSync(join(dir, 'etcdctl.env'))).toBe(false);
     expect(existsSync(join(dir, 'etcd-client.json'))).toBe(false);
     expect(existsSync(join(dir, 'etcd'))).toBe(false);
+    expect(existsSync(join(dir, 'control.sock'))).toBe(false);
     expect((await readLabState(dir))?.phase).toBe('stopped');
     expect((await ferry('lab', 'down', '--dir', dir)).code).toBe(0);
   });

@@ -106,6 +106,8 @@ export function renderLab(state: LabState, extra: string[] = []): string {
         `    ${n.name.padEnd(width)}  ${`${n.flavor} ${n.role}`.padEnd(22)} ${(n.realAddress ?? '-').padEnd(15)} → ${n.labAddress.padEnd(15)} ${n.state}${api ? `  API ${api.url}` : ''}`,
       );
     }
+    if (state.controlSocket)
+      out.push(`  run:         ferry run PLAN --provisioner lab --lab-socket ${state.controlSocket} …`);
     for (const l of lab.notLoaded) out.push(`  not loaded:  ${l}`);
     for (const w of lab.warnings) out.push(`  warning:     ${w}`);
   }
@@ -206,6 +208,7 @@ async function serve(argv: string[], io: Io): Promise<ExitCode> {
     return [sig, h] as const;
   });
   let lab: LabCluster | undefined;
+  let control: { close(): Promise<void> } | undefined;
   try {
     const snapshot = await loadSnapshot(snapshotPath, { strictPki: false });
     const starting = Lab.fromSnapshot(snapshot, { dir, subnet, source: snapshotPath, log });
@@ -219,7 +222,21 @@ async function serve(argv: string[], io: Io): Promise<ExitCode> {
     }
     lab = first;
     const settled = await lab.waitSettled(45_000);
-    state = { ...state, phase: 'ready', readyAt: new Date().toISOString(), settled, lab: lab.info() };
+    // `ferry run --provisioner lab` drives the lab's machines and load balancer through this socket.
+    const { labFiles } = await import('../lab/state.js');
+    const { localLabControl, serveLabControl } = await import('../adapters/provisioners/lab-control.js');
+    control = await serveLabControl(localLabControl(lab), labFiles(dir).control).catch((err: unknown) => {
+      log(`no control socket (ferry run --provisioner lab will not reach this lab): ${describeError(err)}`);
+      return undefined;
+    });
+    state = {
+      ...state,
+      phase: 'ready',
+      readyAt: new Date().toISOString(),
+      settled,
+      lab: lab.info(),
+      ...(control && { controlSocket: labFiles(dir).control }),
+    };
     await writeLabState(dir, state);
     log(
       settled.settled
@@ -228,12 +245,15 @@ async function serve(argv: string[], io: Io): Promise<ExitCode> {
     );
     const sig = await stop;
     log(`${sig}: stopping the lab`);
+    await control?.close();
     await lab.dispose();
     state = { ...state, phase: 'stopped', stoppedAt: new Date().toISOString() };
     delete state.lab;
+    delete state.controlSocket;
     await writeLabState(dir, state);
     return 0;
   } catch (err) {
+    await control?.close().catch(() => undefined);
     await lab?.dispose().catch(() => undefined);
     state = { ...state, phase: 'failed', error: describeError(err) };
     await writeLabState(dir, state).catch(() => undefined);

@@ -38,6 +38,8 @@ export type LabState = {
   /** Whether every node and workload was ready when the lab reported ready, and what was not. */
   settled?: { settled: boolean; pending: string[] };
   lab?: LabInfo;
+  /** Unix socket for `ferry run --provisioner lab --lab-socket` (lab-control.ts), while the lab is ready. */
+  controlSocket?: string;
 };
 
 export const labFiles = (dir: string) => ({
@@ -47,6 +49,7 @@ export const labFiles = (dir: string) => ({
   etcdClient: join(dir, 'etcd-client.json'),
   etcdctlEnv: join(dir, 'etcdctl.env'),
   etcd: join(dir, 'etcd'),
+  control: join(dir, 'control.sock'),
 });
 
 export async function readLabState(dir: string): Promise<LabState | undefined> {
