@@ -1,0 +1,217 @@
+/**
+ * apiserver serving certificates: loopback SANs for KubePrism (apiserver.san-loopback) and the
+ * endpoint host / Service IP / extra SANs (apiserver.san-endpoint).
+ */
+
+import { canonicalIp, parseIp } from '../../../facts/ip.js';
+import type { Fact } from '../../../facts/model.js';
+import { KUBEPRISM } from '../../../knowledge/talos.js';
+import type { CertificateInfo, Snapshot } from '../../../snapshot/model.js';
+import type { Evidence, Subject } from '../../findings.js';
+import { HOW_TO_PROVIDE, type Rule, type RuleFinding, skip } from '../../rule.js';
+import { KIT } from '../kit-paths.js';
+import { fileEvidence, firstCert, pkiSubject } from '../pki.js';
+import { factEvidence, isV114, targetEvidence } from './evidence.js';
+
+interface ServingCert {
+  label: string;
+  cert: CertificateInfo;
+  subject: Subject;
+  evidence(field: string, obs: { observed?: string; expected?: string; note?: string }): Evidence;
+}
+
+/** kubeadm apiserver serving certificates ferry can see: pki/apiserver.crt and served certificates. */
+function apiserverCerts(s: Snapshot): ServingCert[] {
+  const out: ServingCert[] = [];
+  const inv = s.pki;
+  const c = inv ? firstCert(inv, 'apiserver.crt') : undefined;
+  if (inv && c) {
+    out.push({
+      label: 'apiserver.crt (the PKI copy of one control plane)',
+      cert: c,
+      subject: pkiSubject('apiserver.crt'),
+      evidence: (field, obs) => fileEvidence(inv, 'apiserver.crt', field, obs),
+    });
+  }
+  for (const sc of s.servedCertificates) {
+    if ((sc.role !== 'control-plane' && sc.role !== 'endpoint') || !sc.certificate) continue;
+    out.push({
+      label: `the certificate served at ${sc.address}${sc.node ? ` (${sc.node})` : ''}`,
+      cert: sc.certificate,
+      subject: { kind: 'Endpoint', name: sc.address, ...(sc.node ? { node: sc.node } : {}) },
+      evidence: (field, obs) => ({ kind: 'tls', address: sc.address, field, ...obs }),
+    });
+  }
+  return out;
+}
+
+const CERT_INPUT_HINT = `${HOW_TO_PROVIDE.pki} (apiserver.crt), or ${HOW_TO_PROVIDE['served-certs']}`;
+
+function sanList(c: CertificateInfo): string {
+  return [...c.dnsNames, ...c.ipAddresses].join(', ') || '(none)';
+}
+
+/** Does the certificate cover this host name or IP, as Go's x509 hostname check would? */
+export function coversHost(c: CertificateInfo, host: string): boolean {
+  if (parseIp(host)) {
+    const want = canonicalIp(host);
+    return c.ipAddresses.some((a) => canonicalIp(a) === want);
+  }
+  const name = host.toLowerCase().replace(/\.$/, '');
+  return c.dnsNames.some((d) => {
+    const dns = d.toLowerCase().replace(/\.$/, '');
+    if (dns === name) return true;
+    // One wildcard label, leftmost only.
+    if (!dns.startsWith('*.')) return false;
+    const rest = dns.slice(1);
+    return name.endsWith(rest) && !name.slice(0, -rest.length).includes('.') && name.length > rest.length;
+  });
+}
+
+const SANS_ARTIFACTS = [
+  'kubeadm/10-apiserver-sans.sh',
+  'kubeadm/15-kubeadm-config.sh',
+  'kubeadm/cluster-configuration.yaml',
+];
+
+export const sanLoopback: Rule = {
+  id: 'apiserver.san-loopback',
+  family: 'apiserver',
+  severity: 'blocker',
+  title: 'kubeadm apiserver certificate lacks 127.0.0.1 (KubePrism)',
+  inputs: ['pki', 'target'],
+  // The PKI copy or a served certificate will do; the rule says itself when it has neither.
+  requires: [],
+  description:
+    'Talos nodes reach every apiserver through KubePrism on 127.0.0.1:7445, so each kubeadm apiserver serving certificate needs 127.0.0.1 (and localhost) among its SANs; kubeadm leaves them out by default.',
+  docs: 'docs/rules.md#apiserver.san-loopback',
+  notApplicable: (t) =>
+    t.kubeprism === 'off'
+      ? 'KubePrism is off in the target: Talos nodes do not dial apiservers at 127.0.0.1'
+      : undefined,
+  check(ctx) {
+    const certs = apiserverCerts(ctx.snapshot);
+    if (certs.length === 0) return skip(['pki', 'served-certs'], CERT_INPUT_HINT);
+    const v14 = isV114(ctx.target);
+    const disable = v14
+      ? 'delete the `KubePrismConfig` document (or set `KubePrismConfig.tlsServerName` to a name the kubeadm certificates carry)'
+      : 'set `machine.features.kubePrism.enabled: false`';
+    const out: RuleFinding[] = [];
+    for (const sc of certs) {
+      const noIp = !coversHost(sc.cert, KUBEPRISM.host);
+      const noName = !coversHost(sc.cert, 'localhost');
+      if (!noIp && !noName) continue;
+      const missing = [noIp ? KUBEPRISM.host : undefined, noName ? 'localhost' : undefined]
+        .filter(Boolean)
+        .join(' and ');
+      out.push({
+        severity: noIp ? 'blocker' : 'risk',
+        message: `${sc.label} has SANs ${sanList(sc.cert)} but not ${missing}: Talos kubelets and pods reach this apiserver through KubePrism at ${KUBEPRISM.host}:${KUBEPRISM.port} and fail with "x509: certificate is valid for …, not ${KUBEPRISM.host}". kubeadm issues every control plane's certificate the same way; check each.`,
+        evidence: [
+          sc.evidence('subjectAltName', {
+            observed: sanList(sc.cert),
+            expected: `includes ${KUBEPRISM.host} and localhost`,
+          }),
+          targetEvidence(ctx.target, 'kubeprism', {
+            observed: 'on',
+            note: `KubePrism dials ${KUBEPRISM.host}:${KUBEPRISM.port}`,
+          }),
+        ],
+        remediation: `Re-issue the apiserver certificate on each kubeadm control plane, one at a time, with ${KUBEPRISM.host} and localhost added to apiServer.certSANs (the kit's kubeadm/10-apiserver-sans.sh runs \`kubeadm init phase certs apiserver\` and restarts the apiserver; kubeadm/15-kubeadm-config.sh records the SANs in kubeadm-config). Alternatively, keep KubePrism off while kubeadm control planes remain: ${disable}.`,
+        subject: sc.subject,
+        field: 'subjectAltName.loopback',
+        artifacts: SANS_ARTIFACTS,
+      });
+    }
+    return out;
+  },
+};
+
+/** Names and addresses Talos puts in its own apiserver certificate without being told (talos.md §4.7). */
+function talosAutoSans(
+  endpointHost: string,
+  dnsDomain: string | undefined,
+  serviceIp: string | undefined,
+): string[] {
+  return [
+    endpointHost,
+    'kubernetes',
+    'kubernetes.default',
+    'kubernetes.default.svc',
+    ...(dnsDomain ? [`kubernetes.default.svc.${dnsDomain}`] : []),
+    'localhost',
+    KUBEPRISM.host,
+    ...(serviceIp ? [serviceIp] : []),
+  ];
+}
+
+function sameHost(a: string, b: string): boolean {
+  if (parseIp(a) && parseIp(b)) return canonicalIp(a) === canonicalIp(b);
+  return a.toLowerCase().replace(/\.$/, '') === b.toLowerCase().replace(/\.$/, '');
+}
+
+export const sanEndpoint: Rule = {
+  id: 'apiserver.san-endpoint',
+  family: 'apiserver',
+  severity: 'blocker',
+  title: 'Endpoint or kubernetes Service IP missing from apiserver certificate SANs',
+  inputs: ['pki', 'kubeadm'],
+  // The endpoint may come from cluster-info, the certificate from served-certs; the rule checks.
+  requires: [],
+  description:
+    'Clients switch between old and new apiservers behind the same endpoint; every kubeadm and Talos apiserver certificate must carry the endpoint host (and the kubernetes Service IP) before the first handover.',
+  docs: 'docs/rules.md#apiserver.san-endpoint',
+  check(ctx) {
+    const ep = ctx.facts.cluster.controlPlaneEndpoint;
+    if (!ep.value) return skip(['kubeadm'], ep.missing ?? HOW_TO_PROVIDE.kubeadm);
+    const certs = apiserverCerts(ctx.snapshot);
+    if (certs.length === 0) return skip(['pki', 'served-certs'], CERT_INPUT_HINT);
+    const svc = ctx.facts.network.kubernetesServiceIP;
+    const needed: { host: string; what: string; fact: Fact<unknown> }[] = [
+      { host: ep.value.host, what: 'control-plane endpoint host', fact: ep as Fact<unknown> },
+    ];
+    if (svc.value)
+      needed.push({ host: svc.value, what: '`kubernetes` Service IP', fact: svc as Fact<unknown> });
+    const out: RuleFinding[] = [];
+    for (const sc of certs) {
+      const missing = needed.filter((n) => !coversHost(sc.cert, n.host));
+      if (missing.length === 0) continue;
+      out.push({
+        message: `${sc.label} does not cover ${missing.map((m) => `the ${m.what} ${m.host}`).join(' or ')} (SANs: ${sanList(sc.cert)}): clients reaching this apiserver by that name fail TLS verification once traffic is shared with Talos apiservers.`,
+        evidence: [
+          sc.evidence('subjectAltName', {
+            observed: sanList(sc.cert),
+            expected: `includes ${missing.map((m) => m.host).join(', ')}`,
+          }),
+          ...missing.flatMap((m) => factEvidence(m.fact, { note: m.what })),
+        ],
+        remediation: `Add ${missing.map((m) => m.host).join(' and ')} to apiServer.certSANs and re-issue the certificate on every kubeadm control plane, one at a time (the kit's kubeadm/10-apiserver-sans.sh), before the first Talos control plane joins.`,
+        subject: sc.subject,
+        field: 'subjectAltName.endpoint',
+        artifacts: SANS_ARTIFACTS,
+      });
+    }
+    // The other direction: names kubeadm certificates carry on purpose that Talos would not add itself.
+    const certSans = ctx.facts.apiserver.certSANs;
+    const auto = talosAutoSans(ep.value.host, ctx.facts.network.dnsDomain.value, svc.value);
+    const extra = (certSans.value ?? []).filter((s) => !auto.some((a) => sameHost(a, s)));
+    if (extra.length > 0) {
+      const field = isV114(ctx.target)
+        ? '`KubeAPIServerConfig.certExtraSANs`'
+        : '`cluster.apiServer.certSANs`';
+      out.push({
+        severity: 'risk',
+        message: `kubeadm apiserver certificates carry the extra SANs ${extra.join(', ')} (apiServer.certSANs); Talos adds only the endpoint host, kubernetes.*, localhost, 127.0.0.1, the Service IP and node addresses. Clients using ${extra.join(', ')} fail against Talos apiservers unless the Talos config lists them.`,
+        evidence: factEvidence(certSans, {
+          observed: (certSans.value ?? []).join(', '),
+          note: `not added by Talos: ${extra.join(', ')}`,
+        }),
+        remediation: `Put ${extra.join(', ')} into ${field} of every Talos control plane.`,
+        subject: { kind: 'TalosConfig', name: 'apiserver-certificate' },
+        field: 'certSANs',
+        artifacts: [KIT.controlPlanePatch],
+      });
+    }
+    return out;
+  },
+};
