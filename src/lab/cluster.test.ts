@@ -233,6 +233,7 @@ describe.skipIf(missing !== undefined)('LabCluster from examples/lab-cluster', (
   });
 
   it('fault: a process crash kills the member and the API instance; clearing it brings them back', async () => {
+    await lab.lb.waitFor((b) => b.every((x) => x.state === 'up'), 30_000);
     const fault = await lab.inject({ kind: 'process-crash', node: 'cp-1' });
     try {
       expect(lab.etcd.member('cp-1').state).toBe('crashed');
@@ -242,6 +243,9 @@ describe.skipIf(missing !== undefined)('LabCluster from examples/lab-cluster', (
         (b) => b.find((x) => x.address.startsWith(`127.0.${SUBNET}.1:`))?.state === 'down',
         10_000,
       );
+      // If cp-1's member led, the others elect a leader first (their /readyz fails meanwhile, as a
+      // kube-apiserver's does): the endpoint serves again once they are back in rotation.
+      await lab.lb.waitFor((b) => b.filter((x) => x.state === 'up').length === 2, 30_000);
       expect((await lab.client.list<KObj>('/api/v1/nodes')).length).toBe(8);
     } finally {
       await fault.clear();
@@ -252,6 +256,7 @@ describe.skipIf(missing !== undefined)('LabCluster from examples/lab-cluster', (
   });
 
   it('fault: an API instance down is taken out of the load balancer, then comes back', async () => {
+    await lab.lb.waitFor((b) => b.every((x) => x.state === 'up'), 30_000);
     const fault = await lab.inject({ kind: 'api-down', node: 'cp-3' });
     try {
       expect(await readyz('cp-3')).toBe(false);

@@ -141,13 +141,15 @@ describe('etcd write probe on a real cluster', () => {
         cert: await readFile(lab.clientTls().certFile),
         key: await readFile(lab.clientTls().keyFile),
       };
-      await lab.waitForLeader();
-      const [a, b, c] = lab.members();
-      const probe = new EtcdWriteProbe({ endpoints: [a!.clientUrl], tls, runId: 'steer', timeoutMs: 600 });
+      // Freeze a follower: the two others keep quorum and their leader, so writes to them go on.
+      const leader = await lab.waitForLeader();
+      const a = lab.members().find((m) => m.name !== leader)!;
+      const [b, c] = lab.members().filter((m) => m.name !== a.name);
+      const probe = new EtcdWriteProbe({ endpoints: [a.clientUrl], tls, runId: 'steer', timeoutMs: 600 });
       probe.start();
       await sleep(200);
       // Frozen: the write now on its way to `a` hangs until its 600 ms deadline.
-      process.kill(a!.pid!, 'SIGSTOP');
+      process.kill(a.pid!, 'SIGSTOP');
       try {
         await sleep(50);
         const t0 = performance.now();
@@ -156,13 +158,13 @@ describe('etcd write probe on a real cluster', () => {
         const before = probe.samples().length;
         expect(waited).toBeGreaterThan(400);
         expect(probe.samples().at(-1)?.ok).toBe(false);
-        await sleep(200);
+        await sleep(500);
         const after = probe.samples().slice(before);
         // Every write after the switch went to `b` (connected already) and was acknowledged.
-        expect(after.length).toBeGreaterThan(5);
+        expect(after.length).toBeGreaterThan(3);
         expect(after.every((x) => x.ok)).toBe(true);
       } finally {
-        process.kill(a!.pid!, 'SIGCONT');
+        process.kill(a.pid!, 'SIGCONT');
       }
       const summary = await probe.stop();
       expect(summary.extra).toMatchObject({ lost: 0, checked: 'yes' });
