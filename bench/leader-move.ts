@@ -9,9 +9,8 @@
  *
  *   npm run bench -- leader-move [--moves N] [--version 3.4|3.5] [--subnet N]
  */
-import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { EtcdAdmin } from '../src/adapters/etcd/admin.js';
+import { EtcdAdmin, readTls } from '../src/adapters/etcd/admin.js';
 import { EtcdWriteProbe } from '../src/adapters/probes/etcd.js';
 import type { EtcdMinor } from '../src/lab/etcd/binaries.js';
 import { disposeAllLabs, withEtcdLab } from '../src/lab/etcd/cluster.js';
@@ -31,11 +30,7 @@ export const bench: Bench = {
     const moves = Math.max(1, Number(values.moves ?? 12));
     const version = (values.version ?? '3.5') as EtcdMinor;
     await withEtcdLab({ subnet: Number(values.subnet ?? 59), version, members: 3 }, async (lab) => {
-      const tls = {
-        ca: await readFile(lab.clientTls().caFile),
-        cert: await readFile(lab.clientTls().certFile),
-        key: await readFile(lab.clientTls().keyFile),
-      };
+      const tls = readTls(lab.clientTls());
       const admin = new EtcdAdmin({ endpoints: lab.endpoints(), tls });
       try {
         for (const target of TARGETS) {

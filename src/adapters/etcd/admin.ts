@@ -45,7 +45,8 @@ export interface EtcdAdminOptions {
 
 export type RemoveOutcome = 'removed' | 'already-absent';
 
-function readTls(tls: EtcdAdminOptions['tls']): EtcdTls {
+/** The client certificate material, read from files when given as paths (a bad path is an input error). */
+export function readTls(tls: EtcdAdminOptions['tls']): EtcdTls {
   if ('ca' in tls) return tls;
   const read = (path: string, flag: string) => {
     try {

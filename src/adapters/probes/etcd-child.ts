@@ -6,8 +6,8 @@
  * Messages from the parent: {type:'start', config}, {type:'endpoints', endpoints}, {type:'stop'}.
  * To the parent: {type:'summary', summary} now and then, and {type:'done', summary, samples}.
  */
-import { readFileSync } from 'node:fs';
 import type { ProbeSample, ProbeSummary } from '../../run/ports.js';
+import { readTls } from '../etcd/admin.js';
 import { EtcdWriteProbe } from './etcd.js';
 
 export interface EtcdChildConfig {
@@ -44,7 +44,7 @@ process.on('message', (raw: unknown) => {
         const c = m.config;
         probe = new EtcdWriteProbe({
           endpoints: c.endpoints,
-          tls: { ca: readFileSync(c.caFile), cert: readFileSync(c.certFile), key: readFileSync(c.keyFile) },
+          tls: readTls(c),
           runId: c.runId,
           ...(c.intervalMs !== undefined && { intervalMs: c.intervalMs }),
           ...(c.timeoutMs !== undefined && { timeoutMs: c.timeoutMs }),

@@ -1,11 +1,10 @@
-import { readFile } from 'node:fs/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startLabApi } from '../../lab/apiserver/testing.js';
 import { missingReason } from '../../lab/etcd/binaries.js';
 import { disposeAllLabs, withEtcdLab } from '../../lab/etcd/cluster.js';
 import type { ProbeSample } from '../../run/ports.js';
-import { EtcdAdmin } from '../etcd/admin.js';
+import { EtcdAdmin, readTls } from '../etcd/admin.js';
 import type { LoadedKubeconfig } from '../kube/kubeconfig.js';
 import { createRequester } from '../kube/request.js';
 import { readyzProbe, writeReadProbe } from './api.js';
@@ -136,11 +135,7 @@ describe('etcd write probe on a real cluster', () => {
     const missing = await missingReason('3.4');
     if (missing) skip(missing);
     await withEtcdLab({ subnet: 43, version: '3.4', members: 3 }, async (lab) => {
-      const tls = {
-        ca: await readFile(lab.clientTls().caFile),
-        cert: await readFile(lab.clientTls().certFile),
-        key: await readFile(lab.clientTls().keyFile),
-      };
+      const tls = readTls(lab.clientTls());
       // Freeze a follower: the two others keep quorum and their leader, so writes to them go on.
       const leader = await lab.waitForLeader();
       const a = lab.members().find((m) => m.name !== leader)!;
@@ -177,11 +172,7 @@ describe('etcd write probe on a real cluster', () => {
     const missing = await missingReason('3.4');
     if (missing) skip(missing);
     await withEtcdLab({ subnet: 42, version: '3.4', members: 3 }, async (lab) => {
-      const tls = {
-        ca: await readFile(lab.clientTls().caFile),
-        cert: await readFile(lab.clientTls().certFile),
-        key: await readFile(lab.clientTls().keyFile),
-      };
+      const tls = readTls(lab.clientTls());
       const admin = new EtcdAdmin({ endpoints: lab.endpoints(), tls });
       try {
         // 1. Move leadership to a follower, then remove the old leader: writes barely notice.

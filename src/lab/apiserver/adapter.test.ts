@@ -9,8 +9,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RESOURCE_TYPES, type ResourceKind } from '../../adapters/kube/kinds.js';
 import { createKubeReader } from '../../adapters/kube/reader.js';
-import { issueClientCert, writeKubeconfig } from './credentials.js';
-import { type LabApiFixture, startLabApi } from './testing.js';
+import { type LabApiFixture, startLabApi, writeAdminKubeconfig } from './testing.js';
 
 let lab: LabApiFixture;
 let dir: string;
@@ -20,13 +19,7 @@ beforeAll(async () => {
   lab = await startLabApi();
   dir = await mkdtemp(join(tmpdir(), 'ferry-lab-api-'));
   kubeconfig = join(dir, 'admin.conf');
-  const admin = await issueClientCert(lab.ca, 'kubernetes-admin', ['kubeadm:cluster-admins']);
-  await writeKubeconfig(kubeconfig, {
-    server: lab.server.url,
-    caPem: lab.ca.certPem,
-    certPem: admin.certPem,
-    keyPem: admin.keyPem,
-  });
+  await writeAdminKubeconfig(lab, kubeconfig);
   const core = lab.kc.makeApiClient(CoreV1Api);
   for (let i = 0; i < 5; i++) {
     await core.createNamespacedPod({

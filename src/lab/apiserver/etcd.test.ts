@@ -3,7 +3,6 @@
  * stacked kube-apiserver runs, behind the lab load balancer. Subnets 21 (etcd) and 22 (API
  * servers, load balancer) belong to this file.
  */
-import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -248,14 +247,7 @@ describe.skipIf(missing !== undefined)('lab API server on a 3-member etcd', () =
   });
 
   it('a leadership move costs reads nothing: like clientv3, reads retry while the cluster is between leaders', async () => {
-    const admin = new EtcdAdmin({
-      endpoints: etcd.endpoints(),
-      tls: {
-        ca: await readFile(etcd.clientTls().caFile),
-        cert: await readFile(etcd.clientTls().certFile),
-        key: await readFile(etcd.clientTls().keyFile),
-      },
-    });
+    const admin = new EtcdAdmin({ endpoints: etcd.endpoints(), tls: etcd.clientTls() });
     const failures: string[] = [];
     let reads = 0;
     let running = true;

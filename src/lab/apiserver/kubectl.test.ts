@@ -9,8 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, PatchStrategy, PolicyV1Api, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueClientCert, writeKubeconfig } from './credentials.js';
-import { type LabApiFixture, startLabApi } from './testing.js';
+import { type LabApiFixture, startLabApi, writeAdminKubeconfig } from './testing.js';
 
 const run = promisify(execFile);
 const kubectlMissing = await run('kubectl', ['version', '--client']).then(
@@ -30,13 +29,7 @@ beforeAll(async () => {
   lab = await startLabApi();
   dir = await mkdtemp(join(tmpdir(), 'ferry-lab-kubectl-'));
   kubeconfig = join(dir, 'admin.conf');
-  const admin = await issueClientCert(lab.ca, 'kubernetes-admin', ['kubeadm:cluster-admins']);
-  await writeKubeconfig(kubeconfig, {
-    server: lab.server.url,
-    caPem: lab.ca.certPem,
-    certPem: admin.certPem,
-    keyPem: admin.keyPem,
-  });
+  await writeAdminKubeconfig(lab, kubeconfig);
   const core = lab.kc.makeApiClient(CoreV1Api);
   await core.createNode({
     body: { metadata: { name: 'cp-1', labels: { 'node-role.kubernetes.io/control-plane': '' } } },

@@ -4,7 +4,7 @@
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import { createCA, type Issued } from '../../pki/forge.js';
-import { issueClientCert, issueServingCert, renderKubeconfig } from './credentials.js';
+import { issueClientCert, issueServingCert, renderKubeconfig, writeKubeconfig } from './credentials.js';
 import type { EvictionLog } from './eviction-log.js';
 import { MemoryStore } from './memory-store.js';
 import { LabApiServer } from './server.js';
@@ -68,6 +68,20 @@ export async function startLabApi(
   });
   const { kc, yaml } = await clientKubeConfig(server.url, ca);
   return { server, store, ca, kc, kubeconfig: yaml, stop: () => server.stop() };
+}
+
+/** Writes a kubeconfig file for the lab's admin (kubeadm's kubernetes-admin), as tools outside the process read it. */
+export async function writeAdminKubeconfig(
+  lab: Pick<LabApiFixture, 'server' | 'ca'>,
+  path: string,
+): Promise<void> {
+  const admin = await issueClientCert(lab.ca, 'kubernetes-admin', ['kubeadm:cluster-admins']);
+  await writeKubeconfig(path, {
+    server: lab.server.url,
+    caPem: lab.ca.certPem,
+    certPem: admin.certPem,
+    keyPem: admin.keyPem,
+  });
 }
 
 /** The HTTP code and Status body of a failed client-node call (ApiException). */
