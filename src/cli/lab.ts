@@ -97,6 +97,7 @@ export function renderLab(state: LabState, extra: string[] = []): string {
       `  etcd:        etcdctl ${etcdFlags(lab.etcd)}`,
       `               (or: set -a; . ${state.dir}/etcdctl.env; set +a; etcdctl member list)`,
       `               ${lab.etcd.standIn.note}`,
+      `               ${lab.etcd.storage}`,
     );
     out.push('  nodes:');
     const width = Math.max(...lab.nodes.map((n) => n.name.length), 4);

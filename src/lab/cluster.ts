@@ -28,6 +28,7 @@ import { type EtcdMinor, locateEtcd } from './etcd/binaries.js';
 import { readCredentials } from './etcd/client.js';
 import { EtcdLabCluster } from './etcd/cluster.js';
 import { clientUrl } from './etcd/flags.js';
+import { describeLabData, labDataStorage } from './etcd/lifecycle.js';
 import { type FaultHandle, type FaultTargets, injectFault, type LabFault, LabFaults } from './faults.js';
 import { LabLoadBalancer } from './lb/index.js';
 import { LabApiError, LabKubeClient } from './nodes/client.js';
@@ -79,6 +80,8 @@ export type LabInfo = {
   etcd: EtcdClientSettings & {
     /** The etcd binary standing in for the version the snapshot names, e.g. "3.4.23 for 3.5.16". */
     standIn: { lab: string; snapshot: string | undefined; note: string };
+    /** Where the members keep their data, as a sentence (see labDataStorage). */
+    storage: string;
   };
   apiServers: { node: string; url: string }[];
   addresses: AddressEntry[];
@@ -91,9 +94,8 @@ export type LabInfo = {
 
 type Instance = { server: LabApiServer; store: EtcdStore };
 
-type InfoBase = Omit<LabInfo, 'apiServers' | 'addresses' | 'nodes' | 'etcd'> & {
-  standIn: LabInfo['etcd']['standIn'];
-};
+type InfoBase = Omit<LabInfo, 'apiServers' | 'addresses' | 'nodes' | 'etcd'> &
+  Pick<LabInfo['etcd'], 'standIn' | 'storage'>;
 
 export class LabCluster implements ProvisionerHost, FaultTargets {
   readonly dir: string;
@@ -184,11 +186,15 @@ export class LabCluster implements ProvisionerHost, FaultTargets {
       note: `the lab runs the snapshot's etcd members on etcd ${bins.version}${snapshotEtcd ? ` standing in for ${snapshotEtcd}` : ''}: the closest it has that lets Talos members (etcd ${opts.talosEtcdVersion ?? '3.5'}) join as a newer version`,
     };
     log(standIn.note);
+    const data = labDataStorage();
+    const storage = describeLabData(data);
+    log(storage);
     await mkdir(opts.dir, { recursive: true, mode: 0o700 });
     const etcd = await EtcdLabCluster.start({
       subnet: opts.subnet,
       members: cps.map((c) => ({ name: c.name, version: kubeadmMinor })),
       root: join(opts.dir, 'etcd'),
+      dataRoot: data.root ?? null,
     });
     log(
       `etcd: ${etcd
@@ -264,6 +270,7 @@ export class LabCluster implements ProvisionerHost, FaultTargets {
           notLoaded: [],
           warnings: [],
           standIn,
+          storage,
         },
       });
       await lab.#writeEtcdClientFiles();
@@ -509,10 +516,10 @@ export class LabCluster implements ProvisionerHost, FaultTargets {
   }
 
   info(): LabInfo {
-    const { standIn, ...rest } = this.#info;
+    const { standIn, storage, ...rest } = this.#info;
     return {
       ...rest,
-      etcd: { ...this.etcdClientSettings(), standIn },
+      etcd: { ...this.etcdClientSettings(), standIn, storage },
       apiServers: [...this.#apiServers.entries()].map(([node, i]) => ({ node, url: i.server.url })),
       addresses: this.addresses.entries(),
       nodes: this.provisioner.nodes(),

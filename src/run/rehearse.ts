@@ -188,6 +188,7 @@ export async function prepareLabRun(
     notes.push(info.etcd.standIn.note);
     notes.push(
       `etcd: kubeadm members run etcd ${info.etcd.standIn.lab}; Talos members join on the lab's 3.5 binary (a real one-minor jump)`,
+      info.etcd.storage,
     );
     notes.push(`addresses: ${info.addresses.map((a) => `${a.name} ${a.real ?? '-'} → ${a.lab}`).join(', ')}`);
     if (info.notLoaded.length) notes.push(`not loaded into the lab: ${info.notLoaded.join('; ')}`);

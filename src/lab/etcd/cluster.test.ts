@@ -297,6 +297,7 @@ it.concurrent('reapStaleLabs kills the etcd of a run that was SIGKILLed and remo
 }) => {
   if (missing['3.4']) skip(missing['3.4']);
   const root = join(labRoot, 'reap');
+  const dataRoot = join(labRoot, 'reap-data');
   await mkdir(root);
   const script = join(labRoot, 'owner.mts');
   const clusterTs = fileURLToPath(new URL('./cluster.ts', import.meta.url));
@@ -304,8 +305,8 @@ it.concurrent('reapStaleLabs kills the etcd of a run that was SIGKILLed and remo
     script,
     [
       `import { EtcdLabCluster } from ${JSON.stringify(clusterTs)};`,
-      `const lab = await EtcdLabCluster.start({ subnet: 18, version: '3.4', members: 1, root: ${JSON.stringify(root)} });`,
-      'process.stdout.write(JSON.stringify({ pids: lab.spawnedPids(), dir: lab.dir }) + "\\n");',
+      `const lab = await EtcdLabCluster.start({ subnet: 18, version: '3.4', members: 1, root: ${JSON.stringify(root)}, dataRoot: ${JSON.stringify(dataRoot)} });`,
+      'process.stdout.write(JSON.stringify({ pids: lab.spawnedPids(), dir: lab.dir, dataDir: lab.dataDir }) + "\\n");',
       'setInterval(() => {}, 1000);',
     ].join('\n'),
   );
@@ -320,7 +321,7 @@ it.concurrent('reapStaleLabs kills the etcd of a run that was SIGKILLed and remo
   try {
     const line = await eventually(async () => {
       if (!out.includes('\n')) throw new Error('owner not ready');
-      return JSON.parse(out) as { pids: number[]; dir: string };
+      return JSON.parse(out) as { pids: number[]; dir: string; dataDir: string };
     }, 30_000);
     expect(line.pids).toHaveLength(1);
     const etcdPid = line.pids[0]!;
@@ -328,13 +329,15 @@ it.concurrent('reapStaleLabs kills the etcd of a run that was SIGKILLed and remo
     await once(owner, 'exit');
     expect(isAlive(etcdPid)).toBe(true);
 
-    const res = await reapStaleLabs(root);
+    expect(line.dataDir.startsWith(dataRoot)).toBe(true);
+    const res = await reapStaleLabs(root, dataRoot);
     expect(res.killed).toEqual([etcdPid]);
-    expect(res.removedDirs).toEqual([line.dir]);
+    expect(res.removedDirs).toEqual([line.dir, line.dataDir]);
     expect(isAlive(etcdPid)).toBe(false);
     expect(existsSync(line.dir)).toBe(false);
+    expect(existsSync(line.dataDir)).toBe(false);
   } finally {
     owner.kill('SIGKILL');
-    await reapStaleLabs(root);
+    await reapStaleLabs(root, dataRoot);
   }
 });

@@ -16,11 +16,11 @@ import {
   withEtcdClient,
 } from './client.js';
 import { clientUrl, type MemberTlsFiles, memberArgs, memberIp, peerUrl } from './flags.js';
-import { defaultLabRoot, reapStaleLabs, trackLab, untrackLab } from './lifecycle.js';
+import { defaultLabRoot, labDataStorage, reapStaleLabs, trackLab, untrackLab } from './lifecycle.js';
 import { childEnv, procStartTicks, spawnTracked, type TrackedProcess } from './process.js';
 import { errorText, LEARNER_NOT_IN_SYNC, retrying, TRANSIENT, UNHEALTHY_CLUSTER } from './retry.js';
 
-export { defaultLabRoot, disposeAllLabs, reapStaleLabs } from './lifecycle.js';
+export { defaultLabRoot, disposeAllLabs, labDataStorage, reapStaleLabs } from './lifecycle.js';
 
 /**
  * A real etcd cluster on loopback for the lab and the tests: N TLS members laid out like kubeadm's
@@ -42,8 +42,10 @@ export type LabMember = {
   isLearner: boolean;
   state: MemberState;
   pid: number | undefined;
-  /** The member's directory: data/, pki/, etcd.log, etcd.pid. */
+  /** The member's directory: pki/, etcd.log, etcd.pid, and data/ unless the data lives elsewhere. */
   dir: string;
+  /** Its --data-dir. */
+  dataDir: string;
 };
 
 export type MemberStatus =
@@ -71,6 +73,11 @@ export type EtcdLabOptions = {
   version?: EtcdMinor;
   /** Parent of the cluster's directory. Default `$TMPDIR/ferry-lab-etcd`. */
   root?: string;
+  /**
+   * Parent of the members' data directories, or null to keep them in the cluster's directory.
+   * Default: labDataStorage() (a tmpfs when there is one).
+   */
+  dataRoot?: string | null;
   /** Keep the directory (data, PKI, logs) after dispose, for debugging. */
   keepDir?: boolean;
   /** How long a member may take to answer after it is started. Default 30 s. */
@@ -86,6 +93,7 @@ type MemberRec = {
   isLearner: boolean;
   state: MemberState;
   dir: string;
+  dataDir: string;
   tls: MemberTlsFiles;
   initialState: 'new' | 'existing';
   initialCluster: { name: string; peerUrl: string }[];
@@ -115,6 +123,8 @@ function isRetryableMembershipError(err: unknown): boolean {
 export class EtcdLabCluster {
   readonly subnet: number;
   readonly dir: string;
+  /** Where the members' data directories are, when not in `dir` (see labDataStorage). */
+  readonly dataDir: string | undefined;
   readonly pkiDir: string;
   readonly keepDir: boolean;
   readonly #token: string;
@@ -126,14 +136,19 @@ export class EtcdLabCluster {
   #nextIndex = 1;
   #disposed = false;
 
-  private constructor(opts: EtcdLabOptions, dir: string) {
+  private constructor(opts: EtcdLabOptions, dir: string, dataDir: string | undefined) {
     this.subnet = opts.subnet;
     this.dir = dir;
+    this.dataDir = dataDir;
     this.pkiDir = join(dir, 'pki');
     this.keepDir = opts.keepDir ?? false;
     this.#token = `ferry-lab-${opts.subnet}-${dir.slice(-6)}`;
     this.#startTimeoutMs = opts.startTimeoutMs ?? 30_000;
     this.#defaultVersion = opts.version ?? '3.4';
+  }
+
+  get dirs(): string[] {
+    return this.dataDir ? [this.dir, this.dataDir] : [this.dir];
   }
 
   /** Bootstraps a new cluster and waits until every member answers and a leader is elected. */
@@ -146,13 +161,18 @@ export class EtcdLabCluster {
     const root = opts.root ?? defaultLabRoot();
     await mkdir(root, { recursive: true });
     // Orphans of a killed run would hold the ports of the addresses we are about to use.
-    await reapStaleLabs(root);
+    const dataRoot = opts.dataRoot === undefined ? labDataStorage().root : (opts.dataRoot ?? undefined);
+    await reapStaleLabs(root, dataRoot);
+    const owner = JSON.stringify({ ownerPid: process.pid, ownerStartTicks: procStartTicks(process.pid) });
     const dir = await mkdtemp(join(root, `s${opts.subnet}-`));
-    await writeFileAtomic(
-      join(dir, 'owner.json'),
-      JSON.stringify({ ownerPid: process.pid, ownerStartTicks: procStartTicks(process.pid) }),
-    );
-    const lab = new EtcdLabCluster(opts, dir);
+    await writeFileAtomic(join(dir, 'owner.json'), owner);
+    let dataDir: string | undefined;
+    if (dataRoot) {
+      await mkdir(dataRoot, { recursive: true, mode: 0o700 });
+      dataDir = await mkdtemp(join(dataRoot, `s${opts.subnet}-`));
+      await writeFileAtomic(join(dataDir, 'owner.json'), owner);
+    }
+    const lab = new EtcdLabCluster(opts, dir, dataDir);
     trackLab(lab);
     try {
       await lab.#bootstrap(specs);
@@ -201,6 +221,7 @@ export class EtcdLabCluster {
     }
     const dir = join(this.dir, memberName);
     const rec: MemberRec = {
+      dataDir: this.dataDir ? join(this.dataDir, memberName) : join(dir, 'data'),
       name: memberName,
       index,
       ip,
@@ -219,7 +240,7 @@ export class EtcdLabCluster {
   }
 
   async #issueMemberCerts(r: MemberRec): Promise<void> {
-    await mkdir(join(r.dir, 'data'), { recursive: true, mode: 0o700 });
+    await mkdir(r.dataDir, { recursive: true, mode: 0o700 });
     const files = await writeEtcdMemberCerts(this.pkiDir, { name: r.name, ip: r.ip }, join(r.dir, 'pki'));
     r.tls = { caFile: join(this.pkiDir, 'etcd', 'ca.crt'), ...files };
   }
@@ -229,7 +250,7 @@ export class EtcdLabCluster {
     const args = memberArgs({
       name: r.name,
       ip: r.ip,
-      dataDir: join(r.dir, 'data'),
+      dataDir: r.dataDir,
       tls: r.tls,
       initialCluster: r.initialCluster,
       state: r.initialState,
@@ -358,6 +379,7 @@ export class EtcdLabCluster {
       state: r.state,
       pid: r.proc?.running ? r.proc.pid : undefined,
       dir: r.dir,
+      dataDir: r.dataDir,
     };
   }
 
@@ -632,6 +654,6 @@ export class EtcdLabCluster {
     this.#disposed = true;
     await Promise.all(this.#members.map((r) => r.proc?.kill()));
     untrackLab(this);
-    if (!this.keepDir) await rm(this.dir, { recursive: true, force: true });
+    if (!this.keepDir) await Promise.all(this.dirs.map((d) => rm(d, { recursive: true, force: true })));
   }
 }
