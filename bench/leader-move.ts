@@ -45,6 +45,7 @@ export const bench: Bench = {
               endpoints: [writeTo.clientUrl],
               tls,
               runId: `lm-${target}-${i}`,
+              intervalMs: 0,
             });
             probe.start();
             await sleep(200);

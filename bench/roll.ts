@@ -45,13 +45,20 @@ interface Outcome {
   gaps?: { gap: Gap; steps: string[] }[];
 }
 
-function probesFor(setup: LabRunSetup, dir: string, log: (l: string) => void) {
+/** What every order shares: its directory, the log, and the etcd probe's pause between writes. */
+interface Ctx {
+  dir: string;
+  log: (l: string) => void;
+  etcdIntervalMs: number;
+}
+
+function probesFor(setup: LabRunSetup, { dir, log, etcdIntervalMs }: Ctx) {
   return assemble({
     connection: { kubeconfig: setup.lab.kubeconfigPath, etcd: setup.lab.etcdClientSettings() },
     provisioner: 'lab',
     lab: setup.control,
     operator: new TerminalOperator({ say: log, confirmDir: join(dir, 'confirm'), interactive: false }),
-    probes: { runId: `bench-${Date.now().toString(36)}`, apiIntervalMs: 20, etcdIntervalMs: 0 },
+    probes: { runId: `bench-${Date.now().toString(36)}`, apiIntervalMs: 20, etcdIntervalMs },
     log,
   });
 }
@@ -73,14 +80,10 @@ function summarize(
   };
 }
 
-async function ferryOrder(
-  setup: LabRunSetup,
-  dir: string,
-  log: (l: string) => void,
-  gaps: number,
-): Promise<Outcome> {
+async function ferryOrder(setup: LabRunSetup, ctx: Ctx, gaps: number): Promise<Outcome> {
   const t0 = Date.now();
-  const a = probesFor(setup, dir, log);
+  const { log } = ctx;
+  const a = probesFor(setup, ctx);
   try {
     const s = await runSession({
       planFile: setup.planFile,
@@ -125,10 +128,11 @@ function gapsWithSteps(setup: LabRunSetup, startedAt: number, samples: ProbeSamp
   }
 }
 
-async function naiveOrder(setup: LabRunSetup, dir: string, log: (l: string) => void): Promise<Outcome> {
+async function naiveOrder(setup: LabRunSetup, ctx: Ctx): Promise<Outcome> {
   const t0 = Date.now();
   const { lab } = setup;
-  const a = probesFor(setup, dir, log);
+  const { log } = ctx;
+  const a = probesFor(setup, ctx);
   const probes: Probe[] = a.probes;
   const etcdProbe = a.ports.etcdProbe;
   for (const p of probes) p.start();
@@ -167,14 +171,9 @@ async function naiveOrder(setup: LabRunSetup, dir: string, log: (l: string) => v
 }
 
 /** The probes alone on an untouched lab for `seconds`: what the machine costs the writes. */
-async function idle(
-  setup: LabRunSetup,
-  dir: string,
-  log: (l: string) => void,
-  seconds: number,
-): Promise<Outcome> {
+async function idle(setup: LabRunSetup, ctx: Ctx, seconds: number): Promise<Outcome> {
   const t0 = Date.now();
-  const a = probesFor(setup, dir, log);
+  const a = probesFor(setup, ctx);
   for (const p of a.probes) p.start();
   await new Promise((r) => setTimeout(r, seconds * 1000));
   const summaries = await Promise.all(a.probes.map(async (p) => ({ summary: await p.stop() })));
@@ -203,6 +202,7 @@ export const bench: Bench = {
         subnet: { type: 'string' },
         repeat: { type: 'string' },
         gaps: { type: 'string' },
+        'etcd-interval': { type: 'string' },
         keep: { type: 'boolean' },
         verbose: { type: 'boolean' },
       },
@@ -211,6 +211,7 @@ export const bench: Bench = {
     const base = Number(values.subnet ?? 57);
     const repeat = Math.max(1, Number(values.repeat ?? 1));
     const gaps = Math.max(0, Number(values.gaps ?? 0));
+    const etcdIntervalMs = Math.max(0, Number(values['etcd-interval'] ?? 0));
     const log = values.verbose ? (l: string) => console.log(`  ${l}`) : () => {};
     const outcomes: Outcome[] = [];
     for (let r = 0; r < repeat; r++) {
@@ -219,12 +220,13 @@ export const bench: Bench = {
         const setup = await prepareLabRun({ snapshotPath, dir, subnet: base + i, log });
         try {
           const ferrySeconds = outcomes.findLast((x) => x.order === 'ferry')?.seconds ?? 15;
+          const ctx = { dir, log, etcdIntervalMs };
           const o =
             order === 'ferry'
-              ? await ferryOrder(setup, dir, log, gaps)
+              ? await ferryOrder(setup, ctx, gaps)
               : order === 'naive'
-                ? await naiveOrder(setup, dir, log)
-                : await idle(setup, dir, log, ferrySeconds);
+                ? await naiveOrder(setup, ctx)
+                : await idle(setup, ctx, ferrySeconds);
           outcomes.push(o);
           console.log(line(o));
           for (const p of [...o.api, ...(o.etcd ? [o.etcd] : [])])

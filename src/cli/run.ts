@@ -40,6 +40,9 @@ the plan and a Lease kube-system/ferry-run. Probes measure API and etcd availabi
   --drill                      also run the optional drill
   --no-lease                   do not take the cluster Lease (the local lock still applies)
   --no-probes                  do not probe availability
+  --probe-interval-ms MS       pause between API probe requests (default 100)
+  --etcd-probe-interval-ms MS  pause between etcd probe writes (default 10, about 100 a second;
+                               0 writes back to back, for a lab)
   --report FILE                report (.md or .html; default PLAN.report.md and .html beside the plan)
   --yes                        answer yes to every operator question (scripted runs: you did the work)
   --dry-run                    check the connections and show what would run; change nothing
@@ -74,6 +77,7 @@ const options = {
   'no-lease': { type: 'boolean' },
   'no-probes': { type: 'boolean' },
   'probe-interval-ms': { type: 'string' },
+  'etcd-probe-interval-ms': { type: 'string' },
   report: { type: 'string' },
   yes: { type: 'boolean' },
   'dry-run': { type: 'boolean' },
@@ -83,7 +87,7 @@ const options = {
 function seconds(flag: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (!Number.isFinite(n) || n < 0) throw usageError(`--${flag} must be a number of seconds; got "${v}"`);
+  if (!Number.isFinite(n) || n < 0) throw usageError(`--${flag} must be a number, 0 or more; got "${v}"`);
   return n;
 }
 
@@ -176,6 +180,7 @@ export const command: Command = {
       : terminal;
     const runId = randomUUID();
     const probeInterval = seconds('probe-interval-ms', values['probe-interval-ms']);
+    const etcdProbeInterval = seconds('etcd-probe-interval-ms', values['etcd-probe-interval-ms']);
     const a = assemble({
       connection,
       provisioner,
@@ -189,7 +194,11 @@ export const command: Command = {
       operator,
       probes: values['no-probes']
         ? false
-        : { runId, ...(probeInterval !== undefined && { apiIntervalMs: probeInterval }) },
+        : {
+            runId,
+            ...(probeInterval !== undefined && { apiIntervalMs: probeInterval }),
+            ...(etcdProbeInterval !== undefined && { etcdIntervalMs: etcdProbeInterval }),
+          },
       log,
     });
     try {

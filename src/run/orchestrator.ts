@@ -316,6 +316,12 @@ export class Orchestrator {
       );
     }
     try {
+      // The etcd probe writes to the leader from the first step on (see #steerProbe).
+      if (this.#d.etcdProbe)
+        await this.#d.etcd.observe().then(
+          (v) => this.#steerProbe(v),
+          () => undefined,
+        );
       for (const step of this.#steps) {
         if (this.#finished.has(step.id)) continue;
         const why = this.#d.interrupt?.();
@@ -745,13 +751,13 @@ export class Orchestrator {
   }
 
   /**
-   * Points the etcd probe at the started, healthy voters other than `exceptId`, `firstId` first,
-   * and waits until no probe write is on its way to the member left out. During a leadership
-   * transfer the old leader drops proposals forwarded to it, and such a write hangs until its
-   * deadline; writing to the transferee (`firstId`) narrows that window to the transfer's first
-   * message, as the transferee's own apiserver sees it.
+   * Points the etcd probe at the started, healthy voters other than `exceptId`, `firstId` (by
+   * default the leader) first, and waits until no probe write is on its way to the member left out.
+   * The probe stays on the leader through a leadership move: raft drops proposals that reach the
+   * leader while it hands over, and a follower that forwarded one is never told, so its write hangs
+   * to its deadline; the leader's own writes are refused at once and retried.
    */
-  async #steerProbe(view: EtcdView, exceptId?: string, firstId?: string): Promise<void> {
+  async #steerProbe(view: EtcdView, exceptId?: string, firstId = view.leaderId): Promise<void> {
     if (!this.#d.etcdProbe) return;
     const members = view.members.filter(
       (m) => !m.isLearner && m.name !== '' && m.id !== exceptId && view.healthy.includes(m.id),
@@ -777,9 +783,10 @@ export class Orchestrator {
       if (!r.found || r.member.isLearner || !view.healthy.includes(r.member.id)) continue;
       const st = view.statuses.find((s) => s.memberId === r.member.id);
       if (leaderIndex !== undefined && st?.ok && leaderIndex - BigInt(st.raftAppliedIndex) > 1000n) continue;
-      await this.#steerProbe(view, from.member.id, r.member.id);
+      await this.#steerProbe(view);
       await this.#d.etcd.moveLeader(r.member.id, this.#ctl.signal);
       this.#log(`  etcd leadership moved from ${from.member.name} to ${r.member.name}`);
+      await this.#steerProbe(view, from.member.id, r.member.id);
       return { moved: true, from: from.member.id, to: r.member.id };
     }
     throw gateError(
@@ -796,14 +803,14 @@ export class Orchestrator {
       // The gate saw it: it went in between. Nothing to send.
       return { removed: false, reason: `${ref.name} is no longer listed${r.note ? ` (${r.note})` : ''}` };
     }
-    await this.#steerProbe(view, r.member.id, view.leaderId);
+    await this.#steerProbe(view, r.member.id);
     const outcome = await this.#d.etcd.removeMember(r.member.id, this.#ctl.signal);
     this.#log(
       `  etcd member ${r.member.name} (${r.member.id}) ${outcome === 'removed' ? 'removed' : 'was already gone'}`,
     );
     try {
       const after = await this.#d.etcd.observe();
-      await this.#steerProbe(after, undefined, after.leaderId);
+      await this.#steerProbe(after);
     } catch {
       // the probe keeps its endpoints; the verification reports etcd trouble
     }

@@ -11,7 +11,7 @@ import type { EtcdChildConfig, FromChild, ToChild } from './etcd-child.js';
 import { summarize } from './window.js';
 
 const DESCRIPTION =
-  'sequential etcd puts (300 ms deadline each) from a separate process to a member that stays; gap = time between two acknowledged writes';
+  'sequential etcd puts (300 ms deadline each) from a separate process to the leader; gap = time between two acknowledged writes';
 
 /** A write in flight has 300 ms; connecting to new members gets the rest. */
 const STEER_WAIT_MS = 2_000;

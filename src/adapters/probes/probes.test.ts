@@ -1,4 +1,6 @@
+import { type AddressInfo, createServer } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
+import { Etcd3 } from 'etcd3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startLabApi } from '../../lab/apiserver/testing.js';
 import { missingReason } from '../../lab/etcd/binaries.js';
@@ -8,7 +10,7 @@ import { EtcdAdmin, readTls } from '../etcd/admin.js';
 import type { LoadedKubeconfig } from '../kube/kubeconfig.js';
 import { createRequester } from '../kube/request.js';
 import { readyzProbe, writeReadProbe } from './api.js';
-import { EtcdWriteProbe } from './etcd.js';
+import { ETCD_PROBE_PREFIX, EtcdWriteProbe } from './etcd.js';
 import { downsample, longestGaps, summarize } from './window.js';
 
 // Real etcd on 127.0.42–43.x (this file's subnets).
@@ -163,6 +165,79 @@ describe('etcd write probe on a real cluster', () => {
       }
       const summary = await probe.stop();
       expect(summary.extra).toMatchObject({ lost: 0, checked: 'yes' });
+    });
+  }, 120_000);
+
+  it('stays on the leader through leadership moves: refused at once, never left hanging', async ({
+    skip,
+  }) => {
+    const missing = await missingReason('3.4');
+    if (missing) skip(missing);
+    // Listed second: a member that accepts connections and never answers. A probe that left the
+    // leader when it refused a write would hang there.
+    const silent = createServer(() => {});
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const silentUrl = `https://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    try {
+      await withEtcdLab({ subnet: 62, version: '3.4', members: 3 }, async (lab) => {
+        const tls = readTls(lab.clientTls());
+        const probe = new EtcdWriteProbe({ endpoints: lab.endpoints(), tls, runId: 'lead', intervalMs: 0 });
+        probe.start();
+        for (let i = 0; i < 6; i++) {
+          const from = lab.member(await lab.waitForLeader());
+          await probe.setEndpoints([from.clientUrl, silentUrl]);
+          await sleep(100);
+          await lab.moveLeader(lab.members().find((m) => m.name !== from.name)!.name);
+          await sleep(100);
+        }
+        await probe.setEndpoints(lab.endpoints());
+        const summary = await probe.stop();
+        const failed = probe.samples().filter((x) => !x.ok);
+        expect(failed.filter((x) => x.latencyMs >= 150)).toEqual([]);
+        // Handovers refuse the leader's writes at once (most moves catch one): the case under test.
+        expect(failed.length).toBeGreaterThan(0);
+        expect(summary.extra).toMatchObject({ lost: 0, checked: 'yes' });
+      });
+    } finally {
+      silent.close();
+    }
+  }, 120_000);
+
+  it('checks and deletes acknowledged writes as it goes, and counts one that went missing', async ({
+    skip,
+  }) => {
+    const missing = await missingReason('3.4');
+    if (missing) skip(missing);
+    await withEtcdLab({ subnet: 63, version: '3.4', members: 1 }, async (lab) => {
+      const tls = readTls(lab.clientTls());
+      const etcd = new Etcd3({
+        hosts: lab.endpoints(),
+        credentials: { rootCertificate: tls.ca, certChain: tls.cert, privateKey: tls.key },
+      });
+      const prefix = `${ETCD_PROBE_PREFIX}rolling/`;
+      try {
+        const probe = new EtcdWriteProbe({
+          endpoints: lab.endpoints(),
+          tls,
+          runId: 'rolling',
+          verifyEvery: 20,
+        });
+        probe.start();
+        await sleep(100);
+        // An acknowledged write vanishes behind the probe's back before its first check.
+        expect(probe.samples()[0]?.ok).toBe(true);
+        await etcd.delete().key(`${prefix}000000001`).exec();
+        await sleep(1_000);
+        const acked = probe.samples().filter((x) => x.ok).length;
+        const live = (await etcd.getAll().prefix(prefix).keys()).length;
+        // Checked writes are gone; only those since the last check remain.
+        expect(live).toBeLessThan(acked / 2);
+        const summary = await probe.stop();
+        expect(summary.extra).toMatchObject({ lost: 1, checked: 'yes' });
+        expect(await etcd.getAll().prefix(prefix).keys()).toEqual([]);
+      } finally {
+        etcd.close();
+      }
     });
   }, 120_000);
 
