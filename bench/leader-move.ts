@@ -4,8 +4,9 @@
  * one is not told: the write waits for its deadline). The run moves leadership once per control
  * plane swap; this measures how often that single transfer catches a back-to-back writer:
  *   - follower: a member that is neither the leader nor the transferee;
- *   - transferee: the member leadership moves to (ferry steers its probe there);
- *   - leader: the member giving leadership away (its own proposals fail at once, and are retried).
+ *   - transferee: the member leadership moves to;
+ *   - leader: the member giving leadership away (its own proposals fail at once, and are retried;
+ *     ferry's probe writes here).
  *
  *   npm run bench -- leader-move [--moves N] [--version 3.4|3.5] [--subnet N]
  */

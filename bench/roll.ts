@@ -10,11 +10,13 @@
  * Prints the longest etcd write gap and the API error count of each, and the naive/ferry ratio.
  * Targets: ferry ≤ 30 ms and 0 API errors; naive/ferry ≥ 40×.
  *
- *   npm run bench -- roll [--snapshot DIR] [--subnet N] [--repeat N] [--gaps N] [--keep] [--verbose]
+ *   npm run bench -- roll [--snapshot DIR] [--subnet N] [--repeat N] [--gaps N] [--etcd-interval MS]
+ *                         [--orders ferry,naive,idle] [--keep] [--verbose]
  *
  * --repeat N rotates N times in each order and reports the medians (a shared machine is noisy).
  * --gaps N lists the N longest etcd write gaps of each of ferry's runs with the steps running then:
- * where to look when the figure is off.
+ * where to look when the figure is off. --etcd-interval MS pauses between etcd probe writes
+ * (default 0: back to back). --orders runs only some orders (e.g. `idle` to measure the floor).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -203,6 +205,7 @@ export const bench: Bench = {
         repeat: { type: 'string' },
         gaps: { type: 'string' },
         'etcd-interval': { type: 'string' },
+        orders: { type: 'string' },
         keep: { type: 'boolean' },
         verbose: { type: 'boolean' },
       },
@@ -212,10 +215,16 @@ export const bench: Bench = {
     const repeat = Math.max(1, Number(values.repeat ?? 1));
     const gaps = Math.max(0, Number(values.gaps ?? 0));
     const etcdIntervalMs = Math.max(0, Number(values['etcd-interval'] ?? 0));
+    const ORDERS = ['ferry', 'naive', 'idle'] as const;
+    const orders = (values.orders?.split(',') ?? ORDERS) as (typeof ORDERS)[number][];
+    const unknown = orders.filter((o) => !ORDERS.includes(o));
+    if (unknown.length)
+      throw new Error(`--orders: unknown ${unknown.join(', ')}; known: ${ORDERS.join(', ')}`);
     const log = values.verbose ? (l: string) => console.log(`  ${l}`) : () => {};
     const outcomes: Outcome[] = [];
     for (let r = 0; r < repeat; r++) {
-      for (const [i, order] of (['ferry', 'naive', 'idle'] as const).entries()) {
+      for (const order of orders) {
+        const i = ORDERS.indexOf(order);
         const dir = await mkdtemp(join(tmpdir(), `ferry-bench-roll-${order}-`));
         const setup = await prepareLabRun({ snapshotPath, dir, subnet: base + i, log });
         try {
@@ -257,6 +266,13 @@ export const bench: Bench = {
     const ig = median(of('idle').map((o) => o.etcd?.longestGapMs ?? Number.NaN));
     const ratio = ng / Math.max(fg, 1);
     const label = repeat > 1 ? `median of ${repeat}` : 'one run each';
+    if (orders.length < ORDERS.length) {
+      for (const o of orders)
+        console.log(
+          `longest etcd write gap, ${o} (${label}): ${ms(o === 'ferry' ? fg : o === 'naive' ? ng : ig)}`,
+        );
+      return;
+    }
     console.log(
       `longest etcd write gap (${label}): ferry ${ms(fg)}, naive ${ms(ng)}; ratio naive/ferry ${ratio.toFixed(1)}×`,
     );
