@@ -1,12 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { missingReason } from '../lab/etcd/binaries.js';
 import { disposeAllLabs } from '../lab/etcd/cluster.js';
-import { Journal } from './journal.js';
-import { rehearse } from './rehearse.js';
+import { Journal, journalPathFor } from './journal.js';
+import { lockPathFor, procStartTicks } from './lock.js';
+import { clearEarlierRehearsal, rehearse } from './rehearse.js';
 
 // The rehearsal of examples/lab-cluster on a real lab (subnet 127.0.44.x belongs to this file).
 afterAll(async () => {
@@ -76,7 +77,53 @@ it('rehearses examples/lab-cluster: three Talos control planes, no API error, no
     expect(md).toContain('standing in for 3.5.16');
     expect(md).toContain('| no acknowledged write lost | pass |');
     expect(existsSync(join(dir, 'plan.md'))).toBe(true);
+
+    // Again in the same directory (the quick start run twice): a new lab, a new plan (the kit's
+    // bootstrap token differs), so the first rehearsal's journal must not stand in the way.
+    const again = await rehearse({
+      snapshotPath: 'examples/lab-cluster',
+      dir,
+      subnet: 44,
+      phases: [0],
+      log: () => {},
+    });
+    expect(again.result.status, again.result.error?.message).toBe('completed');
+    const j2 = Journal.open(again.journalFile, { readonly: true });
+    try {
+      expect(j2.runEnds()).toHaveLength(1);
+    } finally {
+      j2.close();
+    }
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }, 300_000);
+
+it("clears an earlier rehearsal's journal, but not while that rehearsal still runs", async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'ferry-rehearse-clear-'));
+  try {
+    const plan = join(dir, 'plan.json');
+    const journal = journalPathFor(plan);
+    const lock = (pid: number) => ({
+      pid,
+      startTicks: procStartTicks(pid),
+      host: hostname(),
+      startedAt: '2026-11-30T00:00:00Z',
+      lineage: 'l',
+      runId: 'r',
+    });
+    await writeFile(journal, 'earlier');
+    await writeFile(`${journal}-wal`, 'earlier');
+    // This process holds the lock: a rehearsal running there.
+    await writeFile(lockPathFor(plan), JSON.stringify(lock(process.pid)));
+    await expect(clearEarlierRehearsal(plan)).rejects.toThrow(/another rehearsal is running in .*: pid \d+/);
+    expect(existsSync(journal)).toBe(true);
+    // Its holder is gone (a pid that cannot exist): the journal goes.
+    await writeFile(lockPathFor(plan), JSON.stringify({ ...lock(process.pid), pid: 2 ** 22 + 1 }));
+    await clearEarlierRehearsal(plan);
+    expect(existsSync(journal)).toBe(false);
+    expect(existsSync(`${journal}-wal`)).toBe(false);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -8,12 +8,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { createEtcdReader } from '../adapters/etcd/reader.js';
 import { type LabControl, localLabControl, serveLabControl } from '../adapters/provisioners/lab-control.js';
 import { runAudit } from '../audit/engine.js';
 import { ALL_RULES } from '../audit/rules/index.js';
+import { FerryError } from '../errors.js';
 import { deriveFacts } from '../facts/derive.js';
 import { LabCluster, type LabClusterOptions } from '../lab/cluster.js';
 import type { LabFault } from '../lab/faults.js';
@@ -25,7 +26,8 @@ import { loadSnapshot } from '../snapshot/load.js';
 import type { Snapshot } from '../snapshot/model.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { assemble } from './assemble.js';
-import { Journal } from './journal.js';
+import { Journal, journalPathFor } from './journal.js';
+import { type LockRecord, lockPathFor, staleReason } from './lock.js';
 import { TerminalOperator } from './operator.js';
 import type { RunOptions, RunResult } from './orchestrator.js';
 import {
@@ -166,6 +168,27 @@ export interface LabRunSetup {
 }
 
 /**
+ * A rehearsal runs on a new lab, so the journal of an earlier one in the same directory describes
+ * a lab that is gone (and, with a new kit, another plan): it goes. A rehearsal still running there
+ * keeps it, and this one stops before starting a lab.
+ */
+export async function clearEarlierRehearsal(planFile: string): Promise<void> {
+  const lock = lockPathFor(planFile);
+  const held = await readFile(lock, 'utf8')
+    .then((t) => JSON.parse(t) as LockRecord)
+    .catch(() => undefined);
+  if (held && staleReason(held) === undefined) {
+    throw new FerryError(
+      'gate',
+      `another rehearsal is running in ${dirname(planFile)}: pid ${held.pid}, started ${held.startedAt}`,
+      { remediation: 'wait for it to end, or give this one its own directory (--dir) and subnet (--subnet)' },
+    );
+  }
+  const journal = journalPathFor(planFile);
+  await Promise.all([journal, `${journal}-wal`, `${journal}-shm`].map((f) => rm(f, { force: true })));
+}
+
+/**
  * Lab up (and settled), faults in force, the kit, the plan written to DIR/plan.json (and its
  * runbook plan.md). The caller owns the lab: dispose it.
  */
@@ -174,6 +197,7 @@ export async function prepareLabRun(
 ): Promise<LabRunSetup> {
   const log = o.log;
   await mkdir(o.dir, { recursive: true });
+  await clearEarlierRehearsal(join(o.dir, 'plan.json'));
   const snapshot = await loadSnapshot(resolve(o.snapshotPath), { strictPki: false });
   const notes: string[] = [];
   log(`lab: starting from ${o.snapshotPath} on 127.0.${o.subnet}.0/24`);
