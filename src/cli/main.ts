@@ -1,7 +1,7 @@
 #!/usr/bin/env node
+import { dropServernameWarning } from '../util/warnings.js';
 import { processIo } from './io.js';
 import { runCli } from './run-cli.js';
-import { dropServernameWarning } from './warnings.js';
 
 dropServernameWarning();
 

@@ -7,8 +7,11 @@
  * To the parent: {type:'summary', summary} now and then, and {type:'done', summary, samples}.
  */
 import type { ProbeSample, ProbeSummary } from '../../run/ports.js';
+import { dropServernameWarning } from '../../util/warnings.js';
 import { readTls } from '../etcd/admin.js';
 import { EtcdWriteProbe } from './etcd.js';
+
+dropServernameWarning();
 
 export interface EtcdChildConfig {
   endpoints: string[];

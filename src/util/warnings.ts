@@ -1,7 +1,8 @@
 /**
  * grpc-js (inside etcd3) gives an etcd member's IP address as the TLS server name. Node ignores
- * an IP there and warns (DEP0123) on every connection, which would litter every `ferry run`. The
- * certificate is still checked against the IP address. Only that warning is dropped.
+ * an IP there and warns (DEP0123) on every connection, which would litter the output of every
+ * `ferry run` (the CLI and the etcd probe's process install this). The certificate is still
+ * checked against the IP address. Only that warning is dropped.
  */
 type Emit = NodeJS.Process['emitWarning'];
 
