@@ -10,6 +10,7 @@ import { Orchestrator, type RunOptions } from './orchestrator.js';
 import type {
   EtcdAdminPort,
   EtcdMemberInfo,
+  EtcdProbeControl,
   EtcdView,
   KubeAdminPort,
   MachineState,
@@ -248,9 +249,16 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function orchestrator(w: World, p: Plan, options: RunOptions = {}, logs: string[] = []): Orchestrator {
+function orchestrator(
+  w: World,
+  p: Plan,
+  options: RunOptions = {},
+  logs: string[] = [],
+  etcdProbe?: EtcdProbeControl,
+): Orchestrator {
   return new Orchestrator(
     {
+      ...(etcdProbe && { etcdProbe }),
       plan: p,
       planFile: join(dir, 'plan.json'),
       journal,
@@ -302,6 +310,27 @@ describe('Orchestrator', () => {
       'done',
     ]);
     expect(journal.runEnds().at(-1)?.state).toBe('completed');
+  });
+
+  it('keeps the etcd probe on the leader through the leadership move, and off a member before its removal', async () => {
+    const w = new World();
+    const p = plan();
+    begin(p);
+    const [u1, u2, u3] = w.members.map((m) => m.clientURLs[0]!);
+    const probe: EtcdProbeControl = {
+      setEndpoints: async (urls) => void w.calls.push(`probe ${urls.join(' ')}`),
+    };
+    const r = await orchestrator(w, p, {}, [], probe).run();
+    expect(r.status).toBe('completed');
+    expect(w.calls.filter((c) => /^(probe|moveLeader|removeMember)/.test(c))).toEqual([
+      `probe ${u1} ${u2} ${u3}`, // the run starts on the leader (n1)
+      `probe ${u1} ${u2} ${u3}`, // still on the leader while it hands over: refused, never dropped
+      `moveLeader ${m2.id}`,
+      `probe ${u2} ${u3}`, // the new leader; the old one is about to go
+      `probe ${u2} ${u3}`, // before the removal
+      `removeMember ${m1.id}`,
+      `probe ${u2} ${u3}`,
+    ]);
   });
 
   it('skips the leadership move when the member does not lead, and notes why', async () => {
