@@ -58,7 +58,8 @@ export function staleReason(rec: LockRecord, host = hostname()): string | undefi
   return undefined;
 }
 
-async function readRecord(file: string): Promise<LockRecord | undefined> {
+/** The lock record in `file`, or undefined when there is none (or it cannot be read). */
+export async function readLockRecord(file: string): Promise<LockRecord | undefined> {
   try {
     return JSON.parse(await readFile(file, 'utf8')) as LockRecord;
   } catch {
@@ -101,7 +102,7 @@ export async function acquireLocalLock(
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
-      const held = await readRecord(file);
+      const held = await readLockRecord(file);
       const why = held ? staleReason(held) : 'unreadable lock file';
       if (why === undefined && held) {
         throw new FerryError(
@@ -122,7 +123,7 @@ export async function acquireLocalLock(
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
         throw err;
       }
-      const moved = await readRecord(aside);
+      const moved = await readLockRecord(aside);
       if (moved && staleReason(moved) === undefined) {
         // A live run took it between our read and the rename: give it back.
         await link(aside, file).catch(() => undefined);
@@ -141,7 +142,7 @@ export async function acquireLocalLock(
 }
 
 async function releaseLocal(file: string, record: LockRecord): Promise<void> {
-  const held = await readRecord(file);
+  const held = await readLockRecord(file);
   if (held && held.pid === record.pid && held.runId === record.runId) await rm(file, { force: true });
 }
 

@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { createEtcdReader } from '../adapters/etcd/reader.js';
 import { type LabControl, localLabControl, serveLabControl } from '../adapters/provisioners/lab-control.js';
@@ -27,7 +27,7 @@ import type { Snapshot } from '../snapshot/model.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { assemble } from './assemble.js';
 import { Journal, journalPathFor } from './journal.js';
-import { type LockRecord, lockPathFor, staleReason } from './lock.js';
+import { lockPathFor, readLockRecord, staleReason } from './lock.js';
 import { TerminalOperator } from './operator.js';
 import type { RunOptions, RunResult } from './orchestrator.js';
 import {
@@ -173,10 +173,7 @@ export interface LabRunSetup {
  * keeps it, and this one stops before starting a lab.
  */
 export async function clearEarlierRehearsal(planFile: string): Promise<void> {
-  const lock = lockPathFor(planFile);
-  const held = await readFile(lock, 'utf8')
-    .then((t) => JSON.parse(t) as LockRecord)
-    .catch(() => undefined);
+  const held = await readLockRecord(lockPathFor(planFile));
   if (held && staleReason(held) === undefined) {
     throw new FerryError(
       'gate',

@@ -1,6 +1,5 @@
 import { type AddressInfo, createServer } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Etcd3 } from 'etcd3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { until } from '../../../test/support/until.js';
 import { startLabApi } from '../../lab/apiserver/testing.js';
@@ -213,10 +212,7 @@ describe('etcd write probe on a real cluster', () => {
     if (missing) skip(missing);
     await withEtcdLab({ subnet: 63, version: '3.4', members: 1 }, async (lab) => {
       const tls = readTls(lab.clientTls());
-      const etcd = new Etcd3({
-        hosts: lab.endpoints(),
-        credentials: { rootCertificate: tls.ca, certChain: tls.cert, privateKey: tls.key },
-      });
+      const etcd = lab.client();
       const prefix = `${ETCD_PROBE_PREFIX}rolling/`;
       try {
         const probe = new EtcdWriteProbe({
