@@ -31,6 +31,10 @@ the plan and a Lease kube-system/ferry-run. Probes measure API and etcd availabi
   --resume                     continue a stopped or killed run of this plan
   --mark-done STEP             with --resume: a step ferry cannot tell about, checked by hand: it happened
   --retry STEP                 with --resume: … it did not happen: run it again
+  --accept-unobserved CHECK    let a gate pass a check ferry could not observe (a 403, a timeout),
+                               after you verified it yourself; CHECK as the gate's message names it:
+                               a section (apiservers, loadBalancer, machines, nodes, objects, etcd)
+                               or SECTION:SUBJECT (apiservers:cp-2); repeatable; journalled
   --drain-timeout SECONDS      per-node drain timeout (default: the plan's)
   --step-timeout KIND=SECONDS  replaces the plan's timeout for a step kind (repeatable)
   --gate-stable SECONDS        interval between the two observations of a gate (default: the plan's, 10)
@@ -66,6 +70,7 @@ const options = {
   resume: { type: 'boolean' },
   'mark-done': { type: 'string', multiple: true },
   retry: { type: 'string', multiple: true },
+  'accept-unobserved': { type: 'string', multiple: true },
   'drain-timeout': { type: 'string' },
   'step-timeout': { type: 'string', multiple: true },
   'gate-stable': { type: 'string' },
@@ -109,14 +114,22 @@ export const command: Command = {
     const planArg = requirePositional(positionals, 'PLAN (a plan.json written by ferry plan)', usage);
     const path = (p: string) => resolve(io.cwd, p);
     const planFile = path(planArg);
-    const [{ readPlan }, { runSession }, { assemble }, { TerminalOperator }, { STEP_KINDS }] =
-      await Promise.all([
-        import('../plan/load.js'),
-        import('../run/session.js'),
-        import('../run/assemble.js'),
-        import('../run/operator.js'),
-        import('../plan/model.js'),
-      ]);
+    const [
+      { readPlan },
+      { runSession },
+      { assemble },
+      { TerminalOperator },
+      { STEP_KINDS },
+      { parseAcceptUnobserved },
+    ] = await Promise.all([
+      import('../plan/load.js'),
+      import('../run/session.js'),
+      import('../run/assemble.js'),
+      import('../run/operator.js'),
+      import('../plan/model.js'),
+      import('../run/unobserved.js'),
+    ]);
+    const acceptUnobserved = (values['accept-unobserved'] ?? []).map(parseAcceptUnobserved);
     const plan = await readPlan(planFile);
     const provisioner = oneOf(
       'provisioner',
@@ -224,6 +237,7 @@ export const command: Command = {
             timeouts,
             ...(values['mark-done'] && { markDone: values['mark-done'] }),
             ...(values.retry && { retry: values.retry }),
+            ...(acceptUnobserved.length > 0 && { acceptUnobserved }),
             ...(values['drain-timeout'] !== undefined && {
               drainTimeoutSeconds: seconds('drain-timeout', values['drain-timeout'])!,
             }),

@@ -19,7 +19,7 @@ import {
 import type { LabControl } from '../adapters/provisioners/lab-control.js';
 import { ManualProvisioner, newTalosNode } from '../adapters/provisioners/manual.js';
 import { usageError } from '../errors.js';
-import type { RunDeps } from './orchestrator.js';
+import type { RunDeps } from './deps.js';
 import type { OperatorPort, Probe, ProvisionerPort } from './ports.js';
 
 export type RunProvisioner = 'manual' | 'exec' | 'lab';

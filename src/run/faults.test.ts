@@ -7,9 +7,9 @@ import { missingReason } from '../lab/etcd/binaries.js';
 import { disposeAllLabs } from '../lab/etcd/cluster.js';
 import { allSteps, type PhaseId } from '../plan/model.js';
 import { assemble } from './assemble.js';
+import type { RunOptions } from './deps.js';
 import { Journal } from './journal.js';
 import { TerminalOperator } from './operator.js';
-import type { RunOptions } from './orchestrator.js';
 import { LAB_RUN_DEFAULTS, type LabRunSetup, prepareLabRun } from './rehearse.js';
 import { runSession, type SessionResult } from './session.js';
 

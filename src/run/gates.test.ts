@@ -195,8 +195,65 @@ describe('other sections', () => {
       'nodes cp-1: expected cordoned, saw schedulable',
       'nodes cp-1: expected drained (no evictable pod), saw 1 evictable pod(s): shop/web-1',
     ]);
-    const unknown = evaluate({ nodes: [{ node: { ...t1node, name: null }, exists: false }] }, w, ctx());
-    expect(unknown[0]?.status).toBe('unknown');
+    // A replacement not provisioned yet (no name bound) is absent: "absent" holds, "exists" does not.
+    const unnamed = { ...t1node, name: null };
+    expect(evaluate({ nodes: [{ node: unnamed, exists: false }] }, w, ctx())[0]?.status).toBe('ok');
+    expect(evaluate({ nodes: [{ node: unnamed, exists: true }] }, w, ctx())[0]?.status).toBe('mismatch');
+  });
+
+  it('load balancer, apiservers, machines: a failed lookup is an unobserved mismatch with its cause; "cannot tell" needs a person', () => {
+    const node = { kind: 'kubeadm' as const, name: 'cp-1', address: '10.0.0.11' };
+    const expect3: Parameters<typeof evaluate>[0] = {
+      loadBalancer: [{ node, address: '10.0.0.11', port: 6443, inRotation: false }],
+      apiservers: [{ node, serving: false }],
+      machines: [{ node, state: 'decommissioned' }],
+    };
+    const failed = evaluate(
+      expect3,
+      world(view([member('1', 'a')]), {
+        loadBalancer: new Map([['cp-1', { ok: false, error: 'asking the load balancer: exit 2' }]]),
+        apiservers: new Map([['cp-1', { ok: false, error: 'HTTP 403 Forbidden' }]]),
+        machines: new Map([['cp-1', { ok: false, error: 'ETIMEDOUT' }]]),
+      }),
+      ctx(),
+    );
+    expect(failed.map((c) => [c.status, c.unobserved])).toEqual([
+      ['mismatch', true],
+      ['mismatch', true],
+      ['mismatch', true],
+    ]);
+    expect(holds(failed)).toBe(false);
+    expect(observable(failed)).toBe(false);
+    expect(describeChecks(failed)[1]).toBe(
+      '(unobserved) apiservers cp-1: expected apiserver out of service, saw cannot read it: HTTP 403 Forbidden',
+    );
+
+    const cannotTell = world(view([member('1', 'a')]), {
+      loadBalancer: new Map([['cp-1', { ok: true, value: undefined }]]),
+      apiservers: new Map([['cp-1', { ok: true, value: undefined }]]),
+      machines: new Map([['cp-1', { ok: true, value: undefined }]]),
+    });
+    const asked = evaluate(expect3, cannotTell, ctx());
+    expect(asked.map((c) => c.status)).toEqual(['unknown', 'unknown', 'unknown']);
+    expect(asked.every((c) => c.confirm)).toBe(true);
+    expect(holds(asked)).toBe(false); // fail closed: not seen, not confirmed
+    const confirmed = evaluate(
+      expect3,
+      { ...cannotTell, confirmed: new Set(asked.map((c) => c.confirm!)) },
+      ctx(),
+    );
+    expect(holds(confirmed)).toBe(true);
+
+    const seen = evaluate(
+      expect3,
+      world(view([member('1', 'a')]), {
+        loadBalancer: new Map([['cp-1', { ok: true, value: true }]]),
+        apiservers: new Map([['cp-1', { ok: true, value: false }]]),
+        machines: new Map([['cp-1', { ok: true, value: 'decommissioned' }]]),
+      }),
+      ctx(),
+    );
+    expect(seen.map((c) => c.status)).toEqual(['mismatch', 'ok', 'ok']);
   });
 
   it('objects with fields, files on the workstation and on nodes, the audit and operator confirmations', () => {

@@ -1,8 +1,12 @@
 /**
  * Gates: compare an observed world to a step's expected state (pure). Each section gives checks
  * with what was expected and what was seen, so a stopped run can say both and what to do.
- * `unknown` means ferry cannot observe it (a file on a node, a load balancer without a check
- * command): it does not fail a gate, it is reported.
+ * A gate fails closed: it holds only when every check was seen to hold.
+ * - `mismatch` with `unobserved`: the lookup failed (etcd did not answer, a 403 on EndpointSlices):
+ *   it proves nothing either way, so it stops the run like a mismatch; only an explicit
+ *   `--accept-unobserved CHECK` lets it pass (unobserved.ts).
+ * - `unknown`: ferry has no way to observe it by design (a file on a node, a load balancer without
+ *   a check command); it carries the question a person answers, and holds once confirmed.
  */
 import {
   type Count,
@@ -15,8 +19,9 @@ import {
 } from '../plan/expected-state.js';
 import { memberLabel, nodeLabel } from '../plan/model.js';
 import { type Bindings, resolveMember } from './bindings.js';
-import { objectKey, type World } from './observe.js';
+import { type Observed, objectKey, type World } from './observe.js';
 import type { EtcdEndpointStatus, EtcdMemberInfo, EtcdView } from './ports.js';
+import { unobservedHint } from './unobserved.js';
 
 export type CheckStatus = 'ok' | 'mismatch' | 'unknown';
 
@@ -38,8 +43,14 @@ export interface GateContext {
   kubeadmIds: ReadonlySet<string>;
 }
 
+/** Every check was seen to hold (or, for what ferry cannot see, confirmed by a person). */
 export function holds(checks: Check[]): boolean {
-  return checks.every((c) => c.status !== 'mismatch');
+  return checks.every((c) => c.status === 'ok');
+}
+
+/** Nothing contradicts the expectation: what is left are questions a person can answer. */
+export function onlyQuestionsLeft(checks: Check[]): boolean {
+  return checks.every((c) => c.status === 'ok' || (c.status === 'unknown' && c.confirm !== undefined));
 }
 
 /** Whether the world could be seen well enough to say "it did not happen". */
@@ -69,6 +80,41 @@ function check(
   return { section, subject, expected, seen, status: ok === undefined ? 'unknown' : ok ? 'ok' : 'mismatch' };
 }
 
+/**
+ * A yes/no fact looked up through a port: seen (ok or mismatch); a lookup that failed (a mismatch
+ * marked unobserved, with its cause); no way to tell by design (unknown: a person confirms); or a
+ * node whose name is not known yet (only a negative expectation holds for a machine not there).
+ */
+function lookedUp<T>(o: {
+  section: 'loadBalancer' | 'apiservers' | 'machines';
+  subject: string;
+  expected: string;
+  name: string | undefined;
+  absentHolds: boolean;
+  observed: Observed<T | undefined> | undefined;
+  show: (v: T) => string;
+  holds: (v: T) => boolean;
+  cannotTell: string;
+  confirm: string;
+}): Check {
+  const base = { section: o.section, subject: o.subject, expected: o.expected };
+  if (o.name === undefined) {
+    const ok = o.absentHolds;
+    return { ...base, seen: 'its name is not known yet (not provisioned)', status: ok ? 'ok' : 'mismatch' };
+  }
+  const r = o.observed ?? { ok: false, error: 'not observed' };
+  if (!r.ok) {
+    return {
+      ...base,
+      seen: `cannot read it: ${r.error}`,
+      status: 'mismatch',
+      unobserved: true,
+    };
+  }
+  if (r.value === undefined) return { ...base, seen: o.cannotTell, status: 'unknown', confirm: o.confirm };
+  return { ...base, seen: o.show(r.value), status: o.holds(r.value) ? 'ok' : 'mismatch' };
+}
+
 export function evaluate(expect: ExpectedState, world: World, ctx: GateContext): Check[] {
   const out: Check[] = [];
   if (expect.etcd) out.push(...evalEtcd(expect.etcd, world, ctx));
@@ -77,7 +123,16 @@ export function evaluate(expect: ExpectedState, world: World, ctx: GateContext):
     const label = nodeLabel(n.node);
     const name = ctx.bindings.nodeName(n.node);
     if (!name) {
-      out.push(check('nodes', label, n.exists ? 'exists' : 'absent', 'its name is not known yet', undefined));
+      // A replacement whose provisioning has not named it yet is not there.
+      out.push(
+        check(
+          'nodes',
+          label,
+          n.exists ? 'exists' : 'absent',
+          'its name is not known yet (not provisioned)',
+          !n.exists,
+        ),
+      );
       continue;
     }
     const o = world.nodes.get(name);
@@ -136,48 +191,59 @@ export function evaluate(expect: ExpectedState, world: World, ctx: GateContext):
   }
 
   for (const l of expect.loadBalancer ?? []) {
-    const name = ctx.bindings.nodeName(l.node) ?? nodeLabel(l.node);
-    const v = world.loadBalancer.get(name);
+    const name = ctx.bindings.nodeName(l.node);
     const s = (x: boolean) => (x ? 'in rotation' : 'out of rotation');
     out.push(
-      check(
-        'loadBalancer',
-        `${name} (${ctx.bindings.nodeAddress(l.node) ?? l.address ?? '?'}:${l.port})`,
-        s(l.inRotation),
-        v === undefined ? 'cannot ask the load balancer' : s(v),
-        v === undefined ? undefined : v === l.inRotation,
-      ),
+      lookedUp({
+        section: 'loadBalancer',
+        subject: `${name ?? nodeLabel(l.node)} (${ctx.bindings.nodeAddress(l.node) ?? l.address ?? '?'}:${l.port})`,
+        expected: s(l.inRotation),
+        name,
+        absentHolds: !l.inRotation,
+        observed: name === undefined ? undefined : world.loadBalancer.get(name),
+        show: s,
+        holds: (v) => v === l.inRotation,
+        cannotTell: 'the load balancer cannot be asked',
+        confirm: `Is ${name ?? nodeLabel(l.node)} ${s(l.inRotation)} in the load balancer?`,
+      }),
     );
   }
 
   for (const a of expect.apiservers ?? []) {
-    const name = ctx.bindings.nodeName(a.node) ?? nodeLabel(a.node);
-    const v = world.apiservers.get(name);
+    const name = ctx.bindings.nodeName(a.node);
     const s = (x: boolean) => (x ? 'apiserver serving' : 'apiserver out of service');
     out.push(
-      check(
-        'apiservers',
+      lookedUp({
+        section: 'apiservers',
+        subject: name ?? nodeLabel(a.node),
+        expected: s(a.serving),
         name,
-        s(a.serving),
-        v === undefined ? 'unknown (no kubernetes EndpointSlice entry to tell)' : s(v),
-        v === undefined ? undefined : v === a.serving,
-      ),
+        absentHolds: !a.serving,
+        observed: name === undefined ? undefined : world.apiservers.get(name),
+        show: s,
+        holds: (v) => v === a.serving,
+        cannotTell: 'no way to tell (no address, and no kubernetes EndpointSlice entry)',
+        confirm: `Is the apiserver on ${name ?? nodeLabel(a.node)} ${a.serving ? 'serving' : 'out of service'}?`,
+      }),
     );
   }
 
   for (const m of expect.machines ?? []) {
-    const name = ctx.bindings.nodeName(m.node) ?? nodeLabel(m.node);
-    const v = world.machines.get(name);
-    out.push({
-      ...check(
-        'machines',
+    const name = ctx.bindings.nodeName(m.node);
+    out.push(
+      lookedUp({
+        section: 'machines',
+        subject: name ?? nodeLabel(m.node),
+        expected: `machine ${m.state}`,
         name,
-        `machine ${m.state}`,
-        v === undefined ? 'cannot tell' : `machine ${v}`,
-        v === undefined ? undefined : v === m.state,
-      ),
-      ...(v === undefined && { confirm: `Is the machine ${name} ${m.state}?` }),
-    });
+        absentHolds: false,
+        observed: name === undefined ? undefined : world.machines.get(name),
+        show: (v) => `machine ${v}`,
+        holds: (v) => v === m.state,
+        cannotTell: 'the provisioner cannot tell',
+        confirm: `Is the machine ${name ?? nodeLabel(m.node)} ${m.state}?`,
+      }),
+    );
   }
 
   if (expect.endpoint) {
@@ -210,7 +276,7 @@ export function evaluate(expect: ExpectedState, world: World, ctx: GateContext):
           subject,
           o.present ? 'present' : 'absent',
           `cannot read it: ${r ? r.error : 'not observed'}`,
-          r ? false : undefined,
+          false,
         ),
         unobserved: true,
       });
@@ -287,7 +353,11 @@ export function evaluate(expect: ExpectedState, world: World, ctx: GateContext):
       confirm: expect.operator.confirms,
     });
   }
-  return out;
+  return out.map((c) =>
+    c.status === 'unknown' && c.confirm !== undefined && world.confirmed.has(c.confirm)
+      ? { ...c, status: 'ok', seen: `${c.seen}; the operator confirmed it` }
+      : c,
+  );
 }
 
 export function fieldAt(obj: unknown, path: string): unknown {
@@ -456,7 +526,7 @@ export function describeChecks(checks: Check[], opts: { includeUnknown?: boolean
     .filter((c) => c.status === 'mismatch' || (opts.includeUnknown && c.status === 'unknown'))
     .map(
       (c) =>
-        `${c.status === 'unknown' ? '(unknown) ' : ''}${c.section} ${c.subject}: expected ${c.expected}, saw ${c.seen}`,
+        `${c.status === 'unknown' ? '(unknown) ' : c.unobserved ? '(unobserved) ' : ''}${c.section} ${c.subject}: expected ${c.expected}, saw ${c.seen}`,
     );
 }
 
@@ -465,6 +535,8 @@ export function remediationFor(checks: Check[]): string {
   const bad = mismatches(checks);
   const sections = new Set(bad.map((c) => c.section));
   const tips: string[] = [];
+  const hint = unobservedHint(checks);
+  if (hint) tips.push(hint);
   if (sections.has('etcd')) {
     tips.push(
       'inspect etcd (etcdctl member list -w table; etcdctl endpoint health --cluster; etcdctl endpoint status --cluster -w table): a member that is unhealthy, a learner that does not catch up or an unexpected member must be dealt with first',

@@ -47,10 +47,14 @@ export interface World {
   etcd?: Observed<EtcdView>;
   /** By node name; a reference whose name is not known yet is absent. */
   nodes: Map<string, Observed<NodeObservation>>;
-  /** By node name: in the load balancer's rotation; undefined = cannot tell. */
-  loadBalancer: Map<string, boolean | undefined>;
-  apiservers: Map<string, boolean | undefined>;
-  machines: Map<string, MachineState | undefined>;
+  /**
+   * By node name. A value of `undefined` means ferry has no way to tell (the load balancer cannot
+   * be asked, the provisioner does not know): a person can. A failed lookup (a 403, a timeout) is
+   * `ok: false`: a gate treats it as a mismatch it could not observe, never as "cannot tell".
+   */
+  loadBalancer: Map<string, Observed<boolean | undefined>>;
+  apiservers: Map<string, Observed<boolean | undefined>>;
+  machines: Map<string, Observed<MachineState | undefined>>;
   endpoint?: boolean;
   objects: Map<string, Observed<Record<string, unknown> | null>>;
   files: Map<string, boolean | undefined>;
@@ -137,26 +141,30 @@ export async function observe(expect: ExpectedState, deps: ObserveDeps): Promise
     const name = b.nodeName(lb.node);
     if (!name) continue;
     const address = b.nodeAddress(lb.node) ?? lb.address;
+    const ask = deps.lb.inRotation?.bind(deps.lb);
     jobs.push(
-      (deps.lb.inRotation
-        ? deps.lb.inRotation({ node: name, address, port: lb.port })
-        : Promise.resolve(undefined)
-      )
-        .catch(() => undefined)
-        .then((v) => void world.loadBalancer.set(name, v)),
+      attempt(() =>
+        ask
+          ? looking(`asking the load balancer about ${name} (${address ?? '?'}:${lb.port})`, () =>
+              ask({ node: name, address, port: lb.port }),
+            )
+          : Promise.resolve(undefined),
+      ).then((v) => void world.loadBalancer.set(name, v)),
     );
   }
 
   for (const a of expect.apiservers ?? []) {
     const name = b.nodeName(a.node);
     if (!name) continue;
-    jobs.push(apiserverServing(deps, a.node, name).then((v) => void world.apiservers.set(name, v)));
+    jobs.push(
+      attempt(() => apiserverServing(deps, a.node, name)).then((v) => void world.apiservers.set(name, v)),
+    );
   }
 
   for (const m of expect.machines ?? []) {
     const name = b.nodeName(m.node);
     if (!name) continue;
-    jobs.push(machineState(deps, m.node, name).then((v) => void world.machines.set(name, v)));
+    jobs.push(attempt(() => machineState(deps, m.node, name)).then((v) => void world.machines.set(name, v)));
   }
 
   if (expect.endpoint) {
@@ -191,14 +199,31 @@ export async function observe(expect: ExpectedState, deps: ObserveDeps): Promise
   return world;
 }
 
+/** Rejects with what failed and where, so that the gate's message carries the cause. */
+async function looking<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw new Error(`${what}: ${errText(err)}`, { cause: err });
+  }
+}
+
+/**
+ * Whether the apiserver on `name` serves: the run's own apiserver port when it can tell, else the
+ * `default/kubernetes` EndpointSlices. Undefined only when neither can tell (no port, no address,
+ * no EndpointSlice at all); a failed lookup rejects.
+ */
 async function apiserverServing(deps: ObserveDeps, ref: NodeRef, name: string): Promise<boolean | undefined> {
   const address = deps.bindings.nodeAddress(ref);
-  const direct = deps.apiservers
-    ? await deps.apiservers.serving(name, address).catch(() => undefined)
+  const apiservers = deps.apiservers;
+  const direct = apiservers
+    ? await looking(`asking whether the apiserver on ${name} serves`, () => apiservers.serving(name, address))
     : undefined;
   if (direct !== undefined) return direct;
   if (!address) return undefined;
-  const listed = await deps.kube.apiserverAddresses().catch(() => undefined);
+  const listed = await looking('reading the default/kubernetes EndpointSlices', () =>
+    deps.kube.apiserverAddresses(),
+  );
   return listed === undefined ? undefined : listed.includes(address);
 }
 
@@ -208,13 +233,14 @@ async function machineState(
   name: string,
 ): Promise<MachineState | undefined> {
   const address = deps.bindings.nodeAddress(ref);
-  const told = deps.provisioner.machineState
-    ? await deps.provisioner.machineState(name, address).catch(() => undefined)
+  const p = deps.provisioner;
+  const told = p.machineState
+    ? await looking(`asking the ${p.kind} provisioner about ${name}`, () => p.machineState!(name, address))
     : undefined;
   if (told !== undefined) return told;
   if (ref.kind === 'talos') {
     // A Talos machine that registered its Node, or whose member is listed, was provisioned.
-    const node = await deps.kube.getNode(name).catch(() => undefined);
+    const node = await looking(`reading Node ${name}`, () => deps.kube.getNode(name));
     if (node) return 'provisioned';
   }
   return undefined;

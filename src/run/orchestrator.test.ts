@@ -71,18 +71,40 @@ class World {
   machines = new Map<string, MachineState | undefined>([['n1', 'running']]);
   calls: string[] = [];
   drainFails = false;
+  unhealthy = new Set<string>();
+  /** raftAppliedIndex per member id; the leader's raftIndex is 10,000. */
+  applied = new Map<string, number>();
+  /** The next this many etcd observations fail (etcd does not answer). */
+  failObserve = 0;
 
   view(): EtcdView {
     return {
       members: this.members.map((m) => ({ ...m })),
-      statuses: [],
+      statuses: this.members.map((m) => ({
+        ok: true as const,
+        memberId: m.id,
+        endpoint: m.clientURLs[0]!,
+        leaderId: this.leader,
+        raftTerm: '2',
+        raftIndex: '10000',
+        raftAppliedIndex: String(this.applied.get(m.id) ?? 10_000),
+        isLearner: m.isLearner,
+        version: '3.5.16',
+        errors: [],
+      })),
       leaderId: this.leader,
-      healthy: this.members.map((m) => m.id),
+      healthy: this.members.filter((m) => !this.unhealthy.has(m.id)).map((m) => m.id),
     };
   }
 
   etcd: EtcdAdminPort = {
-    observe: async () => this.view(),
+    observe: async () => {
+      if (this.failObserve > 0) {
+        this.failObserve--;
+        throw new Error('context deadline exceeded (https://10.0.0.2:2379)');
+      }
+      return this.view();
+    },
     moveLeader: async (id) => {
       this.calls.push(`moveLeader ${id}`);
       this.leader = id;
@@ -466,6 +488,82 @@ describe('Orchestrator', () => {
     expect(w.calls).toEqual([]);
     expect(journal.lastStates().get('2.05.decommission.n1')?.detail).toMatchObject({
       reason: 'the operator marked it done',
+    });
+  });
+
+  it('on resume, a destructive step is repeated only when the world shows it did not happen: an unreadable etcd is no proof', async () => {
+    const w = new World();
+    const p = plan();
+    const removal = p.phases[0]!.steps[3]!;
+    expect(removal).toMatchObject({ destructive: true, idempotencyCheck: { ifNotDone: 'redo' } });
+    begin(p);
+    for (const s of p.phases[0]!.steps.slice(0, 3)) {
+      journal.transition(s.id, 1, 'started');
+      journal.transition(s.id, 1, 'done');
+    }
+    journal.transition(removal.id, 1, 'started');
+    journal.transition(removal.id, 1, 'action-started');
+    w.leader = m2.id;
+    w.failObserve = 1; // the look that would tell whether the removal happened fails
+    begin(p);
+    const r = await orchestrator(w, p, { resume: true }).run();
+    expect(r.status).toBe('stopped');
+    expect(r.stoppedAt).toBe(removal.id);
+    expect(r.error?.message).toContain('cannot tell whether it took effect');
+    expect(r.error?.message).toContain('etcd cannot be read: context deadline exceeded');
+    expect(w.calls).toEqual([]);
+
+    // Seen clearly not done (the member is still listed): the removal runs again.
+    begin(p);
+    expect((await orchestrator(w, p, { resume: true }).run()).status).toBe('completed');
+    expect(w.calls).toEqual([`removeMember ${m1.id}`, 'decommission n1']);
+  });
+
+  describe('leadership moves only to a started, healthy, caught-up voter', () => {
+    const m3 = { ...m2, name: 'n3', id: '3', clientURL: 'https://10.0.0.3:2379' };
+    function movePlan(): Plan {
+      const p = plan();
+      const move = step(
+        {
+          id: '2.01.etcd-move-leader.n1',
+          kind: 'etcd-move-leader',
+          params: { from: m1, to: [m2, m3], leaderAtSnapshot: true },
+        },
+        {},
+        {},
+      );
+      p.phases[0]!.steps = [move];
+      return p;
+    }
+
+    it.each([
+      [
+        'a learner',
+        (w: World) => {
+          w.members[1]!.isLearner = true;
+        },
+      ],
+      ['unhealthy', (w: World) => void w.unhealthy.add(m2.id)],
+      ['far behind the leader', (w: World) => void w.applied.set(m2.id, 8_000)],
+    ])('skips a first candidate that is %s and moves to the next', async (_what, spoil) => {
+      const w = new World();
+      spoil(w);
+      const p = movePlan();
+      begin(p);
+      expect((await orchestrator(w, p).run()).status).toBe('completed');
+      expect(w.calls).toEqual([`moveLeader ${m3.id}`]);
+    });
+
+    it('stops when no candidate qualifies, and moves nothing', async () => {
+      const w = new World();
+      w.members[1]!.isLearner = true;
+      w.unhealthy.add(m3.id);
+      const p = movePlan();
+      begin(p);
+      const r = await orchestrator(w, p).run();
+      expect(r.status).toBe('stopped');
+      expect(r.error?.message).toContain('no caught-up, healthy voter to move etcd leadership to');
+      expect(w.calls).toEqual([]);
     });
   });
 });

@@ -7,7 +7,7 @@
  * what to do; the cordon state recorded before the run touched a node is restored. A resumed run
  * never repeats an action whose outcome it has not re-observed.
  */
-import { dirname, isAbsolute, join } from 'node:path';
+import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FerryError } from '../errors.js';
 import {
@@ -16,16 +16,9 @@ import {
   type MemberRef,
   type NodeRef,
 } from '../plan/expected-state.js';
-import {
-  allSteps,
-  nodeLabel,
-  type PhaseId,
-  type Plan,
-  type Step,
-  type StepKind,
-  type StepOf,
-} from '../plan/model.js';
+import { allSteps, nodeLabel, type Step } from '../plan/model.js';
 import { Bindings, type NodeBinding, resolveMember } from './bindings.js';
+import type { RunDeps, RunOptions, RunResult } from './deps.js';
 import {
   type Check,
   describeChecks,
@@ -34,102 +27,30 @@ import {
   holds,
   mismatches,
   observable,
+  onlyQuestionsLeft,
   remediationFor,
 } from './gates.js';
-import type { Journal, StepTransition } from './journal.js';
+import { type ActionResult, HANDLERS, handlerOf, type StepContext } from './handlers/index.js';
+import type { StepTransition } from './journal.js';
 import { type ObserveDeps, observe } from './observe.js';
-import type {
-  ApiserverStatusPort,
-  EtcdAdminPort,
-  EtcdProbeControl,
-  EtcdView,
-  KubeAdminPort,
-  LoadBalancerPort,
-  OperatorPort,
-  ProvisionerPort,
-} from './ports.js';
+import type { EtcdView } from './ports.js';
+import { probeEndpoints } from './probe-steering.js';
 import { type CordonRestored, type InFlight, resumePoint } from './resume.js';
+import { errText, gateError } from './stop.js';
+import { applyAcceptance, checkName } from './unobserved.js';
 
-export interface RunOptions {
-  /** Continue a stopped or crashed run of the same plan. */
-  resume?: boolean;
-  /** Per step kind, seconds: replaces the plan's timeout (tests, rehearsals, impatient operators). */
-  timeouts?: Partial<Record<StepKind, number>>;
-  drainTimeoutSeconds?: number;
-  /** Replaces the plan's gate stability interval (two observations this far apart). */
-  gateStableSeconds?: number;
-  /** Replaces the plan's wait after a load-balancer change. */
-  lbSettleSeconds?: number;
-  /** How long a step's precondition may take to hold before the run stops. Default 30 s. */
-  gateGraceSeconds?: number;
-  /** Pause between observations while waiting. Default 1 s. */
-  pollMs?: number;
-  /** Run only these phases (the others are journalled as skipped). */
-  phases?: PhaseId[];
-  /** Run the optional drill. */
-  drill?: boolean;
-  /** Steps the operator checked by hand and declares done (a step whose outcome ferry cannot tell). */
-  markDone?: string[];
-  /** Steps the operator checked by hand and wants run again. */
-  retry?: string[];
+export type { RunDeps, RunOptions, RunResult } from './deps.js';
+export { gateError } from './stop.js';
+
+/** A step's kind runs its gate and verification every time, never "already done". */
+function observesOnly(step: Step): boolean {
+  return HANDLERS[step.kind].mode === 'observe';
 }
 
-export interface RunDeps {
-  plan: Plan;
-  planFile: string;
-  journal: Journal;
-  etcd: EtcdAdminPort;
-  kube: KubeAdminPort;
-  provisioner: ProvisionerPort;
-  /** Without one, load-balancer steps are operator steps. */
-  lb: LoadBalancerPort | undefined;
-  operator: OperatorPort;
-  apiservers?: ApiserverStatusPort;
-  /** The etcd write probe, steered away from a member before it is removed. */
-  etcdProbe?: EtcdProbeControl;
-  /** Writes an etcd snapshot file (etcd-snapshot steps); without it they are operator steps. */
-  etcdSnapshot?: (file: string, signal: AbortSignal) => Promise<void>;
-  log: (line: string) => void;
-  signal?: AbortSignal;
-  /** Checked before each step: a reason to stop (the cluster Lease was lost), or undefined. */
-  interrupt?: () => string | undefined;
-}
-
-export interface RunResult {
-  status: 'completed' | 'stopped';
-  stoppedAt?: string;
-  error?: FerryError;
-  /** Steps finished by this run (done, already-done, skipped), in order. */
-  steps: { id: string; outcome: StepTransition }[];
-}
-
-const OPERATOR_KINDS: ReadonlySet<StepKind> = new Set([
-  'kubeadm-prep',
-  'manual',
-  'apply-kit-file',
-  'stop-apiserver',
-  'delete-bootstrap-token',
-  'relabel-kube-proxy',
-  'wipe-pki-copies',
-  'drill',
-]);
-
-/** Steps that only observe: they run (observe) every time, never "already done". */
-const OBSERVE_ONLY: ReadonlySet<StepKind> = new Set(['gate', 'verify-membership', 'preflight-audit']);
-
-/** Steps after which a node's cordon is not given back: its member or machine is gone. */
-const POINT_OF_NO_RETURN: ReadonlySet<StepKind> = new Set([
-  'etcd-remove-member',
-  'decommission',
-  'delete-node',
-]);
-
-function errText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-export function gateError(message: string, remediation: string, cause?: unknown): FerryError {
-  return new FerryError('gate', message, { remediation, ...(cause !== undefined && { cause }) });
+/** After this step, a node's cordon is not given back: its member or machine is gone. */
+function pointOfNoReturn(step: Step): boolean {
+  const h = HANDLERS[step.kind];
+  return h.mode === 'act' && h.pointOfNoReturn === true;
 }
 
 export class Orchestrator {
@@ -238,8 +159,9 @@ export class Orchestrator {
     let stableSince: number | undefined;
     for (;;) {
       this.#ctl.signal.throwIfAborted();
-      let checks = await this.#check(expect, step.id);
-      if (opts.ask && holds(checks)) checks = await this.#askUnknowns(step, expect, checks);
+      let checks = this.#accept(step, await this.#check(expect, step.id));
+      if (opts.ask && onlyQuestionsLeft(checks) && !holds(checks))
+        checks = this.#accept(step, await this.#askUnknowns(step, expect, checks));
       const ok = holds(checks);
       const seen = JSON.stringify(describeChecks(checks));
       const last = Date.now() >= deadline;
@@ -269,6 +191,28 @@ export class Orchestrator {
       }
       await sleep(poll, undefined, { signal: this.#ctl.signal });
     }
+  }
+
+  readonly #acceptedNoted = new Set<string>();
+
+  /** Lets pass the unobserved checks the operator accepted (--accept-unobserved); journals each once per step. */
+  #accept(step: Step, checks: Check[]): Check[] {
+    const r = applyAcceptance(checks, this.#o.acceptUnobserved ?? []);
+    for (const a of r.accepted) {
+      const key = `${step.id} ${checkName(a.check)}`;
+      if (this.#acceptedNoted.has(key)) continue;
+      this.#acceptedNoted.add(key);
+      this.#d.journal.observe(step.id, 'note', null, {
+        acceptedUnobserved: a.by.raw,
+        check: checkName(a.check),
+        expected: a.check.expected,
+        seen: a.check.seen,
+      });
+      this.#log(
+        `  passed unobserved (--accept-unobserved ${a.by.raw}): ${a.check.section} ${a.check.subject}: ${a.check.seen}`,
+      );
+    }
+    return r.checks;
   }
 
   /** Asks the operator what ferry cannot observe; a "no" stops the run. */
@@ -393,11 +337,7 @@ export class Orchestrator {
       await this.#recordCordonBefore(step);
       // A non-destructive step whose effect is already there (the lab put a joined node behind the
       // load balancer, a node was cordoned by hand) is not done twice.
-      if (
-        !step.destructive &&
-        !OBSERVE_ONLY.has(step.kind) &&
-        !isEmptyExpectation(step.idempotencyCheck.doneWhen)
-      ) {
+      if (!step.destructive && !observesOnly(step) && !isEmptyExpectation(step.idempotencyCheck.doneWhen)) {
         const checks = await this.#check(step.idempotencyCheck.doneWhen, step.id);
         if (checks.length > 0 && checks.every((c) => c.status === 'ok')) {
           t('already-done', { reason: step.idempotencyCheck.description });
@@ -528,9 +468,8 @@ export class Orchestrator {
   async #verify(step: Step): Promise<void> {
     const expect = step.verify.expect;
     if (isEmptyExpectation(expect)) return;
-    await this.#waitFor(step, expect, 'verify', this.#timeoutSeconds(step) * 1000, {
-      ask: step.action.performer === 'operator' || !!expect.operator,
-    });
+    // What ferry cannot see is asked of a person (the lab, or --yes, answers for one).
+    await this.#waitFor(step, expect, 'verify', this.#timeoutSeconds(step) * 1000, { ask: true });
   }
 
   // ---- cordon state -----------------------------------------------------------------------------
@@ -569,7 +508,7 @@ export class Orchestrator {
       if (unschedulable) continue;
       // Its member or machine is gone: a schedulable node there would only attract pods to a dying machine.
       const gone = this.#steps.some(
-        (s) => s.subject === subject && POINT_OF_NO_RETURN.has(s.kind) && this.#finished.has(s.id),
+        (s) => s.subject === subject && pointOfNoReturn(s) && this.#finished.has(s.id),
       );
       if (gone) continue;
       const n = await this.#d.kube.getNode(node);
@@ -582,81 +521,32 @@ export class Orchestrator {
 
   // ---- actions ----------------------------------------------------------------------------------
 
-  #ctx(step: Step) {
-    return {
-      stepId: step.id,
-      timeoutMs: this.#timeoutSeconds(step) * 1000,
-      signal: this.#ctl.signal,
-      log: (l: string) => this.#log(`  ${l}`),
-    };
+  async #act(step: Step): Promise<ActionResult> {
+    if (step.action.performer === 'operator') return this.#operatorAction(step);
+    const h = handlerOf(step);
+    return h.mode === 'act' ? h.act(step, this.#stepContext(step)) : undefined;
   }
 
-  async #act(step: Step): Promise<Record<string, unknown> | undefined> {
-    if (
-      step.action.performer === 'operator' ||
-      (OPERATOR_KINDS.has(step.kind) && step.action.performer !== 'provisioner')
-    ) {
-      return this.#operatorAction(step);
-    }
-    switch (step.kind) {
-      case 'preflight-audit':
-      case 'gate':
-      case 'wait-member-joined':
-      case 'wait-member-voter':
-      case 'wait-node-ready':
-      case 'verify-membership':
-        return undefined;
-      case 'etcd-snapshot':
-        return this.#etcdSnapshot(step);
-      case 'provision':
-        return this.#provision(step);
-      case 'lb-add':
-      case 'lb-remove':
-        return this.#loadBalancer(step);
-      case 'cordon': {
-        const name = this.#requireName(step.params.node);
-        await this.#d.kube.setUnschedulable(name, true);
-        return { node: name };
-      }
-      case 'drain': {
-        const name = this.#requireName(step.params.node);
-        const r = await this.#d.kube.drain(name, {
-          timeoutMs: this.#timeoutSeconds(step) * 1000,
-          signal: this.#ctl.signal,
-          onProgress: (p) => {
-            if (p.kind === 'evicted') this.#log(`  evicted ${p.pod}`);
-            else if (p.kind === 'blocked')
-              this.#log(
-                `  eviction of ${p.pod} refused${p.pdb ? ` by PodDisruptionBudget ${p.pdb}` : ''}: ${p.message}`,
-              );
-          },
-        });
-        return { node: name, evicted: r.evicted };
-      }
-      case 'etcd-move-leader':
-        return this.#moveLeader(step);
-      case 'etcd-remove-member':
-        return this.#removeMember(step);
-      case 'decommission': {
-        const name = this.#requireName(step.params.node);
-        await this.#d.provisioner.decommission(
-          {
-            node: name,
-            address: this.#bindings.nodeAddress(step.params.node),
-            role: this.#d.plan.controlPlanes.some((c) => c.node === name) ? 'controlplane' : 'worker',
-          },
-          this.#ctx(step),
-        );
-        return { node: name };
-      }
-      case 'delete-node': {
-        const name = this.#requireName(step.params.node);
-        await this.#d.kube.deleteNode(name);
-        return { node: name };
-      }
-      default:
-        return this.#operatorAction(step);
-    }
+  #stepContext(step: Step): StepContext {
+    const log = (l: string) => this.#log(`  ${l}`);
+    return {
+      deps: this.#d,
+      options: this.#o,
+      bindings: this.#bindings,
+      kubeadmIds: this.#kubeadmIds,
+      action: {
+        stepId: step.id,
+        timeoutMs: this.#timeoutSeconds(step) * 1000,
+        signal: this.#ctl.signal,
+        log,
+      },
+      log,
+      requireName: (ref) => this.#requireName(ref),
+      bind: (b) => this.#bind(b),
+      operatorAction: () => this.#operatorAction(step),
+      steerProbe: (view, exceptId, firstId) => this.#steerProbe(view, exceptId, firstId),
+      resolveMember: (ref, view) => resolveMember(ref, view.members, this.#bindings, this.#kubeadmIds),
+    };
   }
 
   #requireName(ref: NodeRef): string {
@@ -672,7 +562,13 @@ export class Orchestrator {
 
   async #operatorAction(step: Step): Promise<Record<string, unknown>> {
     const node = step.target.node ? this.#nodeName(step.target.node) : undefined;
-    const ctx = { ...this.#ctx(step), node };
+    const ctx = {
+      stepId: step.id,
+      timeoutMs: this.#timeoutSeconds(step) * 1000,
+      signal: this.#ctl.signal,
+      log: (l: string) => this.#log(`  ${l}`),
+      node,
+    };
     if (this.#d.operator.perform && (await this.#d.operator.perform(step, ctx)))
       return { performedBy: 'lab' };
     const lines = [
@@ -686,135 +582,11 @@ export class Orchestrator {
     return { performedBy: 'operator' };
   }
 
-  async #etcdSnapshot(step: StepOf<'etcd-snapshot'>): Promise<Record<string, unknown>> {
-    if (!this.#d.etcdSnapshot) return this.#operatorAction(step);
-    const file = isAbsolute(step.params.file)
-      ? step.params.file
-      : join(dirname(this.#d.planFile), step.params.file);
-    await this.#d.etcdSnapshot(file, this.#ctl.signal);
-    return { file };
-  }
-
-  async #provision(step: StepOf<'provision'>): Promise<Record<string, unknown>> {
-    const p = step.params;
-    const r = await this.#d.provisioner.provision(
-      {
-        replaces: p.node.replaces,
-        name: this.#bindings.nodeName(p.node) ?? null,
-        address: this.#bindings.nodeAddress(p.node),
-        role: p.role,
-        talosVersion: p.talosVersion,
-        machineConfig: p.machineConfig,
-        endpoint: this.#d.plan.cluster.endpoint,
-        claimed: this.#claimedNames(p.node.replaces),
-      },
-      this.#ctx(step),
-    );
-    this.#bind({ replaces: p.node.replaces, name: r.name, address: r.address });
-    return { name: r.name, address: r.address };
-  }
-
-  /** Every node the plan replaces, and the names of the other replacements known so far. */
-  #claimedNames(replaces: string): string[] {
-    const plan = this.#d.plan;
-    const bound = this.#bindings
-      .all()
-      .filter((b) => b.replaces !== replaces && b.name)
-      .map((b) => b.name!);
-    const planned = [...plan.controlPlanes, ...plan.workers]
-      .map((x) => x.replacement)
-      .filter((r) => r.replaces !== replaces && r.name)
-      .map((r) => r.name!);
-    return [
-      ...new Set([
-        ...plan.controlPlanes.map((c) => c.node),
-        ...plan.workers.map((w) => w.node),
-        ...planned,
-        ...bound,
-      ]),
-    ];
-  }
-
-  async #loadBalancer(step: StepOf<'lb-add'> | StepOf<'lb-remove'>): Promise<Record<string, unknown>> {
-    const p = step.params;
-    const name = this.#requireName(p.node);
-    const ref = { node: name, address: this.#bindings.nodeAddress(p.node) ?? p.address, port: p.port };
-    if (!this.#d.lb) return this.#operatorAction(step);
-    if (step.kind === 'lb-add') await this.#d.lb.add(ref, this.#ctx(step));
-    else await this.#d.lb.remove(ref, this.#ctx(step));
-    const settle = Math.min(p.settleSeconds, this.#o.lbSettleSeconds ?? p.settleSeconds);
-    if (settle > 0) {
-      this.#log(`  waiting ${settle} s for the load balancer to settle`);
-      await sleep(settle * 1000, undefined, { signal: this.#ctl.signal });
-    }
-    return { backend: ref };
-  }
-
-  /**
-   * Points the etcd probe at the started, healthy voters other than `exceptId`, `firstId` (by
-   * default the leader) first, and waits until no probe write is on its way to the member left out.
-   * The probe stays on the leader through a leadership move: raft drops proposals that reach the
-   * leader while it hands over, and a follower that forwarded one is never told, so its write hangs
-   * to its deadline; the leader's own writes are refused at once and retried.
-   */
-  async #steerProbe(view: EtcdView, exceptId?: string, firstId = view.leaderId): Promise<void> {
+  /** Points the etcd probe (when there is one) and waits until no write is on its way to a member left out. */
+  async #steerProbe(view: EtcdView, exceptId?: string, firstId?: string): Promise<void> {
     if (!this.#d.etcdProbe) return;
-    const members = view.members.filter(
-      (m) => !m.isLearner && m.name !== '' && m.id !== exceptId && view.healthy.includes(m.id),
-    );
-    const ordered = [...members.filter((m) => m.id === firstId), ...members.filter((m) => m.id !== firstId)];
-    const urls = ordered.flatMap((m) => m.clientURLs.slice(0, 1));
+    const urls = probeEndpoints(view, exceptId, firstId);
     if (urls.length > 0) await this.#d.etcdProbe.setEndpoints(urls);
-  }
-
-  async #moveLeader(step: StepOf<'etcd-move-leader'>): Promise<Record<string, unknown>> {
-    const view = await this.#d.etcd.observe();
-    const from = resolveMember(step.params.from, view.members, this.#bindings, this.#kubeadmIds);
-    if (!from.found)
-      throw gateError(`etcd member ${step.params.from.name} is not in the member list`, remediationFor([]));
-    if (view.leaderId !== from.member.id) {
-      await this.#steerProbe(view, from.member.id);
-      return { moved: false, reason: 'it does not lead (any more)' };
-    }
-    const leaderStatus = view.statuses.find((s) => s.memberId === view.leaderId);
-    const leaderIndex = leaderStatus?.ok ? BigInt(leaderStatus.raftIndex) : undefined;
-    for (const ref of step.params.to) {
-      const r = resolveMember(ref, view.members, this.#bindings, this.#kubeadmIds);
-      if (!r.found || r.member.isLearner || !view.healthy.includes(r.member.id)) continue;
-      const st = view.statuses.find((s) => s.memberId === r.member.id);
-      if (leaderIndex !== undefined && st?.ok && leaderIndex - BigInt(st.raftAppliedIndex) > 1000n) continue;
-      await this.#steerProbe(view);
-      await this.#d.etcd.moveLeader(r.member.id, this.#ctl.signal);
-      this.#log(`  etcd leadership moved from ${from.member.name} to ${r.member.name}`);
-      await this.#steerProbe(view, from.member.id, r.member.id);
-      return { moved: true, from: from.member.id, to: r.member.id };
-    }
-    throw gateError(
-      `no caught-up, healthy voter to move etcd leadership to (candidates: ${step.params.to.map((m) => m.name ?? m.kind).join(', ')})`,
-      'wait until the new members are healthy voters (etcdctl endpoint status --cluster -w table), then run ferry run --resume',
-    );
-  }
-
-  async #removeMember(step: StepOf<'etcd-remove-member'>): Promise<Record<string, unknown>> {
-    const view = await this.#d.etcd.observe();
-    const ref = step.params.member;
-    const r = resolveMember(ref, view.members, this.#bindings, this.#kubeadmIds);
-    if (!r.found) {
-      // The gate saw it: it went in between. Nothing to send.
-      return { removed: false, reason: `${ref.name} is no longer listed${r.note ? ` (${r.note})` : ''}` };
-    }
-    await this.#steerProbe(view, r.member.id);
-    const outcome = await this.#d.etcd.removeMember(r.member.id, this.#ctl.signal);
-    this.#log(
-      `  etcd member ${r.member.name} (${r.member.id}) ${outcome === 'removed' ? 'removed' : 'was already gone'}`,
-    );
-    try {
-      const after = await this.#d.etcd.observe();
-      await this.#steerProbe(after);
-    } catch {
-      // the probe keeps its endpoints; the verification reports etcd trouble
-    }
-    return { memberId: r.member.id, outcome };
   }
 }
 

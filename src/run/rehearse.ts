@@ -26,10 +26,10 @@ import { loadSnapshot } from '../snapshot/load.js';
 import type { Snapshot } from '../snapshot/model.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { assemble } from './assemble.js';
+import type { RunOptions, RunResult } from './deps.js';
 import { Journal, journalPathFor } from './journal.js';
 import { lockPathFor, readLockRecord, staleReason } from './lock.js';
 import { TerminalOperator } from './operator.js';
-import type { RunOptions, RunResult } from './orchestrator.js';
 import {
   probeRecordsFrom,
   type ReportCheck,

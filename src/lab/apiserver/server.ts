@@ -85,6 +85,7 @@ export class LabApiServer {
   #port = 0;
   #down: DownMode | undefined;
   #evictionFault: EvictionFault | undefined;
+  #forbidden = new Set<string>();
   #stopped = false;
   #compactor: NodeJS.Timeout | undefined;
 
@@ -169,6 +170,14 @@ export class LabApiServer {
     if (mode === 'refuse') for (const s of this.#sockets) s.destroy();
   }
 
+  /**
+   * Fault injection: RBAC that does not let the client read a resource (`group/plural`, the core
+   * group as `""/nodes`): every request for it is answered 403 Forbidden as kube-apiserver does.
+   */
+  setForbidden(resources: readonly { group: string; resource: string }[]): void {
+    this.#forbidden = new Set(resources.map((r) => `${r.group}/${r.resource}`));
+  }
+
   /** Fault injection: refuse chosen evictions with 429 whatever their budget says. */
   setEvictionFault(fault: EvictionFault | undefined): void {
     this.#evictionFault = fault;
@@ -222,6 +231,11 @@ export class LabApiServer {
       }
       const user: RequestUser =
         who.kind === 'user' ? who.user : { name: 'system:anonymous', groups: ['system:unauthenticated'] };
+      if (route.type === 'resource' && this.#forbidden.has(`${route.group}/${route.plural}`)) {
+        const verb =
+          (req.method ?? 'GET') === 'GET' ? (route.name ? 'get' : 'list') : (req.method ?? '').toLowerCase();
+        throw forbidden(user.name, verb, { group: route.group, resource: route.plural }, url.pathname);
+      }
       await this.#route(route, req, res, url, user);
     } catch (err) {
       const e = toApiError(err);

@@ -1,0 +1,16 @@
+/** `decommission`: the provisioner resets and powers off the old machine: there is no way back. */
+import type { Handler } from './context.js';
+
+export const handler: Handler<'decommission'> = {
+  mode: 'act',
+  pointOfNoReturn: true,
+  async act(step, ctx) {
+    const name = ctx.requireName(step.params.node);
+    const role = ctx.deps.plan.controlPlanes.some((c) => c.node === name) ? 'controlplane' : 'worker';
+    await ctx.deps.provisioner.decommission(
+      { node: name, address: ctx.bindings.nodeAddress(step.params.node), role },
+      ctx.action,
+    );
+    return { node: name };
+  },
+};
