@@ -1,7 +1,8 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Plan } from '../plan/model.js';
 import { memoryIo } from './io.js';
 import { runCli } from './run-cli.js';
 
@@ -59,5 +60,42 @@ describe('ferry run: usage', () => {
     await runCli(['--help'], io);
     expect(io.out).toMatch(/\brun\s+execute a plan/);
     expect(io.out).toMatch(/\brehearse\s+rehearse the migration on a lab/);
+  });
+});
+
+describe('ferry run: the plan is the contract that was reviewed', () => {
+  it('refuses a hand-edited plan before anything runs (exit 2), naming what differs and how to fix it', async () => {
+    const doc = JSON.parse(await readFile(plan, 'utf8')) as Plan;
+    const steps = doc.phases[2]!.steps;
+    const j = steps.findIndex((s) => s.kind === 'etcd-remove-member' && s.subject === 'cp-1');
+    const step = steps[j]!;
+    step.destructive = false;
+    const edited = join(dir, 'edited-plan.json');
+    await writeFile(edited, JSON.stringify(doc, null, 2));
+    const io = memoryIo();
+    const code = await runCli(
+      [
+        'run',
+        edited,
+        '--dry-run',
+        '--kubeconfig',
+        'k',
+        '--etcd-endpoints',
+        'https://127.0.0.1:2379',
+        '--etcd-cacert',
+        'a',
+        '--etcd-cert',
+        'b',
+        '--etcd-key',
+        'c',
+      ],
+      io,
+    );
+    expect(code, io.err).toBe(2);
+    expect(io.err).toContain(`${edited}, field phases[2].steps[${j}].destructive`);
+    expect(io.err).toContain('the plan was changed after ferry plan wrote it');
+    expect(io.err).toContain(`step ${step.id} (phases[2].steps[${j}]) changed: destructive (true → false)`);
+    expect(io.err).toMatch(/fix: plan again with `ferry plan .*never edit plan\.json by hand/);
+    expect(io.out).toBe('');
   });
 });

@@ -1,6 +1,7 @@
 /**
  * buildPlan: Snapshot + Facts + audit report (+ kit) → Plan. Pure: the clock and every input are
- * parameters; the same inputs give the same plan and the same step ids.
+ * parameters; the same inputs give the same plan and the same step ids. The plan comes sealed
+ * (integrity.ts): `ferry run` refuses it once its content changes.
  *
  * Refuses (input error, exit 2) only when no sensible plan exists: control planes, etcd members
  * or the endpoint unknown, external etcd, `replace` with fewer than 3 voters, `surge` while the
@@ -20,6 +21,7 @@ import { addressArg, setupCommands } from './commands.js';
 import { digestOf } from './digest.js';
 import { EtcdModel } from './etcd-sim.js';
 import type { KubeadmMemberRef, KubeadmNodeRef, TalosNodeRef } from './expected-state.js';
+import { sealPlan } from './integrity.js';
 import type { KitSummary } from './kit.js';
 import {
   type ControlPlaneOrder,
@@ -330,7 +332,7 @@ export function buildPlan(input: PlanInput): Plan {
 
   const phases = numberPhases(drafts);
   const cluster = facts.cluster.name.value ?? null;
-  return {
+  return sealPlan({
     kind: PLAN_KIND,
     formatVersion: PLAN_FORMAT_VERSION,
     ferryVersion: VERSION,
@@ -392,7 +394,7 @@ export function buildPlan(input: PlanInput): Plan {
     setup: setupCommands({ etcdEndpoints: voters.flatMap((m) => m.clientURLs.slice(0, 1)) }),
     warnings,
     phases,
-  };
+  });
 }
 
 /**

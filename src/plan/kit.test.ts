@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FerryError } from '../errors.js';
 import { buildPlan } from './build.js';
 import { readKit } from './kit.js';
+import { parsePlan } from './load.js';
 import { allSteps } from './model.js';
 import { renderPlanJson } from './render-json.js';
 import { exampleSnapshot, inputsFor, stepsOfPhase } from './testing.js';
@@ -177,6 +178,8 @@ describe('readKit and the preparation phase', () => {
       'kit/secrets.yaml',
     );
     expect(renderPlanJson(plan)).not.toContain(SECRET);
+    // A plan with a kit loads as it was built.
+    expect(parsePlan(renderPlanJson(plan), 'plan.json')).toEqual(plan);
     expect(plan.warnings.join(' ')).not.toContain('the kit was generated from');
   });
 

@@ -341,6 +341,33 @@ export interface Plan {
   setup: Command[];
   warnings: string[];
   phases: Phase[];
+  /** What `ferry run` checks the plan against: a plan is the contract the operator reviewed. */
+  integrity: PlanIntegrity;
+}
+
+/** A plan before it is sealed (build.ts builds this, integrity.ts seals it). */
+export type PlanContent = Omit<Plan, 'integrity'>;
+
+/**
+ * The digest of a plan and, to name what differs when it no longer matches, fingerprints of its
+ * parts. Fingerprints are the first 12 hex digits of the sha256 of a part's canonical JSON
+ * (digest.ts): they only locate a difference; `digest` (full sha256) decides.
+ */
+export interface PlanIntegrity {
+  /** sha256 of the canonical JSON of the whole plan without `integrity` (createdAt included). */
+  digest: string;
+  /** Top-level fields but `phases`: field → fingerprint. */
+  fields: Record<string, string>;
+  /** Each phase without its steps. */
+  phases: string[];
+  /** Every step in run order: its id, the index of its phase, and field → fingerprint. */
+  steps: StepFingerprint[];
+}
+
+export interface StepFingerprint {
+  id: string;
+  phase: number;
+  fields: Record<string, string>;
 }
 
 /** Every step in run order. */

@@ -113,7 +113,8 @@ export function renderPlanHtml(plan: Plan): string {
 <body>
 <h1>${esc(title)}</h1>
 <p>Strategy <b>${esc(plan.strategy)}</b>, provisioner <b>${esc(plan.provisioner)}</b>, Kubernetes ${esc(t.kubernetesVersion ?? '(unknown)')}, KubePrism ${esc(t.kubeprism)}.
-Built by ferry ${esc(plan.ferryVersion)} at ${esc(plan.createdAt)} from <code>${esc(plan.source.snapshot)}</code> (taken ${esc(plan.source.snapshotCreatedAt)}, <code>${esc(plan.source.snapshotDigest)}</code>)${plan.source.kit ? ` and the kit <code>${esc(plan.source.kit.path)}</code>` : ', without a kit'}.</p>
+Built by ferry ${esc(plan.ferryVersion)} at ${esc(plan.createdAt)} from <code>${esc(plan.source.snapshot)}</code> (taken ${esc(plan.source.snapshotCreatedAt)}, <code>${esc(plan.source.snapshotDigest)}</code>)${plan.source.kit ? ` and the kit <code>${esc(plan.source.kit.path)}</code>` : ', without a kit'}.
+Plan digest <code>${esc(plan.integrity.digest)}</code>: <code>ferry run</code> refuses a plan.json whose content does not match it.</p>
 <p>Run it with <code>ferry run</code>, or follow it by hand. Commands marked <code>[on NODE]</code> run as root on that node; the others on a workstation with the setup below. Destructive steps are open and marked red.</p>
 ${plan.warnings.length > 0 ? `<div class="warn"><b>Warnings</b>${list(plan.warnings)}</div>` : ''}
 <h2>Order</h2>

@@ -82,7 +82,7 @@ export function renderPlanMd(plan: Plan): string {
     '',
     `Strategy **${plan.strategy}**, provisioner **${plan.provisioner}**, Kubernetes ${t.kubernetesVersion ?? '(unknown)'}, KubePrism ${t.kubeprism}. ` +
       `Built by ferry ${plan.ferryVersion} at ${plan.createdAt} from \`${plan.source.snapshot}\` (taken ${plan.source.snapshotCreatedAt}, ${plan.source.snapshotDigest})` +
-      `${plan.source.kit ? ` and the kit \`${plan.source.kit.path}\`` : ', without a kit'}. Plan format ${plan.formatVersion}.`,
+      `${plan.source.kit ? ` and the kit \`${plan.source.kit.path}\`` : ', without a kit'}. Plan format ${plan.formatVersion}, digest \`${plan.integrity.digest}\`: \`ferry run\` refuses a plan.json whose content does not match it.`,
     '',
     'Run it with `ferry run`, or follow it by hand: every step says what must hold before it, what to type, how to check it, and how to undo it. Commands marked `[on NODE]` run as root on that node; the others on a workstation with the setup below.',
     '',

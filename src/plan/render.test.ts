@@ -32,6 +32,8 @@ describe('the runbook renderings', () => {
     expect(md).toContain('`2.12.etcd-remove-member.cp-1` · **DESTRUCTIVE**');
     // Every step appears once, under its id.
     for (const s of allSteps(await plan())) expect(md).toContain(`\`${s.id}\``);
+    // The runbook names the digest of the plan.json it was rendered with: what was reviewed is what runs.
+    expect(md).toContain(`digest \`${(await plan()).integrity.digest}\``);
   });
 
   it('md for replace brings the node back at its own address', async () => {
@@ -51,6 +53,7 @@ describe('the runbook renderings', () => {
     expect(html).toContain('&lt;ADDRESS_OF_TALOS_CP_1&gt;');
     expect(html).not.toContain('<ADDRESS_OF_TALOS_CP_1>');
     expect(html).toContain('etcd remove-member c085538e52f776f4');
+    expect(html).toMatch(/Plan digest <code>sha256:[0-9a-f]{64}<\/code>/);
   });
 
   it('json round-trips through the plan reader', async () => {

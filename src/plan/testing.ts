@@ -11,6 +11,7 @@ import type { TargetInput } from '../facts/target.js';
 import { loadSnapshot } from '../snapshot/load.js';
 import type { Snapshot } from '../snapshot/model.js';
 import { buildPlan, type PlanInput } from './build.js';
+import { sealPlan } from './integrity.js';
 import type { KitSummary } from './kit.js';
 import type { Plan, Step, Strategy } from './model.js';
 
@@ -47,6 +48,15 @@ export async function examplePlan(
   opts: { strategy?: Strategy; kit?: KitSummary | null; target?: TargetInput } = {},
 ): Promise<Plan> {
   return buildPlan(inputsFor(await exampleSnapshot(), opts));
+}
+
+/**
+ * A plan a test edited, sealed again (fresh digest and fingerprints): what a buggy ferry would
+ * write. Tests that build or edit plans for the loader use this rather than a weaker loader.
+ */
+export function sealed(plan: Plan): Plan {
+  const { integrity: _, ...content } = plan;
+  return sealPlan(content);
 }
 
 /** Makes the member on `node` the etcd leader in every endpoint status of the snapshot. */

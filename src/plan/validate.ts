@@ -1,0 +1,456 @@
+/**
+ * The shape of a plan read back from plan.json: every field the orchestrator reads, with the type
+ * model.ts and expected-state.ts give it, checked before anything runs. The digest says the file
+ * is what `ferry plan` wrote; this says that what it wrote is a plan `ferry run` can execute
+ * (defence in depth: a buggy ferry must not get a malformed plan run either). The rules between
+ * steps (order, gates) are in invariants.ts and are checked once the shape holds.
+ */
+import { PROVISIONERS } from '../facts/target.js';
+import type {
+  ApiserverExpectation,
+  AuditExpectation,
+  BackendExpectation,
+  Command,
+  CommandExpectation,
+  EtcdExpectation,
+  ExpectedState,
+  FileExpectation,
+  KubeadmMemberRef,
+  KubeadmNodeRef,
+  MachineExpectation,
+  MemberExpectation,
+  MemberState,
+  NodeExpectation,
+  ObjectExpectation,
+  TalosMemberRef,
+  TalosNodeRef,
+} from './expected-state.js';
+import { invariantIssues } from './invariants.js';
+import {
+  type Action,
+  type ControlPlaneOrder,
+  type FindingRef,
+  type IdempotencyCheck,
+  type KitReference,
+  type PdbRef,
+  type Performer,
+  type Phase,
+  PLAN_FORMAT_VERSION,
+  PLAN_KIND,
+  type Plan,
+  type PlanContent,
+  STEP_KINDS,
+  STRATEGIES,
+  type Step,
+  type StepKind,
+  type StepParams,
+  type StepTarget,
+  type Undo,
+  type Verification,
+  type WorkerOrder,
+} from './model.js';
+import {
+  arrayOf,
+  bool,
+  byKind,
+  type Check,
+  fields,
+  type Issue,
+  Issues,
+  int,
+  isObject,
+  join,
+  name,
+  nullable,
+  oneOf,
+  opt,
+  positiveSeconds,
+  recordOf,
+  refine,
+  seconds,
+  show,
+  str,
+  stringList,
+} from './shape.js';
+
+/** The members of a string union, as a list the compiler keeps complete. */
+function members<T extends string>(all: Record<T, true>): T[] {
+  return Object.keys(all) as T[];
+}
+
+// ---- references -------------------------------------------------------------------------------
+
+/** etcd member ids are uint64: a decimal string, never a JSON number (2^53 and above lose digits). */
+const memberId: Check = (v, path, out) => {
+  if (typeof v === 'number')
+    return out.add(
+      path,
+      `an etcd member id must be a string of decimal digits, not a JSON number: ids are uint64 and lose precision as numbers (this one reads as ${v}), so the plan no longer says which member it means`,
+    );
+  if (typeof v !== 'string' || !/^\d{1,20}$/.test(v) || BigInt(v) > 0xffff_ffff_ffff_ffffn)
+    out.add(path, `must be an etcd member id: a uint64 as a string of decimal digits; got ${show(v)}`);
+};
+
+const kubeadmNode = fields<KubeadmNodeRef>({ kind: oneOf(['kubeadm']), name, address: nullable(str) });
+const talosNode = fields<TalosNodeRef>({
+  kind: oneOf(['talos']),
+  replaces: name,
+  name: nullable(name),
+  address: nullable(str),
+});
+const nodeRef = byKind({ kubeadm: kubeadmNode, talos: talosNode });
+
+const kubeadmMember = refine(
+  fields<KubeadmMemberRef>({
+    kind: oneOf(['kubeadm']),
+    name: str,
+    id: memberId,
+    idHex: str,
+    node: nullable(str),
+    clientURL: nullable(str),
+  }),
+  // The runbook's commands name the member by idHex, the run by id: they must be one member.
+  (v, path, out) => {
+    const m = v as KubeadmMemberRef;
+    const hex = BigInt(m.id).toString(16);
+    if (m.idHex !== hex)
+      out.add(`${path}.idHex`, `must be member ${m.id} in hex, ${hex}; got ${show(m.idHex)}`);
+  },
+);
+const talosMember = fields<TalosMemberRef>({ kind: oneOf(['talos']), replaces: name, name: nullable(name) });
+const memberRef = byKind({ kubeadm: kubeadmMember, talos: talosMember });
+
+const where = byKind({
+  workstation: fields<{ kind: 'workstation' }>({ kind: oneOf(['workstation']) }),
+  node: fields<{ kind: 'node'; node: string }>({ kind: oneOf(['node']), node: name }),
+});
+const command = fields<Command>({ run: str, where, note: opt(str) });
+const commands = arrayOf(command);
+
+// ---- expected state ---------------------------------------------------------------------------
+
+const count: Check = (v, path, out) => {
+  if (typeof v === 'number') return int(0)(v, path, out);
+  refine(fields<{ min: number; max: number }>({ min: int(0), max: int(0) }), (x, p, o) => {
+    const c = x as { min: number; max: number };
+    if (c.min > c.max) o.add(p, `min ${c.min} is above max ${c.max}`);
+  })(v, path, out);
+};
+
+const healthy: Check = (v, path, out) => {
+  if (v === 'all') return;
+  if (isObject(v) && 'allExcept' in v) return memberRef(v['allExcept'], `${path}.allExcept`, out);
+  out.add(path, `must be "all" or { allExcept: member }; got ${show(v)}`);
+};
+
+const leader: Check = (v, path, out) => {
+  if (isObject(v) && 'is' in v !== 'isNot' in v) {
+    const key = 'is' in v ? 'is' : 'isNot';
+    return memberRef(v[key], `${path}.${key}`, out);
+  }
+  out.add(path, `must be { is: member } or { isNot: member }; got ${show(v)}`);
+};
+
+const MEMBER_STATES = members<MemberState>({
+  voter: true,
+  'learner-or-voter': true,
+  joining: true,
+  absent: true,
+});
+
+const etcdExpectation = fields<EtcdExpectation>({
+  voters: count,
+  learners: count,
+  total: count,
+  healthy,
+  members: arrayOf(fields<MemberExpectation>({ member: memberRef, state: oneOf(MEMBER_STATES) })),
+  leader: opt(leader),
+  caughtUp: opt(fields<NonNullable<EtcdExpectation['caughtUp']>>({ member: memberRef, maxIndexLag: int(0) })),
+});
+
+const port = int(1);
+
+const expectedState = fields<ExpectedState>({
+  etcd: opt(etcdExpectation),
+  nodes: opt(
+    arrayOf(
+      fields<NodeExpectation>({
+        node: nodeRef,
+        exists: bool,
+        ready: opt(bool),
+        cordoned: opt(bool),
+        drained: opt(bool),
+      }),
+    ),
+  ),
+  loadBalancer: opt(
+    arrayOf(fields<BackendExpectation>({ node: nodeRef, address: nullable(str), port, inRotation: bool })),
+  ),
+  apiservers: opt(arrayOf(fields<ApiserverExpectation>({ node: nodeRef, serving: bool }))),
+  machines: opt(
+    arrayOf(
+      fields<MachineExpectation>({
+        node: nodeRef,
+        state: oneOf(['provisioned', 'running', 'decommissioned'] satisfies MachineExpectation['state'][]),
+      }),
+    ),
+  ),
+  endpoint: opt(fields<{ readyz: true }>({ readyz: oneOf([true]) })),
+  commands: opt(arrayOf(fields<CommandExpectation>({ command, exitCode: oneOf([0]) }))),
+  objects: opt(
+    arrayOf(
+      fields<ObjectExpectation>({
+        kind: name,
+        namespace: opt(str),
+        name,
+        present: bool,
+        fields: opt(recordOf(str)),
+      }),
+    ),
+  ),
+  files: opt(arrayOf(fields<FileExpectation>({ path: name, where, exists: bool }))),
+  audit: opt(fields<AuditExpectation>({ maxBlockers: int(0), acceptedBlockers: stringList })),
+  operator: opt(fields<{ confirms: string }>({ confirms: name })),
+});
+
+// ---- steps ------------------------------------------------------------------------------------
+
+const PERFORMERS = members<Performer>({
+  ferry: true,
+  provisioner: true,
+  'load-balancer': true,
+  operator: true,
+});
+
+const findingRef = fields<FindingRef>({
+  ruleId: name,
+  severity: oneOf(['blocker', 'risk', 'info'] satisfies FindingRef['severity'][]),
+  title: str,
+  fingerprint: str,
+  subject: str,
+  remediation: str,
+});
+
+const pdbRef = fields<PdbRef>({ namespace: str, name: str, disruptionsAllowed: nullable(int(0)) });
+const provisioner = oneOf(PROVISIONERS);
+const role = oneOf(['controlplane', 'worker'] satisfies StepParams['provision']['role'][]);
+
+const lb = fields<StepParams['lb-add'] & StepParams['lb-remove']>({
+  node: nodeRef,
+  address: nullable(str),
+  port,
+  endpoint: str,
+  settleSeconds: seconds,
+});
+
+const kitPrep = fields<Extract<StepParams['kubeadm-prep']['source'], { kind: 'kit' }>>({
+  kind: oneOf(['kit']),
+  prepId: name,
+  script: str,
+  after: stringList,
+});
+const generatedPrep = fields<Extract<StepParams['kubeadm-prep']['source'], { kind: 'generate' }>>({
+  kind: oneOf(['generate']),
+  theme: oneOf(['apiserver-sans', 'sa-issuer', 'encryption-keys'] satisfies string[]),
+});
+
+/** What the orchestrator and the runbook read of each kind's parameters. */
+const PARAMS: { [K in StepKind]: Check } = {
+  'preflight-audit': fields<StepParams['preflight-audit']>({
+    blockers: arrayOf(findingRef),
+    allowBlockers: bool,
+    suppressed: int(0),
+  }),
+  gate: fields<StepParams['gate']>({ reason: str, stableSeconds: seconds }),
+  'etcd-snapshot': fields<StepParams['etcd-snapshot']>({ file: name, reason: str }),
+  'kubeadm-prep': fields<StepParams['kubeadm-prep']>({
+    source: byKind({ kit: kitPrep, generate: generatedPrep }),
+    scope: oneOf(['node', 'cluster'] satisfies string[]),
+    node: nullable(name),
+  }),
+  'apply-kit-file': fields<StepParams['apply-kit-file']>({
+    file: name,
+    purpose: oneOf(['probe-rbac', 'cilium-values'] satisfies string[]),
+  }),
+  manual: fields<StepParams['manual']>({ instructions: stringList, findings: opt(arrayOf(findingRef)) }),
+  provision: fields<StepParams['provision']>({
+    node: talosNode,
+    role,
+    provisioner,
+    talosVersion: name,
+    machineConfig: nullable(str),
+  }),
+  'wait-member-joined': fields<StepParams['wait-member-joined']>({ member: memberRef, node: talosNode }),
+  'wait-member-voter': fields<StepParams['wait-member-voter']>({
+    member: memberRef,
+    node: talosNode,
+    maxIndexLag: int(0),
+  }),
+  'wait-node-ready': fields<StepParams['wait-node-ready']>({ node: nodeRef }),
+  'lb-add': lb,
+  'lb-remove': lb,
+  cordon: fields<StepParams['cordon']>({ node: nodeRef }),
+  drain: fields<StepParams['drain']>({
+    node: nodeRef,
+    evictionOnly: oneOf([true]),
+    ignoreDaemonSets: oneOf([true]),
+    deleteEmptyDirData: bool,
+    pdbs: arrayOf(pdbRef),
+    pods: int(0),
+  }),
+  'stop-apiserver': fields<StepParams['stop-apiserver']>({ node: nodeRef, manifest: name }),
+  'etcd-move-leader': fields<StepParams['etcd-move-leader']>({
+    from: memberRef,
+    to: arrayOf(memberRef),
+    leaderAtSnapshot: bool,
+  }),
+  'etcd-remove-member': fields<StepParams['etcd-remove-member']>({
+    member: memberRef,
+    via: arrayOf(memberRef),
+    lastKubeadmMember: bool,
+  }),
+  'verify-membership': fields<StepParams['verify-membership']>({ removed: nullable(memberRef) }),
+  decommission: fields<StepParams['decommission']>({ node: nodeRef, provisioner, wipes: stringList }),
+  'delete-node': fields<StepParams['delete-node']>({ node: nodeRef }),
+  'delete-bootstrap-token': fields<StepParams['delete-bootstrap-token']>({ tokenIds: stringList }),
+  'relabel-kube-proxy': fields<StepParams['relabel-kube-proxy']>({
+    namespace: name,
+    name,
+    labels: recordOf(str),
+  }),
+  'wipe-pki-copies': fields<StepParams['wipe-pki-copies']>({
+    copies: arrayOf(
+      fields<StepParams['wipe-pki-copies']['copies'][number]>({ where: str, path: str, why: str }),
+    ),
+  }),
+  drill: fields<StepParams['drill']>({ node: nullable(nodeRef) }),
+};
+
+const undo: Check = (v, path, out) => {
+  if (isObject(v) && v['possible'] === true)
+    return fields<Extract<Undo, { possible: true }>>({ possible: oneOf([true]), summary: str, commands })(
+      v,
+      path,
+      out,
+    );
+  if (isObject(v) && v['possible'] === false)
+    return fields<Extract<Undo, { possible: false }>>({ possible: oneOf([false]), reason: str })(
+      v,
+      path,
+      out,
+    );
+  out.add(isObject(v) ? `${path}.possible` : path, `must say whether the step can be undone; got ${show(v)}`);
+};
+
+const stepCommon = fields<Omit<Step, 'kind' | 'params'>>({
+  id: name,
+  phase: int(0),
+  index: int(1),
+  subject: name,
+  title: str,
+  target: fields<StepTarget>({ node: opt(nodeRef), member: opt(memberRef), address: opt(nullable(str)) }),
+  expect: expectedState,
+  action: fields<Action>({ summary: str, performer: oneOf(PERFORMERS), commands }),
+  verify: fields<Verification>({ expect: expectedState, commands }),
+  timeoutSeconds: positiveSeconds,
+  destructive: bool,
+  undo,
+  idempotencyCheck: fields<IdempotencyCheck>({
+    description: str,
+    doneWhen: expectedState,
+    ifNotDone: oneOf(['redo', 'stop'] satisfies IdempotencyCheck['ifNotDone'][]),
+  }),
+  condition: opt(oneOf(['if-member-leads'] satisfies Step['condition'][])),
+  optional: opt(bool),
+  batch: opt(int(1)),
+  after: opt(stringList),
+  notes: opt(stringList),
+});
+
+const step: Check = (v, path, out) => {
+  stepCommon(v, path, out);
+  if (!isObject(v)) return;
+  const kind = v['kind'];
+  if (!(STEP_KINDS as readonly unknown[]).includes(kind))
+    return out.add(join(path, 'kind'), `must be a step kind ferry knows; got ${show(kind)}`);
+  if (v['params'] === undefined) return out.add(`${path}.params`, 'missing');
+  PARAMS[kind as StepKind](v['params'], `${path}.params`, out);
+};
+
+const phase: Check = (v, path, out) => {
+  fields<Omit<Phase, 'steps'>>({ id: int(0), name, title: str, summary: str })(v, path, out);
+  if (!isObject(v)) return;
+  const steps = v['steps'];
+  if (!Array.isArray(steps)) return out.add(`${path}.steps`, `must be an array; got ${show(steps)}`);
+  steps.forEach((s, j) => {
+    out.step = isObject(s) && typeof s['id'] === 'string' ? s['id'] : undefined;
+    step(s, `${path}.steps[${j}]`, out);
+  });
+  out.step = undefined;
+};
+
+// ---- the plan ---------------------------------------------------------------------------------
+
+const planShape = fields<PlanContent>({
+  kind: oneOf([PLAN_KIND]),
+  formatVersion: oneOf([PLAN_FORMAT_VERSION]),
+  ferryVersion: str,
+  createdAt: str,
+  cluster: fields<Plan['cluster']>({ name: nullable(str), endpoint: nullable(str) }),
+  source: fields<Plan['source']>({
+    snapshot: str,
+    snapshotCreatedAt: str,
+    snapshotDigest: str,
+    factsDigest: str,
+    kit: nullable(fields<KitReference>({ path: str, generatedAt: nullable(str), files: stringList })),
+  }),
+  strategy: oneOf(STRATEGIES),
+  provisioner,
+  target: fields<Plan['target']>({
+    talosVersion: name,
+    kubernetesVersion: nullable(str),
+    kubeprism: oneOf(['on', 'off'] satisfies Plan['target']['kubeprism'][]),
+    infra: str,
+  }),
+  etcd: fields<Plan['etcd']>({
+    voters: int(1),
+    leader: nullable(
+      fields<NonNullable<Plan['etcd']['leader']>>({ id: memberId, name: str, node: nullable(str) }),
+    ),
+    version: nullable(str),
+  }),
+  audit: fields<Plan['audit']>({
+    blockers: arrayOf(findingRef),
+    risks: int(0),
+    suppressed: int(0),
+    allowBlockers: bool,
+  }),
+  controlPlanes: arrayOf(
+    fields<ControlPlaneOrder>({
+      node: name,
+      address: nullable(str),
+      phase: oneOf([2, 4] satisfies ControlPlaneOrder['phase'][]),
+      position: int(1),
+      member: nullable(fields<NonNullable<ControlPlaneOrder['member']>>({ id: memberId, name: str })),
+      leaderAtSnapshot: bool,
+      replacement: talosNode,
+    }),
+  ),
+  workers: arrayOf(
+    fields<WorkerOrder>({ node: name, address: nullable(str), batch: int(1), replacement: talosNode }),
+  ),
+  setup: commands,
+  warnings: stringList,
+  phases: arrayOf(phase),
+});
+
+/**
+ * Everything wrong with a plan document, shape first; the rules between steps only once the
+ * shape holds (they read it as a typed plan). Empty: `ferry run` may execute it.
+ */
+export function validatePlan(doc: unknown): Issue[] {
+  const out = new Issues();
+  planShape(doc, '', out);
+  if (out.list.length > 0) return out.list;
+  return invariantIssues(doc as PlanContent);
+}
