@@ -483,6 +483,25 @@ describe('apiserver.tls13-clients', () => {
     );
   });
 
+  it('says what the kubeadm side was seen to accept, or that it was not seen', () => {
+    const [f] = findings(tls13Clients.check(ctxOf()));
+    expect(f!.message).toContain(
+      'On the kubeadm side the kubelets run with tlsMinVersion unset (TLS 1.2 accepted); kube-controller-manager runs with no --tls-min-version (TLS 1.2 accepted); kube-scheduler runs with no --tls-min-version (TLS 1.2 accepted).',
+    );
+    const [g] = findings(
+      tls13Clients.check(
+        ctxOf((s) => {
+          delete s.kubelet;
+          s.staticPods = s.staticPods.filter((p) => p.component === 'kube-apiserver');
+        }),
+      ),
+    );
+    expect(g!.message).toContain(
+      'On the kubeadm side the KubeletConfiguration is not in the snapshot; no kube-controller-manager manifest is in the snapshot; no kube-scheduler manifest is in the snapshot.',
+    );
+    expect(g!.message).not.toMatch(/kubeadm side accepts TLS 1\.2/);
+  });
+
   it('passes ≤v1.13 when the kubelet already requires TLS 1.3, but not on v1.14 (apiserver and etcd change too)', () => {
     const tls13 = (s: Snapshot) => {
       s.kubelet!.spec['tlsMinVersion'] = 'VersionTLS13';
@@ -499,16 +518,53 @@ describe('apiserver.tls13-clients', () => {
 });
 
 describe('apiserver.coexistence-endpoints', () => {
-  it('reports the default/kubernetes endpoints as info', () => {
+  const kubernetesSlice = (s: Snapshot) =>
+    s.resources.endpointslices.find(
+      (e) => e.metadata.namespace === 'default' && e.metadata.name === 'kubernetes',
+    )!;
+
+  it('reports the addresses default/kubernetes lists, with the control plane each belongs to', () => {
     const [f] = findings(coexistenceEndpoints.check(ctxOf()));
     expect(f!.evidence[0]).toMatchObject({
       kind: 'object',
       object: { kind: 'EndpointSlice', name: 'kubernetes' },
       observed: '10.20.0.11, 10.20.0.12, 10.20.0.13',
     });
+    expect(f!.message).toMatch(
+      /^EndpointSlice default\/kubernetes of Service default\/kubernetes lists 3 addresses \(10\.20\.0\.11 \(cp-1\), 10\.20\.0\.12 \(cp-2\), 10\.20\.0\.13 \(cp-3\)\)\. Each Talos apiserver adds itself/,
+    );
   });
 
-  it('falls back on the Service when the EndpointSlice is not in the snapshot', () => {
+  it('an address that is no known control plane, or not ready, is shown as seen', () => {
+    const [f] = findings(
+      coexistenceEndpoints.check(
+        ctxOf((s) => {
+          kubernetesSlice(s).endpoints = [
+            { addresses: ['10.20.0.11'], conditions: { ready: true } },
+            { addresses: ['10.20.0.99'], conditions: { ready: false } },
+          ];
+        }),
+      ),
+    );
+    expect(f!.message).toContain('lists 2 addresses (10.20.0.11 (cp-1), 10.20.0.99 (not ready))');
+  });
+
+  it('a Service without endpoints says so instead of claiming the kubeadm apiservers', () => {
+    const [f] = findings(
+      coexistenceEndpoints.check(
+        ctxOf((s) => {
+          kubernetesSlice(s).endpoints = [];
+        }),
+      ),
+    );
+    expect(f!.message).toMatch(
+      /^EndpointSlice default\/kubernetes of Service default\/kubernetes lists no endpoints/,
+    );
+    expect(f!.message).not.toMatch(/kubeadm apiserver/);
+    expect(f!.evidence[0]).toMatchObject({ object: { kind: 'EndpointSlice' }, observed: '(none)' });
+  });
+
+  it('falls back on the Service when the EndpointSlice is not in the snapshot, and says it could not check', () => {
     const [f] = findings(
       coexistenceEndpoints.check(ctxOf((s) => (s.resources.endpointslices = [] as KubeObject[]))),
     );
@@ -516,6 +572,27 @@ describe('apiserver.coexistence-endpoints', () => {
       object: { kind: 'Service', name: 'kubernetes' },
       observed: '10.96.0.1',
     });
+    expect(f!.message).toMatch(
+      /^Service default\/kubernetes is in the snapshot but no EndpointSlice or Endpoints of it is, so which apiservers it lists could not be checked\./,
+    );
+    expect(f!.message).not.toMatch(/kubeadm apiserver/);
+  });
+
+  it('neither the Service nor its EndpointSlice captured: could not be checked', () => {
+    const [f] = findings(
+      coexistenceEndpoints.check(
+        ctxOf((s) => {
+          s.resources.endpointslices = [];
+          s.resources.services = s.resources.services.filter(
+            (x) => !(x.metadata.namespace === 'default' && x.metadata.name === 'kubernetes'),
+          );
+        }),
+      ),
+    );
+    expect(f!.message).toMatch(
+      /^Neither Service default\/kubernetes nor an EndpointSlice or Endpoints of it is in the snapshot/,
+    );
+    expect(f!.evidence[0]).toMatchObject({ observed: '(not in the snapshot)' });
   });
 });
 
