@@ -91,6 +91,28 @@ describe('apiserver.san-loopback', () => {
     expect(f!.remediation).toContain('machine.features.kubePrism.enabled: false');
   });
 
+  it('says which control planes it saw no certificate of, instead of assuming kubeadm issued them alike', async () => {
+    const [pkiOnly] = findings(sanLoopback.check(ctxOf()));
+    expect(pkiOnly!.message).not.toMatch(/the same way/);
+    expect(pkiOnly!.message).toMatch(
+      /No certificate served by cp-1, cp-2, cp-3 is in the snapshot \(the PKI copy is of one control plane, which one is not recorded\): check theirs too\.$/,
+    );
+    const cert = await servingCert(KUBEADM_SANS, ['10.96.0.1']);
+    const [served] = findings(
+      sanLoopback.check(
+        ctxOf((s) => {
+          delete s.pki;
+          s.servedCertificates = [
+            { address: '10.20.0.11:6443', role: 'control-plane', node: 'cp-1', certificate: cert },
+          ];
+        }),
+      ),
+    );
+    expect(served!.message).toMatch(
+      /No certificate served by cp-2, cp-3 is in the snapshot: check theirs too\.$/,
+    );
+  });
+
   it('suggests the v1.14 KubePrism options on a v1.14 target', () => {
     const [f] = findings(sanLoopback.check(ctxOf(undefined, { talosVersion: '1.14' })));
     expect(f!.remediation).toContain('KubePrismConfig');
@@ -135,6 +157,21 @@ describe('apiserver.san-endpoint', () => {
     expect(f!.field).toBe('certSANs');
     expect(f!.message).toContain('10.20.0.10');
     expect(f!.remediation).toContain('`cluster.apiServer.certSANs`');
+  });
+
+  it('says the extra SANs are what kubeadm-config lists, and whether the certificates seen carry them', () => {
+    const [f] = findings(sanEndpoint.check(ctxOf()));
+    expect(f!.message).toMatch(
+      /^kubeadm-config lists the extra apiserver certificate SANs 10\.20\.0\.10 \(apiServer\.certSANs\), and apiserver\.crt \(the PKI copy of one control plane\) carries them;/,
+    );
+    const [g] = findings(
+      sanEndpoint.check(
+        ctxOf((s) => {
+          s.kubeadm.clusterConfiguration!.apiServer.certSANs.push('api.other.example');
+        }),
+      ),
+    );
+    expect(g!.message).toContain('(apiServer.certSANs); of the certificates seen, none carries them all;');
   });
 
   it('is a blocker when the certificate lacks the endpoint host and the Service IP', async () => {
@@ -267,6 +304,37 @@ describe('apiserver.anonymous-auth-dependents', () => {
           p.flags = withFlag('anonymous-auth', 'false')(p.flags);
     });
     expect(findings(anonymousAuthDependents.check(ctx))).toHaveLength(2);
+  });
+
+  it('without an audit log and with only some control planes refusing, names the ones that accept', () => {
+    const [f] = findings(
+      anonymousAuthDependents.check(
+        ctxOf((s) => {
+          delete s.auditLog;
+          for (const p of s.staticPods)
+            if (p.component === 'kube-apiserver' && p.node === 'cp-1')
+              p.flags = withFlag('anonymous-auth', 'false')(p.flags);
+        }),
+      ),
+    );
+    expect(f!.message).toMatch(
+      /^kube-apiserver on cp-2, cp-3 accepts anonymous requests \(on cp-1 it runs with --anonymous-auth=false\)/,
+    );
+  });
+
+  it('with an audit log that shows no caller, says what the log shows rather than how long it covers', () => {
+    const [f] = findings(
+      anonymousAuthDependents.check(
+        ctxOf((s) => {
+          s.auditLog!.anonymous = [];
+        }),
+      ),
+    );
+    expect(f!.message).toMatch(/^The kubeadm apiservers \(3 instances seen\) accept anonymous requests/);
+    expect(f!.message).not.toMatch(/short time/);
+    expect(f!.message).toMatch(
+      /The audit log in the snapshot \(\d+ events?\) shows no anonymous caller Talos apiservers would refuse; callers outside the time it covers are not seen\./,
+    );
   });
 
   it('passes when the kubeadm apiservers already refuse anonymous requests', () => {
