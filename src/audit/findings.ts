@@ -68,6 +68,8 @@ export type Evidence =
       field?: string;
     } & Observation)
   | ({ kind: 'tls'; address: string; field?: string } & Observation)
+  /** An answer of the API server itself (GET /version). */
+  | ({ kind: 'api'; server: string; path: string; field?: string } & Observation)
   | ({ kind: 'target'; field: string } & Observation);
 
 /** Turns a provenance SourceRef (facts, snapshot) into evidence, so rules can quote facts directly. */
@@ -110,6 +112,14 @@ export function evidenceFromSource(ref: SourceRef, obs: Observation = {}): Evide
       };
     case 'tls':
       return { kind: 'tls', address: ref.address, ...obs };
+    case 'api':
+      return {
+        kind: 'api',
+        server: ref.server,
+        path: ref.path,
+        ...(ref.field !== undefined ? { field: ref.field } : {}),
+        ...obs,
+      };
     case 'derived': {
       // A derived value is explained by its first concrete source; the note keeps the derivation.
       const first = ref.from[0];
@@ -143,6 +153,9 @@ export function describeEvidence(e: Evidence): string {
     }
     case 'tls':
       head = `TLS ${e.address}${e.field ? ` ${e.field}` : ''}`;
+      break;
+    case 'api':
+      head = `GET ${e.path}${e.field ? ` ${e.field}` : ''} (${e.server})`;
       break;
     case 'target':
       head = `target ${e.field}`;
@@ -260,6 +273,9 @@ export function subjectFromEvidence(e: Evidence | undefined): { subject: Subject
       return { subject: { kind: 'EtcdMember', name: e.name ?? e.memberId ?? e.endpoint ?? '?' }, ...field };
     case 'tls':
       return { subject: { kind: 'Endpoint', name: e.address }, ...field };
+    case 'api':
+      // The path, not the server URL: another kubeconfig for the same cluster is the same subject.
+      return { subject: { kind: 'API', name: e.path }, ...field };
     case 'target':
       return { subject: { kind: 'Target', name: 'target' }, field: e.field };
   }

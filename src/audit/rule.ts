@@ -124,6 +124,8 @@ export const HOW_TO_PROVIDE: Record<Requirement, string> = {
   'served-certs':
     'add served-certs/HOST_PORT.pem (openssl s_client -connect HOST:6443 </dev/null | openssl x509), or audit a live cluster',
   'audit-log': 'add audit.log (the kube-apiserver audit log, JSON lines) if auditing is enabled',
+  'server-version':
+    'take the snapshot live (ferry snapshot --kubeconfig), which records what the API server answers on GET /version',
   mgmt: 'these checks read the Cluster API management cluster; ferry does not collect it yet, check them by hand (knowledge/capi.md)',
 };
 

@@ -29,17 +29,30 @@ function clusterName(v: SnapshotView) {
   });
 }
 
+/**
+ * The server's own answer (GET /version) first, then the running apiserver images, then what kubeadm
+ * recorded; any disagreement between them is shown, never resolved silently.
+ */
 function kubernetesVersion(v: SnapshotView) {
-  const running: Candidate<string>[] = [];
+  const served: Candidate<string>[] = [];
+  const sv = v.snapshot.serverVersion;
+  if (sv && parseVersion(sv.info.gitVersion)) {
+    served.push({
+      value: normalizeKubernetesVersion(sv.info.gitVersion),
+      source: atField(sv.source, 'gitVersion'),
+    });
+  }
+  const images: Candidate<string>[] = [];
   for (const pod of v.apiservers) {
     const tag = pod.image ? imageTag(pod.image) : undefined;
     if (tag && parseVersion(tag)) {
-      running.push({
+      images.push({
         value: normalizeKubernetesVersion(tag),
         source: derivedRef(`image tag of ${pod.image}`, [atField(pod.source, 'image')]),
       });
     }
   }
+  const running = [...served, ...images];
   const candidates = [...running];
   if (v.cc?.kubernetesVersion) {
     candidates.push({
@@ -47,23 +60,28 @@ function kubernetesVersion(v: SnapshotView) {
       source: atField(v.cc.source, 'kubernetesVersion'),
     });
   }
-  const runningDiffer = new Set(running.map((c) => c.value)).size > 1;
+  const imagesDiffer = new Set(images.map((c) => c.value)).size > 1;
+  const lowest = (pool: Candidate<string>[]) =>
+    [...pool].sort((a, b) => compareVersionText(a.value, b.value))[0];
   return decide({
     key: 'cluster.kubernetesVersion',
     title: 'Kubernetes version (control plane)',
     candidates,
-    // The oldest running apiserver bounds what every version window must accept.
-    believe: (cs) => {
-      const pool = running.length > 0 ? running : cs;
-      return [...pool].sort((a, b) => compareVersionText(a.value, b.value))[0] ?? cs[0]!;
-    },
-    reason: runningDiffer
+    // The oldest running apiserver bounds what every version window must accept; /version is
+    // answered by whichever apiserver the endpoint reached, so it is one of them, not all.
+    believe: (cs) => (imagesDiffer ? lowest(running) : (served[0] ?? images[0])) ?? cs[0]!,
+    reason: imagesDiffer
       ? 'the control planes run different kube-apiserver versions (an upgrade in progress?); ferry believes the ' +
-        'lowest, because version windows and skew rules must hold for every control plane'
-      : "ferry believes the running kube-apiserver image; kubeadm-config's kubernetesVersion is what the last " +
-        'kubeadm init/upgrade recorded',
+        'lowest, because version windows and skew rules must hold for every control plane (GET /version is ' +
+        'answered by one of them)'
+      : served.length > 0
+        ? 'ferry believes GET /version, what the running kube-apiserver says it is; an image tag is only a name, ' +
+          "and kubeadm-config's kubernetesVersion is what the last kubeadm init/upgrade recorded"
+        : "ferry believes the running kube-apiserver image; kubeadm-config's kubernetesVersion is what the last " +
+          'kubeadm init/upgrade recorded',
     missing:
-      'the kube-apiserver manifest (its image tag) or kubeadm-config.yaml with a ClusterConfiguration (kubernetesVersion)',
+      'a live snapshot (ferry snapshot --kubeconfig records GET /version), the kube-apiserver manifest (its image tag) ' +
+      'or kubeadm-config.yaml with a ClusterConfiguration (kubernetesVersion)',
   });
 }
 

@@ -7,7 +7,7 @@ export function atField(ref: SourceRef, field: string): SourceRef {
   if (ref.kind === 'object' || ref.kind === 'file') {
     return { ...ref, field: ref.field ? `${ref.field}.${field}` : field };
   }
-  if (ref.kind === 'etcd') return { ...ref, field };
+  if (ref.kind === 'etcd' || ref.kind === 'api') return { ...ref, field };
   return ref;
 }
 

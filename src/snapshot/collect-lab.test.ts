@@ -21,8 +21,9 @@ import { memoryIo } from '../cli/io.js';
 import { runCli } from '../cli/run-cli.js';
 import { deriveFacts } from '../facts/derive.js';
 import type { Fact } from '../facts/model.js';
+import { versionInfo } from '../lab/apiserver/discovery.js';
 import type { CollectDeps } from './collect.js';
-import { type KubeObject, RESOURCE_KEYS, type Snapshot } from './model.js';
+import { describeSource, type KubeObject, RESOURCE_KEYS, type Snapshot } from './model.js';
 import { readSavedSnapshot } from './store.js';
 
 const injected = vi.hoisted(() => ({ deps: {} as Partial<CollectDeps> }));
@@ -87,7 +88,28 @@ describe('ferry snapshot against the lab API server holding examples/lab-cluster
       'kubelet',
       'resources',
       'served-certs',
+      'server-version',
     ]);
+  });
+
+  it('records what GET /version answered, and facts cite it for the Kubernetes version', () => {
+    expect(live.serverVersion).toEqual({
+      source: { kind: 'api', server: lab.server.url, path: '/version' },
+      info: versionInfo('v1.32.4'),
+    });
+    const facts = deriveFacts(live);
+    const version = facts.cluster.kubernetesVersion;
+    expect(version.value).toBe('v1.32.4');
+    expect(version.conflict).toBeUndefined();
+    expect(describeSource(version.provenance[0]!)).toBe(`GET /version gitVersion (${lab.server.url})`);
+    // The files snapshot of the same cluster has no server to ask.
+    expect(files.serverVersion).toBeUndefined();
+    expect(deriveFacts(files).cluster.kubernetesVersion.provenance.some((p) => p.kind === 'api')).toBe(false);
+    // The kubelets' own versions come with the Node objects, for the version-window checks.
+    expect(facts.nodes.kubeletVersions.value).toEqual([{ version: 'v1.32.4', nodes: 8 }]);
+    expect(live.resources.nodes.map((n) => n.status?.nodeInfo?.kubeletVersion)).toEqual(
+      Array(8).fill('v1.32.4'),
+    );
   });
 
   it('holds the same objects as the files snapshot, each once, typed although list items come untyped', () => {

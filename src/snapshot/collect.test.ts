@@ -76,6 +76,7 @@ describe('collectSnapshot against recorded API responses', () => {
       'kubelet',
       'resources',
       'served-certs',
+      'server-version',
     ]);
     expect(progress.some((l) => l.startsWith('listing pods'))).toBe(true);
   });

@@ -21,6 +21,7 @@ import {
   type KubeObject,
   type PkiInventory,
   type ServedCertificate,
+  type ServerVersionInfo,
   SNAPSHOT_FORMAT_VERSION,
   type Snapshot,
   type SnapshotPart,
@@ -132,6 +133,7 @@ export async function collectSnapshot(deps: CollectDeps): Promise<Snapshot> {
   if (deps.pki) parts.push('pki');
   if (etcd) parts.push('etcd');
   if (servedCertificates.some((c) => c.certificate)) parts.push('served-certs');
+  parts.push('server-version');
 
   const snapshot: Snapshot = {
     manifest: {
@@ -146,12 +148,20 @@ export async function collectSnapshot(deps: CollectDeps): Promise<Snapshot> {
     staticPods,
     servedCertificates,
     resources,
+    serverVersion: serverVersionInfo(kube.server, version),
   };
   if (kubelet) snapshot.kubelet = kubelet;
   if (kubeProxy) snapshot.kubeProxy = kubeProxy;
   if (deps.pki) snapshot.pki = deps.pki;
   if (etcd) snapshot.etcd = etcd;
   return snapshot;
+}
+
+/** GET /version as the server answered it: every string field, since a snapshot keeps what the server said. */
+function serverVersionInfo(server: string, v: ServerVersion): ServerVersionInfo {
+  const info: ServerVersionInfo['info'] = { gitVersion: v.gitVersion };
+  for (const [k, x] of Object.entries(v)) if (typeof x === 'string') info[k] = x;
+  return { source: { kind: 'api', server, path: '/version' }, info };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -34,6 +34,8 @@ export type SourceRef =
     }
   | { kind: 'etcd'; endpoint: string; field?: string }
   | { kind: 'tls'; address: string }
+  /** An answer of the API server itself, e.g. GET /version on the kubeconfig's server. */
+  | { kind: 'api'; server: string; path: string; field?: string }
   | { kind: 'derived'; from: SourceRef[]; note: string };
 
 // ---------------------------------------------------------------------------------------------
@@ -65,7 +67,8 @@ export type SnapshotPart =
   | 'etcd'
   | 'resources'
   | 'served-certs'
-  | 'audit-log';
+  | 'audit-log'
+  | 'server-version';
 
 // ---------------------------------------------------------------------------------------------
 // kubeadm
@@ -404,6 +407,19 @@ export const RESOURCE_KEYS: readonly ResourceKey[] = [
 ];
 
 // ---------------------------------------------------------------------------------------------
+// The API server's own word (live snapshots): what GET /version answered.
+
+export interface ServerVersionInfo {
+  /** GET /version on the server the snapshot was taken from. */
+  source: SourceRef;
+  /**
+   * The answer's string fields as sent: gitVersion, major, minor, and whatever else this server
+   * version reports (gitCommit, buildDate, goVersion, platform, emulationMinor, …).
+   */
+  info: { gitVersion: string } & Record<string, string>;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Audit log (optional): who reached the apiserver anonymously, to find dependents of anonymous auth.
 
 export interface AnonymousAccess {
@@ -434,6 +450,8 @@ export interface Snapshot {
   etcd?: EtcdState;
   resources: Resources;
   auditLog?: AuditLogSummary;
+  /** Live snapshots only; older saved snapshots have none. */
+  serverVersion?: ServerVersionInfo;
 }
 
 export function emptyResources(): Resources {
@@ -473,6 +491,8 @@ export function describeSource(ref: SourceRef): string {
       return `etcd ${ref.endpoint}${ref.field ? ` ${ref.field}` : ''}`;
     case 'tls':
       return `TLS handshake with ${ref.address}`;
+    case 'api':
+      return `GET ${ref.path}${ref.field ? ` ${ref.field}` : ''} (${ref.server})`;
     case 'derived':
       return `${ref.note} (from ${ref.from.map(describeSource).join('; ')})`;
   }

@@ -63,6 +63,64 @@ describe('saved snapshots', () => {
     expect(JSON.parse(pods)).toHaveLength(2);
   });
 
+  describe("a live snapshot's GET /version", () => {
+    const live = (): Snapshot => ({
+      ...snapshot,
+      manifest: {
+        ...snapshot.manifest,
+        source: { kind: 'live', server: 'https://10.0.0.10:6443', context: 'admin@lab' },
+        parts: [...snapshot.manifest.parts, 'server-version'],
+      },
+      serverVersion: {
+        source: { kind: 'api', server: 'https://10.0.0.10:6443', path: '/version' },
+        info: {
+          major: '1',
+          minor: '36',
+          emulationMajor: '1',
+          emulationMinor: '36',
+          gitVersion: 'v1.36.2',
+          platform: 'linux/amd64',
+        },
+      },
+    });
+
+    it('round-trips in server-version.json, owner-only', async () => {
+      const s = live();
+      const dir = join(fx.tmp, 'live-version');
+      await saveSnapshot(s, dir);
+      expect((await stat(join(dir, 'server-version.json'))).mode & 0o777).toBe(0o600);
+      expect(await readSavedSnapshot(dir)).toStrictEqual(s);
+    });
+
+    it('is absent from a snapshot saved before ferry recorded it, which still loads', async () => {
+      const dir = join(fx.tmp, 'live-version-older');
+      await saveSnapshot(live(), dir);
+      // What an older ferry wrote: no file, no part.
+      await rm(join(dir, 'server-version.json'));
+      const m = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'));
+      m.parts = m.parts.filter((p: string) => p !== 'server-version');
+      await writeFile(join(dir, 'manifest.json'), JSON.stringify(m));
+      const back = await readSavedSnapshot(dir);
+      expect(back.serverVersion).toBeUndefined();
+      expect(back.manifest.parts).not.toContain('server-version');
+      expect(back.resources).toEqual(snapshot.resources);
+    });
+
+    it('is validated like every other file', async () => {
+      const dir = join(fx.tmp, 'live-version-damaged');
+      await saveSnapshot(live(), dir);
+      const file = join(dir, 'server-version.json');
+      const v = JSON.parse(await readFile(file, 'utf8'));
+      v.info.gitVersion = 136;
+      await writeFile(file, JSON.stringify(v));
+      const e = await rejected(readSavedSnapshot(dir));
+      expect(e.location).toEqual({ file, field: 'info.gitVersion' });
+      await rm(file);
+      const e2 = await rejected(readSavedSnapshot(dir));
+      expect(e2.message).toContain('lists part "server-version" but server-version.json is missing');
+    });
+  });
+
   it('refuses to replace an existing directory unless forced', async () => {
     const e = await rejected(saveSnapshot(snapshot, saved));
     expect(e.kind).toBe('usage');

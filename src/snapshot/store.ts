@@ -20,6 +20,7 @@ import {
   type PkiInventory,
   RESOURCE_KEYS,
   type ServedCertificate,
+  type ServerVersionInfo,
   type Snapshot,
   type SnapshotPart,
   type StaticPod,
@@ -35,6 +36,7 @@ import {
   validatePkiFile,
   validateResourceItem,
   validateServedCertsFile,
+  validateServerVersionFile,
 } from './validate.js';
 import { jsonError } from './yaml.js';
 
@@ -49,6 +51,7 @@ const PART_FILES: Partial<Record<SnapshotPart, string>> = {
   encryption: 'encryption.json',
   etcd: 'etcd.json',
   'audit-log': 'audit-log.json',
+  'server-version': 'server-version.json',
 };
 
 export async function saveSnapshot(s: Snapshot, dir: string, opts: { force?: boolean } = {}): Promise<void> {
@@ -69,6 +72,7 @@ export async function saveSnapshot(s: Snapshot, dir: string, opts: { force?: boo
       if (s.encryption) await writeJson(join(tmp, 'encryption.json'), s.encryption);
       if (s.etcd) await writeJson(join(tmp, 'etcd.json'), s.etcd);
       if (s.auditLog) await writeJson(join(tmp, 'audit-log.json'), s.auditLog);
+      if (s.serverVersion) await writeJson(join(tmp, 'server-version.json'), s.serverVersion);
       await mkdir(join(tmp, 'resources'), { mode: 0o700 });
       for (const key of RESOURCE_KEYS)
         await writeJsonLines(join(tmp, 'resources', `${key}.json`), s.resources[key]);
@@ -161,6 +165,9 @@ export async function readSavedSnapshot(dir: string): Promise<Snapshot> {
   if (etcd) snapshot.etcd = etcd as EtcdState;
   const audit = await readOptional(join(dir, 'audit-log.json'), validateAuditLogFile);
   if (audit) snapshot.auditLog = audit as AuditLogSummary;
+  // Snapshots saved before ferry recorded GET /version have no such file: nothing to read.
+  const version = await readOptional(join(dir, 'server-version.json'), validateServerVersionFile);
+  if (version) snapshot.serverVersion = version as ServerVersionInfo;
 
   for (const key of RESOURCE_KEYS) {
     const file = join(dir, 'resources', `${key}.json`);

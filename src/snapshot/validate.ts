@@ -44,6 +44,7 @@ export const SNAPSHOT_PARTS: readonly SnapshotPart[] = [
   'resources',
   'served-certs',
   'audit-log',
+  'server-version',
 ];
 
 const REMEDIATION =
@@ -140,6 +141,11 @@ export class Shape {
       case 'tls':
         this.at('address').string(o.address);
         return;
+      case 'api':
+        this.at('server').string(o.server);
+        this.at('path').string(o.path);
+        this.optString(o, 'field');
+        return;
       case 'derived':
         this.at('note').string(o.note);
         this.at('from')
@@ -149,7 +155,7 @@ export class Shape {
           });
         return;
       default:
-        this.at('kind').fail('one of object, file, flag, etcd, tls, derived', kind);
+        this.at('kind').fail('one of object, file, flag, etcd, tls, api, derived', kind);
     }
   }
 
@@ -459,6 +465,15 @@ export function validateAuditLogFile(v: unknown, file: string): void {
       as.strings(ao, 'sourceIPs');
       as.at('count').number(ao.count);
     });
+}
+
+export function validateServerVersionFile(v: unknown, file: string): void {
+  const s = new Shape(file);
+  const o = s.record(v);
+  s.at('source').sourceRef(o.source);
+  const info = s.at('info').record(o.info);
+  s.at('info').at('gitVersion').string(info.gitVersion);
+  for (const [k, x] of Object.entries(info)) s.at('info').at(k).string(x);
 }
 
 /** One item of resources/KIND.json: cheap checks only, the files can hold 150,000 pods. */

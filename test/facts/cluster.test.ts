@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { deriveFacts } from '../../src/facts/derive.js';
-import { describeSource } from '../../src/snapshot/model.js';
+import { describeSource, type ServerVersionInfo } from '../../src/snapshot/model.js';
 import { CONTROL_PLANES, configMap, emptySnapshot, flags, labCluster } from './builders.js';
+
+/** What kube-apiserver answers on GET /version, as a live snapshot records it. */
+function versionAnswer(gitVersion: string): ServerVersionInfo {
+  const [, major = '', minor = ''] = /^v(\d+)\.(\d+)/.exec(gitVersion) ?? [];
+  return {
+    source: { kind: 'api', server: 'https://10.20.0.10:6443', path: '/version' },
+    info: { major, minor, gitVersion, platform: 'linux/amd64' },
+  };
+}
 
 describe('cluster facts', () => {
   it('agreeing sources give one value with every source as provenance', () => {
@@ -56,6 +65,88 @@ describe('cluster facts', () => {
       value: 'v1.31.2',
       source: expect.objectContaining({ field: 'data.ClusterConfiguration.kubernetesVersion' }),
     });
+  });
+
+  it("a live snapshot's GET /version is the first source and is cited as such", () => {
+    const s = labCluster();
+    s.serverVersion = versionAnswer('v1.32.4');
+    const fact = deriveFacts(s).cluster.kubernetesVersion;
+    expect(fact.value).toBe('v1.32.4');
+    expect(fact.conflict).toBeUndefined();
+    expect(fact.provenance[0]).toEqual({
+      kind: 'api',
+      server: 'https://10.20.0.10:6443',
+      path: '/version',
+      field: 'gitVersion',
+    });
+    expect(describeSource(fact.provenance[0]!)).toBe('GET /version gitVersion (https://10.20.0.10:6443)');
+    // and the three images plus kubeadm-config agree with it
+    expect(fact.provenance).toHaveLength(5);
+  });
+
+  it('GET /version alone gives the version (a cluster ferry sees no manifests or kubeadm-config of)', () => {
+    const s = emptySnapshot();
+    s.serverVersion = versionAnswer('v1.36.2');
+    const fact = deriveFacts(s).cluster.kubernetesVersion;
+    expect(fact.value).toBe('v1.36.2');
+    expect(fact.missing).toBeUndefined();
+    expect(fact.provenance.map(describeSource)).toEqual([
+      'GET /version gitVersion (https://10.20.0.10:6443)',
+    ]);
+  });
+
+  it('GET /version disagreeing with kubeadm-config and the images: /version is believed, every source is listed', () => {
+    const s = labCluster();
+    s.serverVersion = versionAnswer('v1.32.5');
+    s.kubeadm.clusterConfiguration!.kubernetesVersion = 'v1.31.2';
+    const fact = deriveFacts(s).cluster.kubernetesVersion;
+    expect(fact.value).toBe('v1.32.5');
+    expect(fact.conflict?.believed).toBe('v1.32.5');
+    expect(fact.conflict?.candidates.map((c) => c.value)).toEqual([
+      'v1.32.5',
+      'v1.32.4',
+      'v1.32.4',
+      'v1.32.4',
+      'v1.31.2',
+    ]);
+    expect(fact.conflict?.candidates[0]?.source).toMatchObject({ kind: 'api', path: '/version' });
+    expect(fact.conflict?.reason).toMatch(/GET \/version/);
+    expect(fact.provenance).toEqual([expect.objectContaining({ kind: 'api' })]);
+  });
+
+  it('GET /version with kubeadm-config only (no manifests): a disagreement is a conflict, not a silent pick', () => {
+    const s = labCluster();
+    s.staticPods = s.staticPods.filter((p) => p.component !== 'kube-apiserver');
+    s.serverVersion = versionAnswer('v1.36.2');
+    s.kubeadm.clusterConfiguration!.kubernetesVersion = 'v1.35.4';
+    const fact = deriveFacts(s).cluster.kubernetesVersion;
+    expect(fact.value).toBe('v1.36.2');
+    expect(fact.conflict?.candidates.map((c) => [c.value, describeSource(c.source)])).toEqual([
+      ['v1.36.2', 'GET /version gitVersion (https://10.20.0.10:6443)'],
+      ['v1.35.4', 'ConfigMap kube-system/kubeadm-config data.ClusterConfiguration.kubernetesVersion'],
+    ]);
+  });
+
+  it('control planes on different versions: the lowest running one is believed, even over GET /version', () => {
+    const s = labCluster();
+    // An upgrade under way: cp-1 already runs v1.32.5 and answered GET /version; cp-3 is behind.
+    s.serverVersion = versionAnswer('v1.32.5');
+    const image = (node: string, tag: string) => {
+      s.staticPods.find((p) => p.component === 'kube-apiserver' && p.node === node)!.image =
+        `registry.k8s.io/kube-apiserver:${tag}`;
+    };
+    image('cp-1', 'v1.32.5');
+    image('cp-3', 'v1.31.9');
+    const fact = deriveFacts(s).cluster.kubernetesVersion;
+    expect(fact.value).toBe('v1.31.9');
+    expect(fact.conflict?.candidates.map((c) => [c.value, c.source.kind])).toEqual([
+      ['v1.32.5', 'api'],
+      ['v1.32.5', 'derived'],
+      ['v1.32.4', 'derived'],
+      ['v1.31.9', 'derived'],
+      ['v1.32.4', 'object'],
+    ]);
+    expect(fact.conflict?.reason).toMatch(/lowest.*GET \/version is answered by one of them/);
   });
 
   it('endpoint without a port takes the apiserver --secure-port and says so', () => {
@@ -116,6 +207,7 @@ describe('cluster facts', () => {
     expect(f.cluster.name.value).toBeUndefined();
     expect(f.cluster.name.missing).toMatch(/kubeadm-config\.yaml/);
     expect(f.cluster.kubernetesVersion.missing).toMatch(/kube-apiserver manifest/);
+    expect(f.cluster.kubernetesVersion.missing).toMatch(/GET \/version/);
     expect(f.cluster.controlPlaneEndpoint.missing).toMatch(/cluster-info/);
   });
 

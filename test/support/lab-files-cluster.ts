@@ -16,6 +16,7 @@ import { join, resolve } from 'node:path';
 import * as tls from 'node:tls';
 import { parse as parseYaml } from 'yaml';
 import { RESOURCE_TYPES, type ResourceKind, resourcePath } from '../../src/adapters/kube/kinds.js';
+import { deriveFacts } from '../../src/facts/derive.js';
 import { issueClientCert, issueServingCert, writeKubeconfig } from '../../src/lab/apiserver/credentials.js';
 import { MemoryStore } from '../../src/lab/apiserver/memory-store.js';
 import type { KObj } from '../../src/lab/apiserver/object.js';
@@ -139,6 +140,9 @@ export async function startLabFilesCluster(): Promise<LabFilesCluster> {
   const ca = await labCA();
   const serving = await issueServingCert(ca, { ipAddresses: ['127.0.0.1'] });
   const store = new ObservedStore(new MemoryStore());
+  // What /version answers comes from the cluster, as LabCluster does it.
+  const kubernetesVersion = deriveFacts(files).cluster.kubernetesVersion.value;
+  if (!kubernetesVersion) throw new Error(`${EXAMPLE}: no Kubernetes version to serve on /version`);
   // Compaction only when a test asks for it.
   const server = await LabApiServer.start({
     host: '127.0.0.1',
@@ -146,6 +150,7 @@ export async function startLabFilesCluster(): Promise<LabFilesCluster> {
     store,
     tls: { certPem: serving.certPem, keyPem: serving.keyPem, clientCaPem: ca.certPem },
     compactionIntervalMs: 0,
+    kubernetesVersion,
   });
   const admin = await issueClientCert(ca, 'kubernetes-admin', ['kubeadm:cluster-admins']);
   const kubeconfig = join(dir, 'admin.conf');

@@ -197,6 +197,17 @@ function location(e: Evidence): Location {
         logicalLocations: [{ name: e.address, fullyQualifiedName: `TLS ${e.address}`, kind: 'resource' }],
         ...msg,
       };
+    case 'api':
+      return {
+        logicalLocations: [
+          {
+            name: e.path,
+            fullyQualifiedName: `GET ${e.path}${e.field ? `#${e.field}` : ''}`,
+            kind: 'resource',
+          },
+        ],
+        ...msg,
+      };
     case 'target':
       return {
         logicalLocations: [{ name: e.field, fullyQualifiedName: `target ${e.field}`, kind: 'variable' }],

@@ -91,6 +91,28 @@ describe('apiserver.san-loopback', () => {
     expect(f!.remediation).toContain('machine.features.kubePrism.enabled: false');
   });
 
+  it('says which control planes it saw no certificate of, instead of assuming kubeadm issued them alike', async () => {
+    const [pkiOnly] = findings(sanLoopback.check(ctxOf()));
+    expect(pkiOnly!.message).not.toMatch(/the same way/);
+    expect(pkiOnly!.message).toMatch(
+      /No certificate served by cp-1, cp-2, cp-3 is in the snapshot \(the PKI copy is of one control plane, which one is not recorded\): check theirs too\.$/,
+    );
+    const cert = await servingCert(KUBEADM_SANS, ['10.96.0.1']);
+    const [served] = findings(
+      sanLoopback.check(
+        ctxOf((s) => {
+          delete s.pki;
+          s.servedCertificates = [
+            { address: '10.20.0.11:6443', role: 'control-plane', node: 'cp-1', certificate: cert },
+          ];
+        }),
+      ),
+    );
+    expect(served!.message).toMatch(
+      /No certificate served by cp-2, cp-3 is in the snapshot: check theirs too\.$/,
+    );
+  });
+
   it('suggests the v1.14 KubePrism options on a v1.14 target', () => {
     const [f] = findings(sanLoopback.check(ctxOf(undefined, { talosVersion: '1.14' })));
     expect(f!.remediation).toContain('KubePrismConfig');
@@ -135,6 +157,21 @@ describe('apiserver.san-endpoint', () => {
     expect(f!.field).toBe('certSANs');
     expect(f!.message).toContain('10.20.0.10');
     expect(f!.remediation).toContain('`cluster.apiServer.certSANs`');
+  });
+
+  it('says the extra SANs are what kubeadm-config lists, and whether the certificates seen carry them', () => {
+    const [f] = findings(sanEndpoint.check(ctxOf()));
+    expect(f!.message).toMatch(
+      /^kubeadm-config lists the extra apiserver certificate SANs 10\.20\.0\.10 \(apiServer\.certSANs\), and apiserver\.crt \(the PKI copy of one control plane\) carries them;/,
+    );
+    const [g] = findings(
+      sanEndpoint.check(
+        ctxOf((s) => {
+          s.kubeadm.clusterConfiguration!.apiServer.certSANs.push('api.other.example');
+        }),
+      ),
+    );
+    expect(g!.message).toContain('(apiServer.certSANs); of the certificates seen, none carries them all;');
   });
 
   it('is a blocker when the certificate lacks the endpoint host and the Service IP', async () => {
@@ -267,6 +304,37 @@ describe('apiserver.anonymous-auth-dependents', () => {
           p.flags = withFlag('anonymous-auth', 'false')(p.flags);
     });
     expect(findings(anonymousAuthDependents.check(ctx))).toHaveLength(2);
+  });
+
+  it('without an audit log and with only some control planes refusing, names the ones that accept', () => {
+    const [f] = findings(
+      anonymousAuthDependents.check(
+        ctxOf((s) => {
+          delete s.auditLog;
+          for (const p of s.staticPods)
+            if (p.component === 'kube-apiserver' && p.node === 'cp-1')
+              p.flags = withFlag('anonymous-auth', 'false')(p.flags);
+        }),
+      ),
+    );
+    expect(f!.message).toMatch(
+      /^kube-apiserver on cp-2, cp-3 accepts anonymous requests \(on cp-1 it runs with --anonymous-auth=false\)/,
+    );
+  });
+
+  it('with an audit log that shows no caller, says what the log shows rather than how long it covers', () => {
+    const [f] = findings(
+      anonymousAuthDependents.check(
+        ctxOf((s) => {
+          s.auditLog!.anonymous = [];
+        }),
+      ),
+    );
+    expect(f!.message).toMatch(/^The kubeadm apiservers \(3 instances seen\) accept anonymous requests/);
+    expect(f!.message).not.toMatch(/short time/);
+    expect(f!.message).toMatch(
+      /The audit log in the snapshot \(\d+ events?\) shows no anonymous caller Talos apiservers would refuse; callers outside the time it covers are not seen\./,
+    );
   });
 
   it('passes when the kubeadm apiservers already refuse anonymous requests', () => {
@@ -483,6 +551,25 @@ describe('apiserver.tls13-clients', () => {
     );
   });
 
+  it('says what the kubeadm side was seen to accept, or that it was not seen', () => {
+    const [f] = findings(tls13Clients.check(ctxOf()));
+    expect(f!.message).toContain(
+      'On the kubeadm side the kubelets run with tlsMinVersion unset (TLS 1.2 accepted); kube-controller-manager runs with no --tls-min-version (TLS 1.2 accepted); kube-scheduler runs with no --tls-min-version (TLS 1.2 accepted).',
+    );
+    const [g] = findings(
+      tls13Clients.check(
+        ctxOf((s) => {
+          delete s.kubelet;
+          s.staticPods = s.staticPods.filter((p) => p.component === 'kube-apiserver');
+        }),
+      ),
+    );
+    expect(g!.message).toContain(
+      'On the kubeadm side the KubeletConfiguration is not in the snapshot; no kube-controller-manager manifest is in the snapshot; no kube-scheduler manifest is in the snapshot.',
+    );
+    expect(g!.message).not.toMatch(/kubeadm side accepts TLS 1\.2/);
+  });
+
   it('passes ≤v1.13 when the kubelet already requires TLS 1.3, but not on v1.14 (apiserver and etcd change too)', () => {
     const tls13 = (s: Snapshot) => {
       s.kubelet!.spec['tlsMinVersion'] = 'VersionTLS13';
@@ -499,16 +586,53 @@ describe('apiserver.tls13-clients', () => {
 });
 
 describe('apiserver.coexistence-endpoints', () => {
-  it('reports the default/kubernetes endpoints as info', () => {
+  const kubernetesSlice = (s: Snapshot) =>
+    s.resources.endpointslices.find(
+      (e) => e.metadata.namespace === 'default' && e.metadata.name === 'kubernetes',
+    )!;
+
+  it('reports the addresses default/kubernetes lists, with the control plane each belongs to', () => {
     const [f] = findings(coexistenceEndpoints.check(ctxOf()));
     expect(f!.evidence[0]).toMatchObject({
       kind: 'object',
       object: { kind: 'EndpointSlice', name: 'kubernetes' },
       observed: '10.20.0.11, 10.20.0.12, 10.20.0.13',
     });
+    expect(f!.message).toMatch(
+      /^EndpointSlice default\/kubernetes of Service default\/kubernetes lists 3 addresses \(10\.20\.0\.11 \(cp-1\), 10\.20\.0\.12 \(cp-2\), 10\.20\.0\.13 \(cp-3\)\)\. Each Talos apiserver adds itself/,
+    );
   });
 
-  it('falls back on the Service when the EndpointSlice is not in the snapshot', () => {
+  it('an address that is no known control plane, or not ready, is shown as seen', () => {
+    const [f] = findings(
+      coexistenceEndpoints.check(
+        ctxOf((s) => {
+          kubernetesSlice(s).endpoints = [
+            { addresses: ['10.20.0.11'], conditions: { ready: true } },
+            { addresses: ['10.20.0.99'], conditions: { ready: false } },
+          ];
+        }),
+      ),
+    );
+    expect(f!.message).toContain('lists 2 addresses (10.20.0.11 (cp-1), 10.20.0.99 (not ready))');
+  });
+
+  it('a Service without endpoints says so instead of claiming the kubeadm apiservers', () => {
+    const [f] = findings(
+      coexistenceEndpoints.check(
+        ctxOf((s) => {
+          kubernetesSlice(s).endpoints = [];
+        }),
+      ),
+    );
+    expect(f!.message).toMatch(
+      /^EndpointSlice default\/kubernetes of Service default\/kubernetes lists no endpoints/,
+    );
+    expect(f!.message).not.toMatch(/kubeadm apiserver/);
+    expect(f!.evidence[0]).toMatchObject({ object: { kind: 'EndpointSlice' }, observed: '(none)' });
+  });
+
+  it('falls back on the Service when the EndpointSlice is not in the snapshot, and says it could not check', () => {
     const [f] = findings(
       coexistenceEndpoints.check(ctxOf((s) => (s.resources.endpointslices = [] as KubeObject[]))),
     );
@@ -516,6 +640,27 @@ describe('apiserver.coexistence-endpoints', () => {
       object: { kind: 'Service', name: 'kubernetes' },
       observed: '10.96.0.1',
     });
+    expect(f!.message).toMatch(
+      /^Service default\/kubernetes is in the snapshot but no EndpointSlice or Endpoints of it is, so which apiservers it lists could not be checked\./,
+    );
+    expect(f!.message).not.toMatch(/kubeadm apiserver/);
+  });
+
+  it('neither the Service nor its EndpointSlice captured: could not be checked', () => {
+    const [f] = findings(
+      coexistenceEndpoints.check(
+        ctxOf((s) => {
+          s.resources.endpointslices = [];
+          s.resources.services = s.resources.services.filter(
+            (x) => !(x.metadata.namespace === 'default' && x.metadata.name === 'kubernetes'),
+          );
+        }),
+      ),
+    );
+    expect(f!.message).toMatch(
+      /^Neither Service default\/kubernetes nor an EndpointSlice or Endpoints of it is in the snapshot/,
+    );
+    expect(f!.evidence[0]).toMatchObject({ observed: '(not in the snapshot)' });
   });
 });
 

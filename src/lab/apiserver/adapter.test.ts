@@ -59,6 +59,32 @@ describe('ferry kube adapter against the lab API server', () => {
     expect((await reader.get('namespaces', undefined, 'kube-system'))?.metadata.name).toBe('kube-system');
   });
 
+  it('answers GET /version field for field as kube-apiserver, with the version it was given', async () => {
+    const v136 = await startLabApi({ kubernetesVersion: 'v1.36.2' });
+    try {
+      const file = join(dir, 'v136.conf');
+      await writeAdminKubeconfig(v136, file);
+      const v = await createKubeReader({ kubeconfig: file }).version();
+      expect(v).toEqual({
+        major: '1',
+        minor: '36',
+        emulationMajor: '1',
+        emulationMinor: '36',
+        minCompatibilityMajor: '1',
+        minCompatibilityMinor: '35',
+        gitVersion: 'v1.36.2',
+        gitCommit: expect.stringMatching(/^[0-9a-f]{40}$/),
+        gitTreeState: 'clean',
+        buildDate: expect.any(String),
+        goVersion: expect.stringMatching(/^go1\./),
+        compiler: 'gc',
+        platform: 'linux/amd64',
+      });
+    } finally {
+      await v136.stop();
+    }
+  });
+
   it('serves every resource kind the adapter lists', async () => {
     const reader = createKubeReader({ kubeconfig });
     for (const kind of Object.keys(RESOURCE_TYPES) as ResourceKind[]) {

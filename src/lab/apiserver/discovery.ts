@@ -123,6 +123,11 @@ export function apiResourceList(
 export type ServerVersionInfo = {
   major: string;
   minor: string;
+  /** The compatibility-version fields (KEP-4330) that newer kube-apiservers add. */
+  emulationMajor?: string;
+  emulationMinor?: string;
+  minCompatibilityMajor?: string;
+  minCompatibilityMinor?: string;
   gitVersion: string;
   gitCommit: string;
   gitTreeState: string;
@@ -132,12 +137,28 @@ export type ServerVersionInfo = {
   platform: string;
 };
 
-/** /version for a `v1.MINOR.PATCH` git version. */
+/**
+ * /version for a `v1.MINOR.PATCH` git version, field for field as kube-apiserver answers it. From
+ * 1.33 that includes the emulation version (the binary's own, no --emulated-version in the lab) and
+ * the minimum compatibility version (one minor back).
+ */
 export function versionInfo(gitVersion: string): ServerVersionInfo {
   const m = /^v(\d+)\.(\d+)/.exec(gitVersion);
+  const major = m?.[1] ?? '1';
+  const minor = m?.[2] ?? '0';
+  const compatibility =
+    major === '1' && Number(minor) >= 33
+      ? {
+          emulationMajor: major,
+          emulationMinor: minor,
+          minCompatibilityMajor: major,
+          minCompatibilityMinor: String(Number(minor) - 1),
+        }
+      : {};
   return {
-    major: m?.[1] ?? '1',
-    minor: m?.[2] ?? '0',
+    major,
+    minor,
+    ...compatibility,
     gitVersion,
     gitCommit: '0000000000000000000000000000000000000000',
     gitTreeState: 'clean',

@@ -50,6 +50,8 @@ export async function startLabApi(
     /** More IP SANs for the serving certificate (a load balancer's address). */
     ipAddresses?: string[];
     compactionIntervalMs?: number;
+    /** gitVersion /version answers (the server's default otherwise). */
+    kubernetesVersion?: string;
   } = {},
 ): Promise<LabApiFixture> {
   const host = opts.host ?? '127.0.0.1';
@@ -65,6 +67,7 @@ export async function startLabApi(
     ...(opts.evictionLog !== undefined && { evictionLog: opts.evictionLog }),
     ...(opts.clock !== undefined && { clock: opts.clock }),
     ...(opts.compactionIntervalMs !== undefined && { compactionIntervalMs: opts.compactionIntervalMs }),
+    ...(opts.kubernetesVersion !== undefined && { kubernetesVersion: opts.kubernetesVersion }),
   });
   const { kc, yaml } = await clientKubeConfig(server.url, ca);
   return { server, store, ca, kc, kubeconfig: yaml, stop: () => server.stop() };

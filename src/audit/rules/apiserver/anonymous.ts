@@ -4,7 +4,8 @@
  */
 
 import { canonicalIp, cidrContains } from '../../../facts/ip.js';
-import type { AnonymousAccess, KubeObject, Snapshot } from '../../../snapshot/model.js';
+import { lastFlag } from '../../../snapshot/flags.js';
+import type { AnonymousAccess, Flag, KubeObject, Snapshot } from '../../../snapshot/model.js';
 import type { Evidence } from '../../findings.js';
 import { HOW_TO_PROVIDE, type Rule, type RuleFinding, skip } from '../../rule.js';
 import { KIT } from '../kit-paths.js';
@@ -68,6 +69,21 @@ function bindingEvidence(b: KubeObject): Evidence {
   };
 }
 
+/**
+ * Which kubeadm apiservers accept anonymous requests, as their flags say: all of those seen, or
+ * the ones without --anonymous-auth=false when the control planes differ.
+ */
+function whoAllowsAnonymous(ctx: Parameters<Rule['check']>[0]): string {
+  const instances = ctx.facts.apiserver.instances.value ?? [];
+  const allows = (flags: Flag[]) => lastFlag(flags, 'anonymous-auth') !== 'false';
+  const allowing = instances.filter((i) => allows(i.flags));
+  const refusing = instances.filter((i) => !allows(i.flags));
+  const nodes = (is: typeof instances) => is.map((i) => i.node ?? '(node unknown)').join(', ');
+  if (refusing.length === 0)
+    return `The kubeadm apiservers (${plural(instances.length, 'instance')} seen) accept anonymous requests`;
+  return `kube-apiserver on ${nodes(allowing)} accepts anonymous requests (on ${nodes(refusing)} it runs with --anonymous-auth=false)`;
+}
+
 export const anonymousAuthDependents: Rule = {
   id: 'apiserver.anonymous-auth-dependents',
   family: 'apiserver',
@@ -129,7 +145,7 @@ export const anonymousAuthDependents: Rule = {
     const custom = customAnonymousBindings(ctx.snapshot);
     if (!log || (custom.length > 0 && out.length === 0)) {
       out.push({
-        message: `kubeadm apiservers accept anonymous requests${custom.length ? ` and ${plural(custom.length, 'binding')} grant anonymous users access (${custom.map((b) => b.metadata.name).join(', ')})` : ''}; ${talosPolicy}. ${log ? 'The audit log shows no caller, but it covers only a short time.' : 'Without the audit log ferry cannot see who depends on it; load-balancer HTTP checks are the usual callers.'}`,
+        message: `${whoAllowsAnonymous(ctx)}${custom.length ? `, and ${plural(custom.length, 'binding')} grant anonymous users access (${custom.map((b) => b.metadata.name).join(', ')})` : ''}; ${talosPolicy}. ${log ? `The audit log in the snapshot (${plural(log.events, 'event')}) shows no anonymous caller Talos apiservers would refuse; callers outside the time it covers are not seen.` : 'Without the audit log ferry cannot see who depends on it; load-balancer HTTP checks are the usual callers.'}`,
         evidence: [
           ...factEvidence(anon, { observed: 'anonymous requests allowed' }),
           ...custom.map(bindingEvidence),

@@ -8,7 +8,7 @@ import type { Fact } from '../../../facts/model.js';
 import { KUBEPRISM } from '../../../knowledge/talos.js';
 import type { CertificateInfo, Snapshot } from '../../../snapshot/model.js';
 import type { Evidence, Subject } from '../../findings.js';
-import { HOW_TO_PROVIDE, type Rule, type RuleFinding, skip } from '../../rule.js';
+import { type AuditContext, HOW_TO_PROVIDE, type Rule, type RuleFinding, skip } from '../../rule.js';
 import { KIT } from '../kit-paths.js';
 import { fileEvidence, firstCert, pkiSubject } from '../pki.js';
 import { factEvidence, isV114, targetEvidence } from './evidence.js';
@@ -43,6 +43,18 @@ function apiserverCerts(s: Snapshot): ServingCert[] {
     });
   }
   return out;
+}
+
+/**
+ * The control planes none of whose serving certificates ferry saw: the PKI copy belongs to one
+ * control plane the snapshot does not name, a served certificate to the node it was read from.
+ */
+function controlPlanesNotSeen(ctx: AuditContext, certs: ServingCert[]): string {
+  const seen = new Set(certs.flatMap((c) => (c.subject.node ? [c.subject.node] : [])));
+  const unseen = (ctx.facts.nodes.controlPlane.value ?? []).map((n) => n.name).filter((n) => !seen.has(n));
+  if (unseen.length === 0) return '';
+  const pki = certs.some((c) => c.subject.kind === 'PkiFile');
+  return ` No certificate served by ${unseen.join(', ')} is in the snapshot${pki ? ' (the PKI copy is of one control plane, which one is not recorded)' : ''}: check theirs too.`;
 }
 
 const CERT_INPUT_HINT = `${HOW_TO_PROVIDE.pki} (apiserver.crt), or ${HOW_TO_PROVIDE['served-certs']}`;
@@ -97,6 +109,7 @@ export const sanLoopback: Rule = {
       ? 'delete the `KubePrismConfig` document (or set `KubePrismConfig.tlsServerName` to a name the kubeadm certificates carry)'
       : 'set `machine.features.kubePrism.enabled: false`';
     const out: RuleFinding[] = [];
+    const notSeen = controlPlanesNotSeen(ctx, certs);
     for (const sc of certs) {
       const noIp = !coversHost(sc.cert, KUBEPRISM.host);
       const noName = !coversHost(sc.cert, 'localhost');
@@ -106,7 +119,7 @@ export const sanLoopback: Rule = {
         .join(' and ');
       out.push({
         severity: noIp ? 'blocker' : 'risk',
-        message: `${sc.label} has SANs ${sanList(sc.cert)} but not ${missing}: Talos kubelets and pods reach this apiserver through KubePrism at ${KUBEPRISM.host}:${KUBEPRISM.port} and fail with "x509: certificate is valid for …, not ${KUBEPRISM.host}". kubeadm issues every control plane's certificate the same way; check each.`,
+        message: `${sc.label} has SANs ${sanList(sc.cert)} but not ${missing}: Talos kubelets and pods reach this apiserver through KubePrism at ${KUBEPRISM.host}:${KUBEPRISM.port} and fail with "x509: certificate is valid for …, not ${KUBEPRISM.host}".${notSeen}`,
         evidence: [
           sc.evidence('subjectAltName', {
             observed: sanList(sc.cert),
@@ -148,6 +161,17 @@ function talosAutoSans(
 function sameHost(a: string, b: string): boolean {
   if (parseIp(a) && parseIp(b)) return canonicalIp(a) === canonicalIp(b);
   return a.toLowerCase().replace(/\.$/, '') === b.toLowerCase().replace(/\.$/, '');
+}
+
+/** Which of the certificates seen carry every one of `sans`: what kubeadm-config lists may not be issued yet. */
+function carriedBy(certs: ServingCert[], sans: string[]): string {
+  if (certs.length === 0) return '';
+  const carrying = certs.filter((c) => sans.every((h) => coversHost(c.cert, h)));
+  if (carrying.length === certs.length)
+    return certs.length === 1
+      ? `, and ${certs[0]!.label} carries them`
+      : ', and every certificate seen carries them';
+  return `; of the certificates seen, ${carrying.length === 0 ? 'none carries them all' : `only ${carrying.map((c) => c.label).join(', ')} carries them all`}`;
 }
 
 export const sanEndpoint: Rule = {
@@ -201,7 +225,7 @@ export const sanEndpoint: Rule = {
         : '`cluster.apiServer.certSANs`';
       out.push({
         severity: 'risk',
-        message: `kubeadm apiserver certificates carry the extra SANs ${extra.join(', ')} (apiServer.certSANs); Talos adds only the endpoint host, kubernetes.*, localhost, 127.0.0.1, the Service IP and node addresses. Clients using ${extra.join(', ')} fail against Talos apiservers unless the Talos config lists them.`,
+        message: `kubeadm-config lists the extra apiserver certificate SANs ${extra.join(', ')} (apiServer.certSANs)${carriedBy(certs, extra)}; Talos adds only the endpoint host, kubernetes.*, localhost, 127.0.0.1, the Service IP and node addresses. Clients using ${extra.join(', ')} fail against Talos apiservers unless the Talos config lists them.`,
         evidence: factEvidence(certSans, {
           observed: (certSans.value ?? []).join(', '),
           note: `not added by Talos: ${extra.join(', ')}`,
