@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Etcd3, IMember, IStatusResponse } from 'etcd3';
 import { FerryError } from '../../errors.js';
+import type { KeySpec } from '../../pki/forge.js';
 import { writeEtcdMemberCerts, writeKubeadmPki } from '../../pki/kubeadm-layout.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
 import { type EtcdBinaries, type EtcdMinor, locateEtcd } from './binaries.js';
@@ -82,6 +83,11 @@ export type EtcdLabOptions = {
   keepDir?: boolean;
   /** How long a member may take to answer after it is started. Default 30 s. */
   startTimeoutMs?: number;
+  /**
+   * Key algorithm of the lab's PKI (kubeadm's `encryptionAlgorithm`). Default ECDSA P-256, which
+   * kubeadm supports: an RSA 2048 key costs seconds of CPU on a shared core, and a lab makes dozens.
+   */
+  key?: KeySpec;
 };
 
 type MemberRec = {
@@ -130,6 +136,7 @@ export class EtcdLabCluster {
   readonly #token: string;
   readonly #startTimeoutMs: number;
   readonly #defaultVersion: EtcdMinor;
+  readonly #key: KeySpec;
   readonly #members: MemberRec[] = [];
   readonly #spawned: number[] = [];
   #creds: ClientCredentials | undefined;
@@ -145,6 +152,7 @@ export class EtcdLabCluster {
     this.#token = `ferry-lab-${opts.subnet}-${dir.slice(-6)}`;
     this.#startTimeoutMs = opts.startTimeoutMs ?? 30_000;
     this.#defaultVersion = opts.version ?? '3.4';
+    this.#key = opts.key ?? { algorithm: 'ECDSA', curve: 'P-256' };
   }
 
   get dirs(): string[] {
@@ -194,6 +202,8 @@ export class EtcdLabCluster {
         ipAddresses: [first.ip, '127.0.0.1'],
       },
       etcdMembers: recs.map((r) => ({ name: r.name, ip: r.ip })),
+      key: this.#key,
+      serviceAccountKey: this.#key,
     });
     this.#creds = await readCredentials(this.clientTls());
     const initialCluster = recs.map((r) => ({ name: r.name, peerUrl: peerUrl(r.ip) }));
@@ -241,7 +251,9 @@ export class EtcdLabCluster {
 
   async #issueMemberCerts(r: MemberRec): Promise<void> {
     await mkdir(r.dataDir, { recursive: true, mode: 0o700 });
-    const files = await writeEtcdMemberCerts(this.pkiDir, { name: r.name, ip: r.ip }, join(r.dir, 'pki'));
+    const files = await writeEtcdMemberCerts(this.pkiDir, { name: r.name, ip: r.ip }, join(r.dir, 'pki'), {
+      key: this.#key,
+    });
     r.tls = { caFile: join(this.pkiDir, 'etcd', 'ca.crt'), ...files };
   }
 
