@@ -138,6 +138,7 @@ export class EtcdAdmin implements EtcdAdminPort {
   /** A linearizable member list from the first endpoint that answers (learners refuse it). */
   async memberList(exclude?: string): Promise<{ endpoint: string; members: EtcdMemberInfo[] }> {
     const failures: string[] = [];
+    const errors: unknown[] = [];
     for (const ep of this.#endpoints) {
       if (ep === exclude) continue;
       try {
@@ -145,11 +146,14 @@ export class EtcdAdmin implements EtcdAdminPort {
         return { endpoint: ep, members: r.members.map(toMember) };
       } catch (err) {
         failures.push(`${ep}: ${errorText(err)}`);
+        errors.push(err);
       }
     }
     throw new FerryError('unreachable', `no etcd member answered the member list: ${failures.join('; ')}`, {
       remediation:
         'check the etcd endpoints and client certificate (--etcd-endpoints, --etcd-cacert/--etcd-cert/--etcd-key) and that a majority of members runs',
+      // Each endpoint's own error, so a caller can tell a certificate problem from an outage.
+      cause: errors.length === 1 ? errors[0] : new AggregateError(errors, 'every etcd endpoint failed'),
     });
   }
 

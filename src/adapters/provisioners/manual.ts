@@ -15,7 +15,8 @@ import type {
   ProvisionRequest,
   ProvisionResult,
 } from '../../run/ports.js';
-import { machineStateByPorts } from './tcp.js';
+import { errorSummary, incurableByWaiting } from '../errors.js';
+import { describePorts, machineStateByPorts, machineStateOf, probeMachinePorts } from './tcp.js';
 
 export interface ManualProvisionerOptions {
   /** Where instructions go (the terminal). */
@@ -59,6 +60,43 @@ export function newTalosNode(req: ProvisionRequest, nodes: readonly NodeView[]):
     .sort((a, b) => a.name.localeCompare(b.name))[0];
 }
 
+/** Stops a wait at once on an error that waiting cannot cure: a gate, so the run resumes after the fix. */
+function stopIfIncurable(err: unknown, doing: string): void {
+  const stop = incurableByWaiting(err);
+  if (!stop) return;
+  throw new FerryError('gate', `${doing}: ${stop.reason}`, {
+    remediation: `${stop.remediation}; then run ferry run --resume`,
+    cause: err,
+  });
+}
+
+/** The last error of a polling loop, told to the operator once when it appears or changes. */
+class ErrorWatch {
+  last: { err: unknown; summary: string; at: Date } | undefined;
+  #shown: string | undefined;
+
+  constructor(private readonly tell: (summary: string) => void) {}
+
+  failed(err: unknown): void {
+    const summary = errorSummary(err);
+    this.last = { err, summary, at: new Date() };
+    if (summary !== this.#shown) this.tell(summary);
+    this.#shown = summary;
+  }
+
+  /** A poll that worked: the next error is news again. */
+  ok(): void {
+    this.#shown = undefined;
+  }
+
+  /** For the final message: the last error, and whether the last poll still had it. */
+  lastText(): string {
+    if (!this.last) return '';
+    const still = this.#shown !== undefined;
+    return `; ${still ? 'the last look failed' : `looking last failed at ${this.last.at.toISOString()}`}: ${this.last.summary}`;
+  }
+}
+
 export class ManualProvisioner implements ProvisionerPort {
   readonly kind = 'manual';
   readonly #opts: ManualProvisionerOptions;
@@ -69,19 +107,31 @@ export class ManualProvisioner implements ProvisionerPort {
 
   async provision(req: ProvisionRequest, ctx: ActionContext): Promise<ProvisionResult> {
     for (const line of provisionInstructions(req)) this.#opts.say(line);
+    const who = `the Talos node replacing ${req.replaces}`;
     const deadline = Date.now() + ctx.timeoutMs;
+    const seen = new ErrorWatch((summary) =>
+      this.#opts.say(`  cannot look for ${who} yet (ferry keeps waiting): ${summary}`),
+    );
     while (Date.now() < deadline) {
       ctx.signal.throwIfAborted();
-      const found = await this.#opts.detect(req).catch(() => undefined);
+      let found: ProvisionResult | undefined;
+      try {
+        found = await this.#opts.detect(req);
+        seen.ok();
+      } catch (err) {
+        stopIfIncurable(err, `cannot look for ${who}`);
+        seen.failed(err);
+      }
       if (found) return found;
       await sleep(this.#opts.pollMs ?? 5_000, undefined, { signal: ctx.signal });
     }
     throw new FerryError(
       'gate',
-      `the Talos node replacing ${req.replaces} did not show up within ${Math.round(ctx.timeoutMs / 1000)} s: no Node ${req.name ?? ''} and no etcd member for it`,
+      `${who} did not show up within ${Math.round(ctx.timeoutMs / 1000)} s: no Node ${req.name ?? ''} and no etcd member for it${seen.lastText()}`,
       {
         remediation:
           'boot it as shown above (check its console: talosctl -n ADDRESS dmesg), then run ferry run --resume',
+        ...(seen.last && { cause: seen.last.err }),
       },
     );
   }
@@ -91,14 +141,24 @@ export class ManualProvisioner implements ProvisionerPort {
       `Reset and power off ${req.node}${req.address ? ` (${req.address})` : ''}; ferry waits until nothing answers on its kubelet, apiserver and etcd ports.`,
     );
     const deadline = Date.now() + ctx.timeoutMs;
+    let ports: string | undefined;
     while (Date.now() < deadline) {
       ctx.signal.throwIfAborted();
-      if (req.address && (await machineStateByPorts(req.address)) === 'decommissioned') return;
+      if (req.address) {
+        const probes = await probeMachinePorts(req.address);
+        if (machineStateOf(probes) === 'decommissioned') return;
+        // A name that does not resolve answers "cannot be checked" for two hours: stop now.
+        for (const p of probes)
+          if (p.error) stopIfIncurable(p.error, `cannot check ${req.node} at ${req.address}`);
+        const now = describePorts(probes);
+        if (now !== ports) this.#opts.say(`  ${req.node} (${req.address}): ${now}`);
+        ports = now;
+      }
       await sleep(this.#opts.pollMs ?? 5_000, undefined, { signal: ctx.signal });
     }
     throw new FerryError(
       'gate',
-      `${req.node} still answers (or cannot be checked) after ${Math.round(ctx.timeoutMs / 1000)} s`,
+      `${req.node} still answers (or cannot be checked) after ${Math.round(ctx.timeoutMs / 1000)} s${ports ? `: ${ports}` : req.address ? '' : ': ferry has no address for it to check'}`,
       {
         remediation: `power it off, then run ferry run --resume`,
       },
