@@ -3,11 +3,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { CrdValidator } from './crd.js';
-import { specsDir } from './specs.js';
 import { stripPatchDirectives, validateTalosDocument, validateTalosDocuments } from './talos.js';
 
 function goldenDocs(version: string, file: string): unknown[] {
-  const text = readFileSync(join(specsDir(), 'talos', 'examples', version, 'generated-config', file), 'utf8');
+  const text = readFileSync(join(import.meta.dirname, 'fixtures', 'talos', version, file), 'utf8');
   // talosctl writes `persist: true`, a field its own schema does not list (hidden upstream); drop it.
   return parseAllDocuments(text).map((d) => {
     const { persist: _p, ...rest } = d.toJS() as Record<string, unknown>;
@@ -76,7 +75,7 @@ describe('Talos schema validation', () => {
 });
 
 describe('CRD validation', () => {
-  const crds = CrdValidator.fromDir();
+  const crds = CrdValidator.fromSchemas();
 
   it('accepts a minimal valid Cluster and rejects unknown fields and bad types', () => {
     const cluster = {
