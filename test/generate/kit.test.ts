@@ -173,6 +173,10 @@ describe('ferry generate: a cluster whose encryption key needs renaming', () => 
       'cilium/values-migration.yaml',
       'cilium/values-talos.yaml',
       'talos/controlplane-patch.yaml',
+      'talos/full/replacing-worker-1.yaml',
+      'talos/full/talos-cp-1.yaml',
+      'talos/full/talos-cp-2.yaml',
+      'talos/machines.json',
       'talos/nodes/talos-cp-1.yaml',
       'talos/nodes/talos-cp-2.yaml',
       'talos/worker-patch.yaml',
@@ -270,6 +274,9 @@ describe('ferry generate: a cluster whose encryption key needs renaming', () => 
       'kubeadm/encryption/phase1.yaml',
       'kubeadm/encryption/phase2.yaml',
       'secrets.yaml',
+      'talos/full/replacing-worker-1.yaml',
+      'talos/full/talos-cp-1.yaml',
+      'talos/full/talos-cp-2.yaml',
     ]);
     const scanned: string[] = [];
     for (const f of await listFiles(kit)) {
