@@ -22,6 +22,24 @@ describe('Talos schema validation', () => {
     }
   });
 
+  it('full mode: a patch passes the schema document by document, but is no complete config', () => {
+    const patch = [{ version: 'v1alpha1', machine: { nodeLabels: { 'lab.example/pool': 'data' } } }];
+    expect(validateTalosDocument(patch[0], 'v1.13.9', 'full')).toEqual([]);
+    const missing = validateTalosDocuments(patch, 'v1.13.9', 'full');
+    expect(missing[0]?.message).toMatch(/machine\.type/);
+    const worker = goldenDocs('v1.13.9', 'base-worker.yaml') as Record<string, Record<string, unknown>>[];
+    const noToken = structuredClone(worker);
+    delete noToken[0]!['machine']!['token'];
+    expect(validateTalosDocuments(noToken, 'v1.13.9', 'full').map((e) => e.path)).toEqual(['/machine/token']);
+    // v1.14: the cluster's identity lives in its own document.
+    const v14 = goldenDocs('v1.14.0-rc.1', 'base-controlplane.yaml') as Record<string, unknown>[];
+    const noIdentity = v14.filter((d) => d['kind'] !== 'DiscoveryIdentityConfig');
+    expect(validateTalosDocuments(noIdentity, 'v1.14.0-rc.1', 'full').map((e) => e.path)).toEqual([
+      '/clusterID',
+      '/clusterSecret',
+    ]);
+  });
+
   it('rejects a legacy cluster field in the v1.14 schema but not in v1.13', () => {
     const doc = { version: 'v1alpha1', cluster: { network: { dnsDomain: 'cluster.local' } } };
     expect(validateTalosDocument(doc, 'v1.13.9', 'patch')).toEqual([]);
