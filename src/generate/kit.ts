@@ -24,6 +24,7 @@ import { type KitNote, renderKitReadme } from './readme.js';
 import { type ArtifactSchemaError, validateArtifacts } from './schema/artifacts.js';
 import { secretsGenerator } from './secrets/generator.js';
 import { talosGenerator } from './talos/generator.js';
+import { talosconfigGenerator } from './talosconfig.js';
 import { tofuGenerator } from './tofu.js';
 
 export type { GenerateOptions } from './inputs.js';
@@ -32,6 +33,7 @@ export type { GenerateOptions } from './inputs.js';
 export const GENERATORS: Generator[] = [
   secretsGenerator,
   talosGenerator,
+  talosconfigGenerator,
   ciliumGenerator,
   probeRbacGenerator,
   kubeadmPrepGenerator,
