@@ -64,21 +64,30 @@ for (const talosVersion of ['v1.13.9', 'v1.14.0-rc.1']) {
       bundle = readTalosSecretsBundle(await readFile(join(dir, 'kit', 'secrets.yaml'), 'utf8'));
     });
 
+    const provision = (subject: string) =>
+      allSteps(plan).find((s) => s.kind === 'provision' && s.subject === subject)!;
+
     /** The file the provision step of `subject` applies, read as the operator's shell would. */
     async function applied(subject: string): Promise<{ path: string; docs: Doc[] }> {
-      const step = allSteps(plan).find((s) => s.kind === 'provision' && s.subject === subject)!;
+      const step = provision(subject);
       const file = step.kind === 'provision' ? step.params.machineConfig : null;
       expect(file, subject).not.toBeNull();
-      const apply = runs(step).find((r) => r.includes('apply-config'))!;
-      expect(apply).toBe(
-        `talosctl --talosconfig "$TALOSCONFIG" apply-config --insecure -n ${/-n (\S+)/.exec(apply)?.[1]} --file ${file}`,
-      );
-      const path = join(dir, file!);
-      expect((await stat(path)).mode & 0o777, file!).toBe(0o600);
-      const docs = parseAllDocuments(await readFile(path, 'utf8')).map((d) => d.toJS() as Doc);
+      const docs = parseAllDocuments(await readFile(join(dir, file!), 'utf8')).map((d) => d.toJS() as Doc);
       expect(validateTalosDocuments(docs, talosVersion, 'full'), file!).toEqual([]);
       return { path: file!, docs };
     }
+
+    it("the provision step applies that file as written, 0600, with the kit's talosconfig", async () => {
+      for (const subject of ['cp-1', 'worker-1']) {
+        const step = provision(subject);
+        const file = step.kind === 'provision' ? step.params.machineConfig : null;
+        expect((await stat(join(dir, file!))).mode & 0o777, file!).toBe(0o600);
+        const apply = runs(step).find((r) => r.includes('apply-config'))!;
+        expect(apply).toBe(
+          `talosctl --talosconfig "$TALOSCONFIG" apply-config --insecure -n ${/-n (\S+)/.exec(apply)?.[1]} --file ${file}`,
+        );
+      }
+    });
 
     it('a control plane boots its complete config: the bundle, the cluster, its own hostname', async () => {
       const { path, docs } = await applied('cp-1');
