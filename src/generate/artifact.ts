@@ -18,7 +18,18 @@ export interface Artifact {
   provenance: Record<string, SourceRef[]>;
   /** True when the file holds private keys or token secrets (scanned by the secret-leak test). */
   secret: boolean;
+  /** The schema generate checks the file against before anything is written (schema/artifacts.ts). */
+  schema?: ArtifactSchema;
 }
+
+/**
+ * `talos`: a machine-config stream, each document against the release's schema — `full` for a
+ * complete config, `patch` for a strategic-merge patch. `capi`: Cluster API objects against their
+ * CRDs, with the Talos patches they embed (strategicPatches) checked as `patch` documents.
+ */
+export type ArtifactSchema =
+  | { kind: 'talos'; mode: 'full' | 'patch'; talosVersion: string }
+  | { kind: 'capi'; talosVersion: string };
 
 /** A value ferry needs but cannot derive: generate writes nothing and says what to provide (exit 2). */
 export interface MissingInput {

@@ -16,7 +16,14 @@ export interface GenerateContext {
   facts: Facts;
   target: Target;
   /** Operator switches that are not part of the Target. */
-  options: { full: boolean; infra: string | undefined; capi?: CapiOptions; cilium?: CiliumOptions };
+  options: {
+    full: boolean;
+    infra: string | undefined;
+    capi?: CapiOptions;
+    cilium?: CiliumOptions;
+    /** Addresses the Talos control planes will have (--talos-endpoints), when the operator knows them. */
+    talosEndpoints?: string[];
+  };
   /**
    * The Talos secrets bundle built from the kubeadm PKI. Undefined only when an input it needs is
    * missing; that is already reported, so a generator that needs it returns `blocked()`.

@@ -40,6 +40,8 @@ export interface GenerateOptions {
   encryptionConfigPath?: string;
   full?: boolean;
   force?: boolean;
+  /** The Talos control planes' addresses, for the talosconfig's endpoints. */
+  talosEndpoints?: string[];
   capi?: CapiOptions;
   cilium?: CiliumOptions;
   now?: Date;
@@ -92,6 +94,7 @@ export async function prepareContext(
       infra: opts.target.infra,
       ...(opts.capi ? { capi: opts.capi } : {}),
       ...(opts.cilium ? { cilium: opts.cilium } : {}),
+      ...(opts.talosEndpoints ? { talosEndpoints: opts.talosEndpoints } : {}),
     },
     secrets,
     encryptionConfig,

@@ -1,7 +1,9 @@
 /**
  * `ferry generate`: snapshot + facts + kubeadm PKI → the migration kit. Generators are pure and
  * return artifacts; this module gathers their results, refuses (exit 2, nothing written) when any
- * input is missing, and writes the kit atomically (a temporary directory renamed into place).
+ * input is missing, validates every Talos document and Cluster API object against the schemas the
+ * package carries (an invalid one is ferry's bug: exit 4, nothing written), and writes the kit
+ * atomically (a temporary directory renamed into place).
  * To add a generator, append it to GENERATORS.
  */
 import { existsSync } from 'node:fs';
@@ -19,8 +21,10 @@ import { kubeadmPrepGenerator } from './kubeadm-prep.js';
 import { probeRbacGenerator } from './probe-rbac.js';
 import { renderProvenance } from './provenance.js';
 import { type KitNote, renderKitReadme } from './readme.js';
+import { type ArtifactSchemaError, validateArtifacts } from './schema/artifacts.js';
 import { secretsGenerator } from './secrets/generator.js';
 import { talosGenerator } from './talos/generator.js';
+import { talosconfigGenerator } from './talosconfig.js';
 import { tofuGenerator } from './tofu.js';
 
 export type { GenerateOptions } from './inputs.js';
@@ -29,6 +33,7 @@ export type { GenerateOptions } from './inputs.js';
 export const GENERATORS: Generator[] = [
   secretsGenerator,
   talosGenerator,
+  talosconfigGenerator,
   ciliumGenerator,
   probeRbacGenerator,
   kubeadmPrepGenerator,
@@ -55,6 +60,8 @@ export async function generateKit(opts: GenerateOptions): Promise<KitResult> {
   const result = await runGenerators(ctx, opts.generators ?? GENERATORS);
   const allMissing = [...missing, ...result.missing];
   if (allMissing.length > 0) throw missingInputsError(allMissing);
+  const invalid = validateArtifacts(result.artifacts);
+  if (invalid.length > 0) throw invalidKitError(invalid);
   const allNotes = [...notes, ...result.notes];
   const files = withKitFiles(ctx, result.artifacts, allNotes);
   await writeKit(opts.outDir, files, { force: opts.force === true });
@@ -103,6 +110,23 @@ export function missingInputsError(missing: MissingInput[]): FerryError {
     {
       remediation: 'provide the inputs above and run ferry generate again',
     },
+  );
+}
+
+/** Most schema errors listed in the message; the count says how many more. */
+const MAX_SCHEMA_ERRORS = 12;
+
+/** A generated document that fails its schema: ferry's bug, not the operator's (exit 4). */
+export function invalidKitError(errors: ArtifactSchemaError[]): FerryError {
+  const files = [...new Set(errors.map((e) => e.file))];
+  const lines = errors
+    .slice(0, MAX_SCHEMA_ERRORS)
+    .map((e) => `  - ${e.file}: ${e.document} ${e.path}: ${e.message}`);
+  if (errors.length > MAX_SCHEMA_ERRORS) lines.push(`  (+${errors.length - MAX_SCHEMA_ERRORS} more)`);
+  return new FerryError(
+    'internal',
+    `ferry generated documents that fail their schema, in ${files.join(', ')}; nothing was written:\n${lines.join('\n')}`,
+    { remediation: 'this is a bug in ferry: report it with this message (it holds no key material)' },
   );
 }
 

@@ -1,3 +1,4 @@
+import { KIT } from '../knowledge/kit-paths.js';
 import type { Artifact, GenerateNote } from './artifact.js';
 import type { GenerateContext } from './context.js';
 
@@ -71,6 +72,14 @@ function orderOfUse(artifacts: Artifact[]): string[] {
     );
   if (has('secrets.yaml'))
     out.push('`secrets.yaml`: the Talos secrets bundle every Talos node is configured from.');
+  if (has(KIT.machines))
+    out.push(
+      `\`talos/full/\`: the complete machine config of each planned node, the file \`ferry plan\`'s runbook applies (\`${KIT.machines}\` says which node takes which). To build configs your own way (talosctl gen config, OpenTofu's talos provider), use the patches beside them instead.`,
+    );
+  if (has(KIT.talosconfig))
+    out.push(
+      `\`${KIT.talosconfig}\`: admin access to the Talos API of the new nodes; the runbook's talosctl commands use it.`,
+    );
   if (has('tofu/'))
     out.push('`tofu/`: only when OpenTofu/Terraform manages Talos: import the secrets, never create them.');
   return out;

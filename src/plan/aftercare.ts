@@ -6,7 +6,7 @@
  */
 import type { DaemonSetFact } from '../facts/model.js';
 import type { Provisioner } from '../facts/target.js';
-import { addressArg, cmd, kubectl, nodeArg, sq } from './commands.js';
+import { addressArg, cmd, kubectl, nodeArg, sq, talosctl } from './commands.js';
 import type { ExpectedState, ObjectExpectation, TalosNodeRef } from './expected-state.js';
 import { type DraftStep, nodeLabel } from './model.js';
 import { confirmed, doneWhen, draft, noUndo, TIMEOUTS } from './steps.js';
@@ -232,13 +232,13 @@ function etcdUnpin(pin: { cluster: string; talos: string }): DraftStep {
       summary: 'Remove the etcd image pin node by node, after a snapshot',
       performer: 'operator',
       commands: [
-        cmd('talosctl -n <TALOS_CP> etcd snapshot etcd-before-unpin.db'),
-        cmd('talosctl -n <TALOS_CP> edit machineconfig   # drop cluster.etcd.image'),
+        cmd(talosctl('<TALOS_CP>', 'etcd snapshot etcd-before-unpin.db')),
+        cmd(talosctl('<TALOS_CP>', 'edit machineconfig   # drop cluster.etcd.image')),
       ],
     },
     verify: {
       expect: { operator: { confirms: 'every Talos member runs the Talos etcd image, all healthy' } },
-      commands: [cmd('talosctl -n <TALOS_CP> etcd status')],
+      commands: [cmd(talosctl('<TALOS_CP>', 'etcd status'))],
     },
     timeoutSeconds: TIMEOUTS.afterCare,
     destructive: true,
@@ -269,14 +269,14 @@ function drill(node: TalosNodeRef | null): DraftStep {
         cmd(
           '# provision a fresh Talos control plane; wait until its member is a caught-up voter and its Node is Ready',
         ),
-        cmd(`talosctl -n ${addr} etcd forfeit-leadership`),
-        cmd(`talosctl -n ${addr} reset --graceful`, 'leaves etcd and wipes the node'),
+        cmd(talosctl(addr, 'etcd forfeit-leadership')),
+        cmd(talosctl(addr, 'reset --graceful'), 'leaves etcd and wipes the node'),
         cmd(kubectl(`delete node ${n}`)),
       ],
     },
     verify: {
       expect: { operator: { confirms: 'the drill node was replaced and the cluster is healthy' } },
-      commands: [cmd(kubectl('get nodes -o wide')), cmd('talosctl -n <ANY_TALOS_CP> etcd members')],
+      commands: [cmd(kubectl('get nodes -o wide')), cmd(talosctl('<ANY_TALOS_CP>', 'etcd members'))],
     },
     timeoutSeconds: TIMEOUTS.afterCare,
     destructive: true,

@@ -22,7 +22,7 @@ import { digestOf } from './digest.js';
 import { EtcdModel } from './etcd-sim.js';
 import type { KubeadmMemberRef, KubeadmNodeRef, TalosNodeRef } from './expected-state.js';
 import { sealPlan } from './integrity.js';
-import type { KitSummary } from './kit.js';
+import { type KitSummary, machineConfigPicker, talosconfigPath } from './kit.js';
 import {
   type ControlPlaneOrder,
   type DraftStep,
@@ -391,7 +391,10 @@ export function buildPlan(input: PlanInput): Plan {
         }),
       ),
     ),
-    setup: setupCommands({ etcdEndpoints: voters.flatMap((m) => m.clientURLs.slice(0, 1)) }),
+    setup: setupCommands({
+      etcdEndpoints: voters.flatMap((m) => m.clientURLs.slice(0, 1)),
+      talosconfig: talosconfigPath(input.kit),
+    }),
     warnings,
     phases,
   });
@@ -502,17 +505,6 @@ function drainInfoFrom(
 
 function byNsName(a: PdbRef, b: PdbRef): number {
   return `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`);
-}
-
-/** The kit's machine config for a node: one named after the node, else the role's. */
-function machineConfigPicker(kit: KitSummary | null): SwapContext['machineConfig'] {
-  const talos = (kit?.files ?? []).filter((f) => f.path.startsWith('talos/') && /\.ya?ml$/.test(f.path));
-  return (role, replaces) => {
-    const own = talos.find((f) => f.path.split('/').pop()?.includes(replaces));
-    const roleFile = talos.find((f) => f.path.includes(role === 'controlplane' ? 'controlplane' : 'worker'));
-    const file = own ?? roleFile;
-    return file && kit ? `${kit.path}/${file.path}` : null;
-  };
 }
 
 function copiesToWipe(

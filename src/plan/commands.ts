@@ -5,11 +5,15 @@
  * Conventions, set up once by `setupCommands` (test-infra.md pitfall 7: etcdctl 3.5 aborts when
  * ETCDCTL_ENDPOINTS and --endpoints are both set, so endpoints are always passed explicitly):
  * ETCDCTL_CACERT/CERT/KEY for the etcd client, ETCD_ENDPOINTS for the current member client URLs,
- * KUBECONFIG for an admin kubeconfig, and for scripted steps PROVISION_CMD, DECOMMISSION_CMD and
- * LB_CMD (the same commands `ferry run` takes), called with NODE_NAME, ROLE, ADDRESS … set.
+ * KUBECONFIG for an admin kubeconfig, TALOSCONFIG for the kit's talosconfig (every talosctl command
+ * passes it with --talosconfig and names its endpoint with -e, so none relies on a context's
+ * defaults), and for scripted steps PROVISION_CMD, DECOMMISSION_CMD and LB_CMD (the same commands
+ * `ferry run` takes), called with NODE_NAME, ROLE, ADDRESS … set. Paths are relative to the
+ * directory `ferry plan` ran in, where the kit path given with --kit is.
  */
 import type { Provisioner } from '../facts/target.js';
 import type { Command, KubeadmMemberRef, MemberRef, NodeRef, TalosNodeRef } from './expected-state.js';
+import type { MachineConfigChoice, OwnConfigBuild } from './kit.js';
 import { memberLabel, nodeLabel } from './model.js';
 
 const SAFE = /^[A-Za-z0-9_./:@%+=,-]+$/;
@@ -56,7 +60,12 @@ export function memberNameArg(m: MemberRef): string {
 // ---------------------------------------------------------------------------------------------
 // Setup
 
-export function setupCommands(opts: { etcdEndpoints: string[]; kubeconfig?: string }): Command[] {
+export function setupCommands(opts: {
+  etcdEndpoints: string[];
+  kubeconfig?: string;
+  /** The kit's talosconfig, as the runbook names it; null without a kit that has one. */
+  talosconfig?: string | null;
+}): Command[] {
   return [
     cmd(
       'export ETCDCTL_CACERT=pki/etcd/ca.crt ETCDCTL_CERT=pki/etcd/healthcheck-client.crt ETCDCTL_KEY=pki/etcd/healthcheck-client.key',
@@ -70,7 +79,40 @@ export function setupCommands(opts: { etcdEndpoints: string[]; kubeconfig?: stri
       `export KUBECONFIG=${opts.kubeconfig ?? 'admin.conf'}`,
       'an admin kubeconfig that talks to the control-plane endpoint',
     ),
+    cmd(
+      `export TALOSCONFIG=${opts.talosconfig ? sq(opts.talosconfig) : placeholder('talosconfig')}`,
+      opts.talosconfig
+        ? "the kit's talosconfig: admin access to the new nodes' Talos API (a secret, wiped in after-care); paths here are relative to the directory ferry plan ran in"
+        : "talos/talosconfig of the kit `ferry generate` writes (admin access to the new nodes' Talos API)",
+    ),
   ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Talos
+
+/**
+ * talosctl against one node's own Talos API: its address as endpoint and node, so the command
+ * works whatever endpoints the talosconfig lists (none, until the Talos control planes exist).
+ */
+export function talosctl(address: string, args: string): string {
+  return `talosctl --talosconfig "$TALOSCONFIG" -e ${address} -n ${address} ${args}`;
+}
+
+/**
+ * The same config built from the patches, as `talosctl gen config` makes it (no node is
+ * contacted, so no talosconfig). Writes `output` in the working directory.
+ */
+export function genConfigCmd(b: OwnConfigBuild): string {
+  return [
+    `talosctl gen config ${sq(b.clusterName)} ${sq(b.endpoint)}`,
+    `--with-secrets ${sq(b.secrets)}`,
+    `--talos-version ${b.talosVersion}`,
+    `--kubernetes-version ${b.kubernetesVersion}`,
+    `--output-types ${b.role}`,
+    ...b.patches.map((p) => `--config-patch ${sq(`@${p}`)}`),
+    `--output ${sq(b.output)}`,
+  ].join(' ');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -136,7 +178,10 @@ export function removeMemberCmds(
   if (via && via.member.kind === 'talos') {
     return [
       cmd(
-        `talosctl -n ${via.address ?? placeholder(`address of ${memberLabel(via.member)}`)} etcd remove-member ${member.idHex}`,
+        talosctl(
+          via.address ?? placeholder(`address of ${memberLabel(via.member)}`),
+          `etcd remove-member ${member.idHex}`,
+        ),
         `removes ${member.name} (id ${member.idHex}) through ${memberLabel(via.member)}`,
       ),
     ];
@@ -200,7 +245,7 @@ export function provisionCmds(opts: {
   role: 'controlplane' | 'worker';
   provisioner: Provisioner;
   talosVersion: string;
-  machineConfig: string | null;
+  machineConfig: MachineConfigChoice;
 }): Command[] {
   const { node, role } = opts;
   const vars = {
@@ -210,18 +255,23 @@ export function provisionCmds(opts: {
     REPLACES: sq(node.replaces),
     TALOS_VERSION: opts.talosVersion,
   };
-  const config = opts.machineConfig ?? placeholder(`${role} machine config`);
+  const choice = opts.machineConfig;
   switch (opts.provisioner) {
-    case 'manual':
+    case 'manual': {
+      const file = choice.kind === 'kit' ? sq(choice.file) : placeholder(`${role} machine config`);
       return [
         cmd(
-          `# boot a Talos ${opts.talosVersion} machine (maintenance mode) for ${nodeLabel(node)} at ${addressArg(node)}, ${node.kind === 'talos' && node.name === null ? "keeping Talos's own hostname" : `hostname ${nodeLabel(node)}`}`,
+          `# boot a Talos ${opts.talosVersion} machine (maintenance mode) for ${nodeLabel(node)} at ${addressArg(node)}, ${node.kind === 'talos' && node.name === null ? "keeping Talos's own hostname" : `hostname ${nodeLabel(node)}`}; set machine.install.disk in the config first when it installs to disk`,
         ),
         cmd(
-          `talosctl apply-config --insecure -n ${addressArg(node)} --file ${config}`,
-          `never talosctl bootstrap: the node joins the existing etcd`,
+          `talosctl --talosconfig "$TALOSCONFIG" apply-config --insecure -n ${addressArg(node)} --file ${file}`,
+          choice.kind === 'kit'
+            ? `the complete config of this node (secrets + patches); ${role === 'controlplane' ? 'never talosctl bootstrap: the node joins the existing etcd' : 'it joins with the bootstrap token in it'}`
+            : `no complete config: ${choice.why}`,
         ),
+        ...ownConfigCmds(choice),
       ];
+    }
     case 'exec':
       return [cmd(`${env(vars)} sh -c "$PROVISION_CMD"`, 'the command given to ferry run --provision-cmd')];
     case 'capi':
@@ -235,6 +285,24 @@ export function provisionCmds(opts: {
         ),
       ];
   }
+}
+
+/** The alternative to the kit's complete config: building it yourself from the patches. */
+function ownConfigCmds(choice: MachineConfigChoice): Command[] {
+  if (choice.kind !== 'kit') return [];
+  const b = choice.build;
+  if (b.kind === 'refused') {
+    return [
+      cmd(
+        `# build your own config instead (talosctl gen config --with-secrets … ${b.patches.map((p) => `--config-patch @${p}`).join(' ')}): not with this kit, ${b.why}`,
+      ),
+    ];
+  }
+  return [
+    cmd(
+      `# or build your own config from the patches and apply ${b.args.output} instead of ${choice.file}: ${genConfigCmd(b.args)}`,
+    ),
+  ];
 }
 
 export function decommissionCmds(

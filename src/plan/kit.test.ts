@@ -42,6 +42,50 @@ const STEPS = {
   ],
 };
 
+const CONTROL_PLANES = ['cp-1', 'cp-2', 'cp-3'];
+const WORKERS = ['worker-1', 'worker-2', 'worker-3', 'worker-4', 'worker-5'];
+
+/** talos/machines.json as ferry generate writes it for the example's eight nodes. */
+function machinesIndex(refused: string | null = null) {
+  return {
+    kind: 'FerryTalosMachines',
+    version: 1,
+    secrets: 'secrets.yaml',
+    talosconfig: 'talos/talosconfig',
+    genConfig: {
+      clusterName: 'lab',
+      endpoint: 'https://k8s-api.lab.example:6443',
+      talosVersion: 'v1.13',
+      kubernetesVersion: '1.32.4',
+      refused,
+    },
+    machines: [
+      ...CONTROL_PLANES.map((n) => ({
+        role: 'controlplane',
+        replaces: n,
+        hostname: `talos-${n}`,
+        config: `talos/full/talos-${n}.yaml`,
+        patches: ['talos/controlplane-patch.yaml', `talos/nodes/talos-${n}.yaml`],
+      })),
+      ...WORKERS.map((n) => ({
+        role: 'worker',
+        replaces: n,
+        hostname: null,
+        config: `talos/full/replacing-${n}.yaml`,
+        patches: ['talos/worker-patch.yaml', 'talos/worker-groups/pool-general-1.yaml'],
+      })),
+    ],
+  };
+}
+
+const file = (path: string, secret = false) => ({
+  path,
+  purpose: path,
+  step: 30,
+  mode: secret ? '0600' : '0644',
+  secret,
+});
+
 function provenance(createdAt: string, source: string, bootstrapTokenId?: string) {
   return {
     kind: 'FerryKitProvenance',
@@ -68,6 +112,14 @@ function provenance(createdAt: string, source: string, bootstrapTokenId?: string
         secret: false,
       },
       { path: 'talos/worker-patch.yaml', purpose: 'worker patch', step: 30, mode: '0644', secret: false },
+      ...CONTROL_PLANES.flatMap((n) => [
+        file(`talos/nodes/talos-${n}.yaml`),
+        file(`talos/full/talos-${n}.yaml`, true),
+      ]),
+      file('talos/worker-groups/pool-general-1.yaml'),
+      ...WORKERS.map((n) => file(`talos/full/replacing-${n}.yaml`, true)),
+      file('talos/machines.json'),
+      file('talos/talosconfig', true),
     ],
     notes: [],
   };
@@ -94,6 +146,8 @@ describe('readKit and the preparation phase', () => {
     await writeFile(join(dir, 'kubeadm', 'steps.json'), JSON.stringify(STEPS));
     await writeFile(join(dir, 'rbac', 'health-probe.yaml'), PROBE);
     await writeFile(join(dir, 'secrets.yaml'), `cluster:\n  secret: ${SECRET}\n`, { mode: 0o600 });
+    await mkdir(join(dir, 'talos'), { recursive: true });
+    await writeFile(join(dir, 'talos', 'machines.json'), JSON.stringify(machinesIndex()));
   });
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
@@ -159,28 +213,97 @@ describe('readKit and the preparation phase', () => {
       (s) => s.kind === 'apply-kit-file' && s.params.purpose === 'probe-rbac',
     );
     expect(probe?.verify.commands[0]?.run).toContain('system:serviceaccount:monitoring:probe-sa');
-    // Provisioning points at the kit's machine configs; the plan lists the files it refers to.
+    // Provisioning applies each node's complete config (talos/machines.json); the plan lists the files it refers to.
     const provision = allSteps(plan).filter((s) => s.kind === 'provision');
-    expect(
-      provision
-        .find((s) => s.subject === 'cp-1')
-        ?.action.commands.map((c) => c.run)
-        .join('\n'),
-    ).toContain('--file kit/talos/controlplane-patch.yaml');
-    const worker = provision.find((s) => s.subject === 'worker-1');
-    expect(worker?.kind === 'provision' && worker.params.machineConfig).toBe('kit/talos/worker-patch.yaml');
+    const cp1 = provision.find((s) => s.subject === 'cp-1')!;
+    const cp1Runs = cp1.action.commands.map((c) => c.run);
+    expect(cp1Runs).toContain(
+      'talosctl --talosconfig "$TALOSCONFIG" apply-config --insecure -n <ADDRESS_OF_TALOS_CP_1> --file kit/talos/full/talos-cp-1.yaml',
+    );
+    expect(cp1.kind === 'provision' && cp1.params.machineConfig).toBe('kit/talos/full/talos-cp-1.yaml');
+    // The alternative: the same config from the patches, with real talosctl flags and kit paths.
+    expect(cp1Runs.at(-1)).toBe(
+      '# or build your own config from the patches and apply talos-cp-1.yaml instead of kit/talos/full/talos-cp-1.yaml: ' +
+        'talosctl gen config lab https://k8s-api.lab.example:6443 --with-secrets kit/secrets.yaml --talos-version v1.13 ' +
+        '--kubernetes-version 1.32.4 --output-types controlplane --config-patch @kit/talos/controlplane-patch.yaml ' +
+        '--config-patch @kit/talos/nodes/talos-cp-1.yaml --output talos-cp-1.yaml',
+    );
+    const worker = provision.find((s) => s.subject === 'worker-1')!;
+    expect(worker.kind === 'provision' && worker.params.machineConfig).toBe(
+      'kit/talos/full/replacing-worker-1.yaml',
+    );
+    expect(worker.action.commands.at(-1)?.run).toContain(
+      '--output-types worker --config-patch @kit/talos/worker-patch.yaml --config-patch @kit/talos/worker-groups/pool-general-1.yaml',
+    );
+    // Never a patch as the file to apply.
+    for (const s of provision)
+      expect(JSON.stringify(s.kind === 'provision' && s.params)).not.toMatch(/-patch\.yaml|talos\/nodes\//);
+    // Every talosctl command names the kit's talosconfig, set once in the setup.
+    expect(plan.setup.map((c) => c.run)).toContain('export TALOSCONFIG=kit/talos/talosconfig');
+    const runs = allSteps(plan).flatMap((s) => [
+      ...s.action.commands,
+      ...s.verify.commands,
+      ...(s.undo.possible ? s.undo.commands : []),
+    ]);
+    const talosctl = runs.map((c) => c.run).filter((r) => /^talosctl (?!gen config)/.test(r));
+    expect(talosctl.length).toBeGreaterThan(10);
+    for (const r of talosctl) expect(r).toMatch(/^talosctl --talosconfig "\$TALOSCONFIG" /);
     expect(plan.source.kit?.files).toEqual(
       expect.arrayContaining(['rbac/health-probe.yaml', 'talos/controlplane-patch.yaml', 'secrets.yaml']),
     );
     // Secret kit files are named for wiping, never read.
     const wipe = stepsOfPhase(plan, 5).find((s) => s.kind === 'wipe-pki-copies');
-    expect(wipe?.kind === 'wipe-pki-copies' && wipe.params.copies.map((c) => c.path)).toContain(
-      'kit/secrets.yaml',
+    expect(wipe?.kind === 'wipe-pki-copies' && wipe.params.copies.map((c) => c.path)).toEqual(
+      expect.arrayContaining(['kit/secrets.yaml', 'kit/talos/talosconfig', 'kit/talos/full/talos-cp-1.yaml']),
     );
     expect(renderPlanJson(plan)).not.toContain(SECRET);
     // A plan with a kit loads as it was built.
     expect(parsePlan(renderPlanJson(plan), 'plan.json')).toEqual(plan);
     expect(plan.warnings.join(' ')).not.toContain('the kit was generated from');
+  });
+
+  it('a kit whose secrets.yaml talosctl refuses: the runbook says so instead of a command that fails', async () => {
+    await writeFile(
+      join(dir, 'talos', 'machines.json'),
+      JSON.stringify(
+        machinesIndex('talosctl gen config refuses this secrets.yaml: it has no encryption secret'),
+      ),
+    );
+    const { snap, kit } = await kitFor();
+    const cp1 = allSteps(buildPlan(inputsFor(snap, { kit }))).find(
+      (s) => s.kind === 'provision' && s.subject === 'cp-1',
+    )!;
+    const last = cp1.action.commands.at(-1)!.run;
+    expect(last).toMatch(
+      /^# build your own config instead \(talosctl gen config --with-secrets … --config-patch @kit\/talos\/controlplane-patch\.yaml --config-patch @kit\/talos\/nodes\/talos-cp-1\.yaml\): not with this kit, talosctl gen config refuses/,
+    );
+    expect(cp1.action.commands.map((c) => c.run)).toContain(
+      'talosctl --talosconfig "$TALOSCONFIG" apply-config --insecure -n <ADDRESS_OF_TALOS_CP_1> --file kit/talos/full/talos-cp-1.yaml',
+    );
+  });
+
+  it('a kit without complete configs (older ferry): no file to apply, never a patch, and why', async () => {
+    const { snap, kit } = await kitFor();
+    const plan = buildPlan(inputsFor(snap, { kit: { ...kit, machines: null } }));
+    for (const s of allSteps(plan).filter((x) => x.kind === 'provision')) {
+      expect(s.kind === 'provision' && s.params.machineConfig).toBeNull();
+      const runs = s.action.commands.map((c) => c.run).join('\n');
+      expect(runs).toMatch(/--file <(CONTROLPLANE|WORKER)_MACHINE_CONFIG>/);
+      expect(runs).not.toMatch(/-patch\.yaml/);
+      expect(s.notes?.join(' ')).toContain('talos/machines.json');
+    }
+  });
+
+  it('rejects talos/machines.json naming a file the kit does not list', async () => {
+    const broken = machinesIndex();
+    broken.machines[0]!.config = 'talos/full/elsewhere.yaml';
+    await writeFile(join(dir, 'talos', 'machines.json'), JSON.stringify(broken));
+    const err = await kitFor().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FerryError);
+    expect((err as FerryError).location).toMatchObject({
+      file: 'kit/talos/machines.json',
+      field: 'machines[0].config',
+    });
   });
 
   it('warns when the kit was made from another cluster', async () => {

@@ -12,9 +12,11 @@ import {
   kubectl,
   nodeArg,
   provisionCmds,
+  talosctl,
   waitReadyCmd,
 } from './commands.js';
 import type { ExpectedState, KubeadmNodeRef, NodeRef, TalosNodeRef } from './expected-state.js';
+import type { MachineConfigChoice } from './kit.js';
 import { type DraftStep, nodeLabel, type PdbRef } from './model.js';
 import { doneWhen, draft, nodeState, noUndo, TIMEOUTS, undoWith } from './steps.js';
 
@@ -37,7 +39,8 @@ export function provisionStep(
     role: Role;
     provisioner: Provisioner;
     talosVersion: string;
-    machineConfig: string | null;
+    /** The node's complete config from the kit, or why there is none. */
+    machineConfig: MachineConfigChoice;
     /** What else holds once provisioned (a control plane: its member is joining). */
     post?: ExpectedState;
   },
@@ -54,14 +57,14 @@ export function provisionStep(
       role: c.role,
       provisioner: c.provisioner,
       talosVersion: c.talosVersion,
-      machineConfig: c.machineConfig,
+      machineConfig: c.machineConfig.kind === 'kit' ? c.machineConfig.file : null,
     },
     expect: { ...c.pre, nodes: nodeState(t, { exists: false }) },
     action: {
       summary:
         c.role === 'controlplane'
-          ? `Boot a Talos ${c.talosVersion} control plane with the kit's control-plane config; it joins etcd by itself as a learner`
-          : `Boot a Talos ${c.talosVersion} worker with the kit's worker config`,
+          ? `Boot a Talos ${c.talosVersion} control plane with its complete machine config from the kit; it joins etcd by itself as a learner`
+          : `Boot a Talos ${c.talosVersion} worker with its complete machine config from the kit (its pool's labels and taints included)`,
       performer: 'provisioner',
       commands: provisionCmds({
         node: t,
@@ -73,14 +76,14 @@ export function provisionStep(
     },
     verify: {
       expect: provisioned,
-      commands: [cmd(`talosctl -n ${addressArg(t)} version`, 'the Talos API answers')],
+      commands: [cmd(talosctl(addressArg(t), 'version'), 'the Talos API answers')],
     },
     timeoutSeconds: TIMEOUTS.provision[c.provisioner],
     destructive: false,
     undo: undoWith(
       `Reset ${nodeLabel(t)}${c.role === 'controlplane' ? ' (Talos leaves etcd itself)' : ''}, then delete its Node`,
       [
-        cmd(`talosctl -n ${addressArg(t)} reset --graceful`),
+        cmd(talosctl(addressArg(t), 'reset --graceful')),
         cmd(kubectl(`delete node ${nodeArg(t)} --ignore-not-found`)),
       ],
     ),
@@ -96,6 +99,10 @@ export function provisionStep(
         : t.name === null
           ? `hostname: the one Talos gives the machine (stable, from its machine id); ferry takes the name of the new Talos Node that registers, so boot one machine per provision step`
           : `hostname ${nodeLabel(t)}: never the name of a live kubeadm node or etcd member (a joining Talos control plane removes a member named like its hostname)`,
+      // Cluster API renders configs itself; the other provisioners boot the kit's file.
+      ...(c.machineConfig.kind === 'none' && c.provisioner !== 'capi'
+        ? [`machine config: none to apply, ${c.machineConfig.why}`]
+        : []),
     ],
     ...placement(c),
   });

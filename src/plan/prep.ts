@@ -17,6 +17,7 @@ import {
   onNode,
   sq,
   statusCmd,
+  talosctl,
 } from './commands.js';
 import type { EtcdModel } from './etcd-sim.js';
 import type { ExpectedState, KubeadmMemberRef, NodeExpectation } from './expected-state.js';
@@ -131,7 +132,7 @@ export function etcdSnapshotStep(
   const saved: ExpectedState = { files: [{ path: file, where: { kind: 'workstation' }, exists: true }] };
   const command =
     talosAddress !== undefined
-      ? cmd(`talosctl -n ${talosAddress} etcd snapshot ${file}`, 'through a Talos member')
+      ? cmd(talosctl(talosAddress, `etcd snapshot ${file}`), 'through a Talos member')
       : cmd(
           etcdctl(`snapshot save ${file}`, via?.clientURL ?? '<ONE_MEMBER_CLIENT_URL>'),
           'one endpoint only',

@@ -38,7 +38,9 @@ describe('the runbook renderings', () => {
 
   it('md for replace brings the node back at its own address', async () => {
     const md = renderPlan(await plan('replace'), 'md');
-    expect(md).toContain('talosctl apply-config --insecure -n 10.20.0.11 --file');
+    expect(md).toContain(
+      'talosctl --talosconfig "$TALOSCONFIG" apply-config --insecure -n 10.20.0.11 --file',
+    );
     expect(md).toContain('LB_ACTION=add NODE_NAME=talos-cp-1 ADDRESS=10.20.0.11 PORT=6443');
   });
 

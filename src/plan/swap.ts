@@ -35,6 +35,7 @@ import type {
   TalosMemberRef,
   TalosNodeRef,
 } from './expected-state.js';
+import type { MachineConfigPicker } from './kit.js';
 import { type DraftStep, memberLabel, nodeLabel, type PdbRef, type Strategy } from './model.js';
 import {
   cordonStep,
@@ -67,7 +68,7 @@ export interface SwapContext {
   etcd: EtcdModel;
   /** Replacement nodes by the kubeadm node they replace (addresses of Talos members). */
   talosNodes: ReadonlyMap<string, TalosNodeRef>;
-  machineConfig: (role: 'controlplane' | 'worker', replaces: string) => string | null;
+  machineConfig: MachineConfigPicker;
   drainTimeoutSeconds: number;
   memberVoterSeconds: number;
   maxIndexLag: number;
@@ -172,7 +173,7 @@ function joinSteps(ctx: SwapContext, swap: ControlPlaneSwap): DraftStep[] {
       role: 'controlplane',
       provisioner: ctx.provisioner,
       talosVersion: ctx.talosVersion,
-      machineConfig: ctx.machineConfig('controlplane', old.name),
+      machineConfig: ctx.machineConfig('controlplane', old.name, t.name),
       pre: {
         etcd: before,
         ...(ctx.strategy === 'replace'

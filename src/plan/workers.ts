@@ -7,6 +7,7 @@ import type { Provisioner } from '../facts/target.js';
 import { cmd, endpointReadyzCmd, healthCmd, kubectl, memberListCmd } from './commands.js';
 import type { EtcdModel } from './etcd-sim.js';
 import type { ExpectedState, KubeadmNodeRef, TalosNodeRef } from './expected-state.js';
+import type { MachineConfigPicker } from './kit.js';
 import type { DraftStep, PdbRef, Strategy } from './model.js';
 import {
   cordonStep,
@@ -24,7 +25,7 @@ export interface WorkerContext {
   talosVersion: string;
   endpointUrl: string;
   etcd: EtcdModel;
-  machineConfig: (role: 'controlplane' | 'worker', replaces: string) => string | null;
+  machineConfig: MachineConfigPicker;
   drainTimeoutSeconds: number;
   drainInfo: (node: string) => { pdbs: PdbRef[]; pods: number };
 }
@@ -72,7 +73,7 @@ function workerSwap(ctx: WorkerContext, batch: number, s: WorkerSwap): DraftStep
       role: 'worker',
       provisioner: ctx.provisioner,
       talosVersion: ctx.talosVersion,
-      machineConfig: ctx.machineConfig('worker', s.old.name),
+      machineConfig: ctx.machineConfig('worker', s.old.name, s.replacement.name),
       ...(ctx.strategy === 'replace'
         ? { pre: { machines: [{ node: s.old, state: 'decommissioned' as const }] } }
         : {}),

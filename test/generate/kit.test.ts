@@ -3,6 +3,7 @@ import { cp, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { memoryIo } from '../../src/cli/io.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { readTalosSecretsBundle } from '../../src/generate/secrets/read.js';
@@ -173,8 +174,13 @@ describe('ferry generate: a cluster whose encryption key needs renaming', () => 
       'cilium/values-migration.yaml',
       'cilium/values-talos.yaml',
       'talos/controlplane-patch.yaml',
+      'talos/full/replacing-worker-1.yaml',
+      'talos/full/talos-cp-1.yaml',
+      'talos/full/talos-cp-2.yaml',
+      'talos/machines.json',
       'talos/nodes/talos-cp-1.yaml',
       'talos/nodes/talos-cp-2.yaml',
+      'talos/talosconfig',
       'talos/worker-patch.yaml',
     ]);
     const [cp] = parseAllDocuments(await readFile(join(kit, 'talos/controlplane-patch.yaml'), 'utf8')).map(
@@ -243,7 +249,14 @@ describe('ferry generate: a cluster whose encryption key needs renaming', () => 
     const p1 = await readFile(join(kit, 'kubeadm/encryption/phase1.yaml'), 'utf8');
     const newKey = /name: key2\n\s+secret: (\S+)/.exec(p1)?.[1] ?? '';
     expect(newKey).not.toBe('');
+    // The talosconfig's admin client key exists nowhere else either.
+    const talosconfig = parseYaml(await readFile(join(kit, 'talos/talosconfig'), 'utf8')) as {
+      contexts: Record<string, { key: string }>;
+    };
+    const clientKey = Buffer.from(talosconfig.contexts['demo']?.key ?? '', 'base64').toString('utf8');
+    expect(clientKey).toMatch(/PRIVATE KEY/);
     const keyPems = [
+      clientKey,
       bundle.certs.k8s.key,
       bundle.certs.etcd.key,
       bundle.certs.k8sAggregator.key,
@@ -270,6 +283,10 @@ describe('ferry generate: a cluster whose encryption key needs renaming', () => 
       'kubeadm/encryption/phase1.yaml',
       'kubeadm/encryption/phase2.yaml',
       'secrets.yaml',
+      'talos/full/replacing-worker-1.yaml',
+      'talos/full/talos-cp-1.yaml',
+      'talos/full/talos-cp-2.yaml',
+      'talos/talosconfig',
     ]);
     const scanned: string[] = [];
     for (const f of await listFiles(kit)) {

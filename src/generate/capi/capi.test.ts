@@ -22,7 +22,7 @@ import { quantityBytes } from './sizes.js';
 // biome-ignore lint/suspicious/noExplicitAny: parsed YAML is walked freely in assertions
 type Doc = Record<string, any>;
 
-const crds = CrdValidator.fromDir();
+const crds = CrdValidator.fromSchemas();
 let tmp: string;
 let bundle: TalosSecretsBundle;
 

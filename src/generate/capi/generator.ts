@@ -171,6 +171,7 @@ export function capiArtifacts(
       step: 41,
       provenance: built.provenance,
       secret: false,
+      schema: { kind: 'capi', talosVersion: values.release.version },
     },
     {
       path: 'capi/tcp-status-patch.yaml',

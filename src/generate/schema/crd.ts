@@ -6,11 +6,10 @@
  * not declare is an error here, so a misspelt field fails the test instead of vanishing on apply.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsPlugin from 'ajv-formats';
 import { parseAllDocuments } from 'yaml';
-import { capiSpecsDir } from './specs.js';
+import { capiSchemasDir, schemaPath } from './specs.js';
 import type { SchemaError } from './talos.js';
 
 // ajv-formats is CommonJS: under NodeNext its default import is the module object.
@@ -38,11 +37,11 @@ export class CrdValidator {
     }
   }
 
-  /** Every `*.yaml` CRD in a directory (not recursive). */
-  static fromDir(dir = capiSpecsDir()): CrdValidator {
-    const files = readdirSync(dir)
+  /** Every `*.yaml` CRD the package carries (schemas/capi, not recursive). */
+  static fromSchemas(): CrdValidator {
+    const files = readdirSync(capiSchemasDir())
       .filter((f) => f.endsWith('.yaml'))
-      .map((f) => join(dir, f));
+      .map((f) => schemaPath('capi', f));
     return new CrdValidator(files);
   }
 

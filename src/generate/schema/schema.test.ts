@@ -3,11 +3,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { CrdValidator } from './crd.js';
-import { specsDir } from './specs.js';
 import { stripPatchDirectives, validateTalosDocument, validateTalosDocuments } from './talos.js';
 
 function goldenDocs(version: string, file: string): unknown[] {
-  const text = readFileSync(join(specsDir(), 'talos', 'examples', version, 'generated-config', file), 'utf8');
+  const text = readFileSync(join(import.meta.dirname, 'fixtures', 'talos', version, file), 'utf8');
   // talosctl writes `persist: true`, a field its own schema does not list (hidden upstream); drop it.
   return parseAllDocuments(text).map((d) => {
     const { persist: _p, ...rest } = d.toJS() as Record<string, unknown>;
@@ -21,6 +20,24 @@ describe('Talos schema validation', () => {
       expect(validateTalosDocuments(goldenDocs('v1.13.9', f), 'v1.13.9', 'full')).toEqual([]);
       expect(validateTalosDocuments(goldenDocs('v1.14.0-rc.1', f), 'v1.14.0-rc.1', 'full')).toEqual([]);
     }
+  });
+
+  it('full mode: a patch passes the schema document by document, but is no complete config', () => {
+    const patch = [{ version: 'v1alpha1', machine: { nodeLabels: { 'lab.example/pool': 'data' } } }];
+    expect(validateTalosDocument(patch[0], 'v1.13.9', 'full')).toEqual([]);
+    const missing = validateTalosDocuments(patch, 'v1.13.9', 'full');
+    expect(missing[0]?.message).toMatch(/machine\.type/);
+    const worker = goldenDocs('v1.13.9', 'base-worker.yaml') as Record<string, Record<string, unknown>>[];
+    const noToken = structuredClone(worker);
+    delete noToken[0]!['machine']!['token'];
+    expect(validateTalosDocuments(noToken, 'v1.13.9', 'full').map((e) => e.path)).toEqual(['/machine/token']);
+    // v1.14: the cluster's identity lives in its own document.
+    const v14 = goldenDocs('v1.14.0-rc.1', 'base-controlplane.yaml') as Record<string, unknown>[];
+    const noIdentity = v14.filter((d) => d['kind'] !== 'DiscoveryIdentityConfig');
+    expect(validateTalosDocuments(noIdentity, 'v1.14.0-rc.1', 'full').map((e) => e.path)).toEqual([
+      '/clusterID',
+      '/clusterSecret',
+    ]);
   });
 
   it('rejects a legacy cluster field in the v1.14 schema but not in v1.13', () => {
@@ -76,7 +93,7 @@ describe('Talos schema validation', () => {
 });
 
 describe('CRD validation', () => {
-  const crds = CrdValidator.fromDir();
+  const crds = CrdValidator.fromSchemas();
 
   it('accepts a minimal valid Cluster and rejects unknown fields and bad types', () => {
     const cluster = {

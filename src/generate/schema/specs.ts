@@ -1,48 +1,86 @@
 /**
- * Where the upstream schemas live: `../shared/specs/` next to the repository (design.md "Schemas to
- * validate against"), overridable with FERRY_SPECS_DIR. They are test and development inputs, not
- * shipped with the package, so a missing directory is reported with how to point ferry at it.
+ * Where the schemas live: `schemas/` at the package root (design.md "Schemas to validate against"),
+ * the repository's own copies of the upstream files (schemas/README.md names each source). Found
+ * relative to this module, so the same code works from src/ (tsx, tests) and from dist/ (the
+ * installed package ships `schemas`). Every path handed out is checked to stay inside that
+ * directory: nothing reads the shared specs next to the repository (scripts/refresh-schemas.ts
+ * copies them, when a developer runs it).
  */
-import { existsSync, readdirSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { existsSync, readdirSync, realpathSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FerryError } from '../../errors.js';
 
-export function specsDir(): string {
-  const fromEnv = process.env['FERRY_SPECS_DIR'];
-  if (fromEnv) return resolve(fromEnv);
-  // Walk up from this file to the directory holding package.json, then ../shared/specs.
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 8; i++) {
-    if (existsSync(join(dir, 'package.json'))) return resolve(dir, '..', 'shared', 'specs');
-    dir = dirname(dir);
+const REFRESH = 'reinstall ferry, or in a checkout run `npx tsx scripts/refresh-schemas.ts`';
+
+/** The directory holding package.json, found by walking up from this module. */
+export function packageRoot(from = dirname(fileURLToPath(import.meta.url))): string {
+  let dir = from;
+  for (;;) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    const up = dirname(dir);
+    if (up === dir) {
+      throw new FerryError('internal', `no package.json above ${from}: cannot find ferry's schemas/`, {
+        remediation: REFRESH,
+      });
+    }
+    dir = up;
   }
-  return resolve('..', 'shared', 'specs');
 }
 
-/** The folder of specs/talos holding the schema for a Talos release (same minor; newest copy wins). */
-export function talosSchemaFile(talosVersion: string, root = specsDir()): string {
+export function schemasDir(): string {
+  return join(packageRoot(), 'schemas');
+}
+
+function inside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/**
+ * A path under `root`, refused (internal error) when it would leave it — by `..` or an absolute
+ * part, or by a symlink pointing elsewhere.
+ */
+export function containedPath(root: string, ...parts: string[]): string {
+  const path = resolve(root, ...parts);
+  const escapes =
+    !inside(root, path) || (existsSync(path) && !inside(realpathSync(root), realpathSync(path)));
+  if (escapes) {
+    throw new FerryError('internal', `schema path ${parts.join('/')} resolves outside ${root}`, {
+      remediation: 'schemas are read from the package only; report this as a bug',
+    });
+  }
+  return path;
+}
+
+/** A path under schemas/ (see containedPath). */
+export function schemaPath(...parts: string[]): string {
+  return containedPath(schemasDir(), ...parts);
+}
+
+/** The Talos schema for a release: the copy of the same minor (newest copy wins). */
+export function talosSchemaFile(talosVersion: string): string {
   const m = /^v?(\d+)\.(\d+)/.exec(talosVersion);
-  const base = join(root, 'talos');
+  const base = schemaPath('talos');
   if (!m || !existsSync(base)) {
     throw new FerryError('internal', `no Talos schema directory for ${talosVersion} under ${base}`, {
-      remediation:
-        'set FERRY_SPECS_DIR to the shared/specs directory that holds talos/<version>/config.schema.json',
+      remediation: REFRESH,
     });
   }
   const prefix = `v${m[1]}.${m[2]}.`;
-  const dirs = readdirSync(base)
+  const pick = readdirSync(base)
     .filter((d) => d.startsWith(prefix) && existsSync(join(base, d, 'config.schema.json')))
-    .sort();
-  const pick = dirs.at(-1);
+    .sort()
+    .at(-1);
   if (!pick) {
     throw new FerryError('internal', `no config.schema.json for Talos ${m[1]}.${m[2]} under ${base}`, {
-      remediation: 'copy the schema of that release into shared/specs/talos/<version>/',
+      remediation: `add the release's schema to scripts/refresh-schemas.ts and run it (${REFRESH})`,
     });
   }
-  return join(base, pick, 'config.schema.json');
+  return schemaPath('talos', pick, 'config.schema.json');
 }
 
-export function capiSpecsDir(root = specsDir()): string {
-  return join(root, 'capi');
+/** The CustomResourceDefinitions generate validates Cluster API objects against. */
+export function capiSchemasDir(): string {
+  return schemaPath('capi');
 }

@@ -3,13 +3,16 @@
  * 2020-12, root `oneOf` over every document kind). Each document is checked against the definition
  * of its own kind, which gives precise errors instead of a `oneOf` mismatch.
  *
- * Two modes: `full` is the schema as published; `patch` treats a document as a strategic-merge
- * patch: required properties may be absent (the generated config supplies them) and `$patch: delete`
- * directives are removed before checking (they are merge instructions, not configuration).
+ * Two modes: `full` is the schema as published, and for a whole stream also what makes it a
+ * complete config (complete.ts: the schema alone accepts a patch as a config); `patch` treats a
+ * document as a strategic-merge patch: required properties may be absent (the generated config
+ * supplies them) and `$patch: delete` directives are removed before checking (they are merge
+ * instructions, not configuration).
  */
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsPlugin from 'ajv-formats';
+import { completeConfigErrors } from './complete.js';
 import { talosSchemaFile } from './specs.js';
 
 export type TalosValidationMode = 'full' | 'patch';
@@ -145,11 +148,12 @@ export function validateTalosDocument(
   }));
 }
 
-/** Validates every document of a machine-config stream. */
+/** Validates every document of a machine-config stream; in `full` mode, also that it is complete. */
 export function validateTalosDocuments(
   docs: unknown[],
   talosVersion: string,
   mode: TalosValidationMode,
 ): SchemaError[] {
-  return docs.flatMap((d) => validateTalosDocument(d, talosVersion, mode));
+  const each = docs.flatMap((d) => validateTalosDocument(d, talosVersion, mode));
+  return mode === 'full' ? [...each, ...completeConfigErrors(docs, talosVersion)] : each;
 }

@@ -14,7 +14,8 @@ import { readTalosSecretsBundle } from './read.js';
 import { renderTalosSecretsBundle } from './render.js';
 import { checkBootstrapToken } from './tokens.js';
 
-const SPECS = '/work/shared/specs/talos/examples';
+// Upstream goldens (scripts/refresh-schemas.ts copies them; schemas/README.md names the source).
+const SPECS = join(import.meta.dirname, 'fixtures');
 const TOKEN = 'abcdef.0123456789abcdef';
 
 let root: string;

@@ -1,6 +1,6 @@
 /**
  * `--full`: complete machine configs = what `talosctl gen config --with-secrets secrets.yaml`
- * writes for the release (goldens in shared/specs/talos/examples) + ferry's patches, merged the
+ * writes for the release (goldens in src/generate/schema/fixtures/talos) + ferry's patches, merged the
  * way Talos merges them. Built here rather than by talosctl because talosctl refuses a bundle
  * without an encryption secret, which is exactly the bundle a plaintext cluster needs.
  *

@@ -1,20 +1,31 @@
 /**
- * Item 2 of the kit: Talos machine-config patches for control planes and workers (legacy v1alpha1
- * form for Talos ≤ v1.13, multi-document for v1.14), per-node patches that pin control-plane
- * hostnames, per-group patches for worker labels, and with `--full` complete machine configs
- * (secrets + patches, mode 0600).
+ * Item 2 of the kit: Talos machine configs. For every planned node the complete config it boots
+ * with (secrets + role patch + node or group patch, mode 0600; machines.ts), the index of them
+ * the plan reads (talos/machines.json), and the patches themselves (legacy v1alpha1 form for
+ * Talos ≤ v1.13, multi-document for v1.14) for operators who build configs their own way
+ * (talosctl gen config, OpenTofu's talos provider): role patches, per-node patches that pin
+ * control-plane hostnames, per-group patches for worker labels. `--full` adds complete configs
+ * per worker role and group, for workers beyond the plan.
  */
 
+import { KIT } from '../../knowledge/kit-paths.js';
 import type { Artifact, GenerateNote, GeneratorResult } from '../artifact.js';
-import type { GenerateContext, Generator } from '../context.js';
+import { blocked, type GenerateContext, type Generator } from '../context.js';
 import type { TalosSecretsBundle } from '../secrets/bundle.js';
 import { provenanceOf, renderDocs, type TalosDoc } from './doc.js';
-import { baseConfig } from './full.js';
-import { legacyGroupPatch, legacyNodePatch, legacyRolePatch } from './legacy.js';
+import {
+  groupPatchDocs,
+  kitMachines,
+  nodePatchDocs,
+  plannedMachines,
+  roleConfigDocs,
+  rolePatchDocs,
+} from './machines.js';
 import { mergeDocs } from './merge.js';
 import type { Role, TalosValues } from './model.js';
-import { multidocGroupPatch, multidocNodePatch, multidocRolePatch } from './multidoc.js';
 import { deriveTalosValues } from './values.js';
+
+export { rolePatchDocs } from './machines.js';
 
 export const talosGenerator: Generator = { name: 'talos', generate: generateTalos };
 
@@ -22,18 +33,16 @@ export function generateTalos(ctx: GenerateContext): GeneratorResult {
   const derived = deriveTalosValues(ctx.facts);
   if (derived.kind === 'missing') return derived;
   const { values, notes } = derived;
-  const artifacts = talosPatchArtifacts(values, ctx.generatedBy);
-  if (ctx.options.full) {
-    if (!ctx.secrets) return { kind: 'missing', missing: [], notes };
-    artifacts.push(...talosFullArtifacts(values, ctx.secrets.bundle, ctx.generatedBy));
-    notes.push(...fullNotes(ctx.secrets.bundle));
-  }
+  // Without the bundle there is no complete config; the missing input is reported by prepareContext.
+  if (!ctx.secrets) return { ...blocked(), notes };
+  const bundle = ctx.secrets.bundle;
+  const artifacts = [
+    ...talosPatchArtifacts(values, ctx.generatedBy),
+    ...talosNodeConfigArtifacts(values, bundle, ctx.generatedBy),
+  ];
+  if (ctx.options.full) artifacts.push(...talosFullArtifacts(values, bundle, ctx.generatedBy));
+  notes.push(...fullNotes(bundle));
   return { kind: 'ok', artifacts, notes };
-}
-
-/** The documents of a role patch, in the form the target release reads. */
-export function rolePatchDocs(v: TalosValues, role: Role): TalosDoc[] {
-  return v.release.configFormat === 'multidoc' ? multidocRolePatch(v, role) : legacyRolePatch(v, role);
 }
 
 /** Every patch the kit ships, by kit path. */
@@ -44,11 +53,11 @@ export function patchDocsByPath(
   const form = multi ? 'multi-document form' : 'legacy v1alpha1 form';
   const out = new Map<string, { docs: TalosDoc[]; header: string[]; purpose: string; step: number }>();
   const use = [
-    `Use: talosctl gen config --with-secrets secrets.yaml ${v.clusterName.value} ${v.endpoint.value} --talos-version ${v.release.version} \\`,
-    `       --kubernetes-version ${v.kubernetesVersion.value.replace(/^v/, '')} --config-patch-control-plane @talos/controlplane-patch.yaml --config-patch-worker @talos/worker-patch.yaml`,
-    'or take the complete configs from talos/full/ (ferry generate --full), which need no talosctl gen step.',
+    'The complete config of each planned node is in talos/full/ (talos/machines.json says which); use this patch to build configs your own way.',
+    `Use (in the kit directory): talosctl gen config ${v.clusterName.value} ${v.endpoint.value} --with-secrets ${KIT.secrets} --talos-version v${v.release.minor} \\`,
+    `       --kubernetes-version ${v.kubernetesVersion.value.replace(/^v/, '')} --config-patch-control-plane @${KIT.controlPlanePatch} --config-patch-worker @${KIT.workerPatch}`,
   ];
-  out.set('talos/controlplane-patch.yaml', {
+  out.set(KIT.controlPlanePatch, {
     docs: rolePatchDocs(v, 'controlplane'),
     header: [
       `Talos ${v.release.version} machine-config patch for control planes (${form}), derived from the kubeadm cluster.`,
@@ -57,7 +66,7 @@ export function patchDocsByPath(
     purpose: `Talos ${v.release.minor} control-plane patch: endpoint, CIDRs, DNS domain, apiserver flags, issuers, PodSecurity, CNI none, etcd pin, KubePrism`,
     step: 20,
   });
-  out.set('talos/worker-patch.yaml', {
+  out.set(KIT.workerPatch, {
     docs: rolePatchDocs(v, 'worker'),
     header: [
       `Talos ${v.release.version} machine-config patch for workers (${form}), derived from the kubeadm cluster.`,
@@ -67,21 +76,23 @@ export function patchDocsByPath(
     step: 21,
   });
   for (const r of v.controlPlane.replacements) {
-    out.set(`talos/nodes/${r.hostname.value}.yaml`, {
-      docs: multi ? multidocNodePatch(r.hostname, r.own) : legacyNodePatch(v, r.hostname, r.own),
+    const path = KIT.nodePatch(r.hostname.value);
+    out.set(path, {
+      docs: nodePatchDocs(v, r),
       header: [
         `Per-node patch for the Talos control plane that replaces kubeadm node ${r.replaces}: its hostname (never a live etcd member name) and the labels/taints only ${r.replaces} had.`,
-        `Use: talosctl machineconfig patch controlplane.yaml --patch @talos/nodes/${r.hostname.value}.yaml -o ${r.hostname.value}.yaml`,
+        `Use: after ${KIT.controlPlanePatch}, e.g. talosctl gen config … --config-patch-control-plane @${KIT.controlPlanePatch} --config-patch-control-plane @${path}`,
       ],
       purpose: `hostname and own labels of the Talos control plane replacing ${r.replaces}`,
       step: 22,
     });
   }
   for (const g of v.workers.groups) {
-    out.set(`talos/worker-groups/${g.name}.yaml`, {
-      docs: multi ? multidocGroupPatch(g.own) : legacyGroupPatch(g.own),
+    const path = KIT.workerGroupPatch(g.name);
+    out.set(path, {
+      docs: groupPatchDocs(v, g),
       header: [
-        `Worker group patch: labels/taints shared by ${g.nodes.join(', ')} beyond the worker patch. Apply it to the Talos workers that replace them.`,
+        `Worker group patch: labels/taints shared by ${g.nodes.join(', ')} beyond the worker patch. Apply it after ${KIT.workerPatch} to the Talos workers that replace them.`,
       ],
       purpose: `labels/taints of the worker group ${g.name} (${g.nodes.length} node(s))`,
       step: 23,
@@ -99,31 +110,47 @@ export function talosPatchArtifacts(v: TalosValues, generatedBy: string[]): Arti
     step: p.step,
     provenance: provenanceOf(p.docs),
     secret: false,
+    schema: { kind: 'talos', mode: 'patch', talosVersion: v.release.version },
   }));
 }
 
-/** Complete configs: one per control-plane replacement, the worker config, and one per worker group. */
+/** The complete config of each planned node (0600) and talos/machines.json, the plan's index of them. */
+export function talosNodeConfigArtifacts(
+  v: TalosValues,
+  bundle: TalosSecretsBundle,
+  generatedBy: string[],
+): Artifact[] {
+  const machines = plannedMachines(v, bundle);
+  const configs = machines.map(
+    (m): Artifact =>
+      completeConfigArtifact(v, m.config, m.about, m.docs, generatedBy, [
+        `Made as: talosctl gen config --with-secrets ${KIT.secrets} … ${m.patches.map((p) => `--config-patch @${p}`).join(' ')}`,
+      ]),
+  );
+  const index: Artifact = {
+    path: KIT.machines,
+    content: `${JSON.stringify(kitMachines(v, bundle, machines), null, 2)}\n`,
+    mode: 0o644,
+    purpose: 'which complete machine config and which patches each planned node takes (read by ferry plan)',
+    step: 25,
+    provenance: {},
+    secret: false,
+  };
+  return [...configs, index];
+}
+
+/** `--full`: complete worker configs per role and per group, for workers beyond the plan. */
 export function fullConfigDocs(
   v: TalosValues,
   bundle: TalosSecretsBundle,
 ): Map<string, { docs: TalosDoc[]; about: string }> {
-  const multi = v.release.configFormat === 'multidoc';
-  const cp = mergeDocs(baseConfig(v, bundle, 'controlplane'), rolePatchDocs(v, 'controlplane'));
-  const worker = mergeDocs(baseConfig(v, bundle, 'worker'), rolePatchDocs(v, 'worker'));
+  const worker = roleConfigDocs(v, bundle, 'worker');
   const out = new Map<string, { docs: TalosDoc[]; about: string }>();
-  for (const r of v.controlPlane.replacements) {
-    const node = multi ? multidocNodePatch(r.hostname, r.own) : legacyNodePatch(v, r.hostname, r.own);
-    out.set(`talos/full/${r.hostname.value}.yaml`, {
-      docs: mergeDocs(cp, node),
-      about: `control plane ${r.hostname.value} (replaces ${r.replaces})`,
-    });
-  }
-  out.set('talos/full/worker.yaml', { docs: worker, about: 'workers' });
+  out.set(KIT.workerRoleConfig, { docs: worker, about: 'workers beyond the plan (no group labels)' });
   for (const g of v.workers.groups) {
-    const patch = multi ? multidocGroupPatch(g.own) : legacyGroupPatch(g.own);
-    out.set(`talos/full/worker-${g.name}.yaml`, {
-      docs: mergeDocs(worker, patch),
-      about: `workers of group ${g.name} (${g.nodes.join(', ')})`,
+    out.set(KIT.workerGroupConfig(g.name), {
+      docs: mergeDocs(worker, groupPatchDocs(v, g)),
+      about: `workers of group ${g.name} beyond the plan (like ${g.nodes.join(', ')})`,
     });
   }
   return out;
@@ -134,22 +161,37 @@ export function talosFullArtifacts(
   bundle: TalosSecretsBundle,
   generatedBy: string[],
 ): Artifact[] {
-  return [...fullConfigDocs(v, bundle)].map(([path, f]) => ({
+  return [...fullConfigDocs(v, bundle)].map(([path, f]) =>
+    completeConfigArtifact(v, path, f.about, f.docs, generatedBy, []),
+  );
+}
+
+function completeConfigArtifact(
+  v: TalosValues,
+  path: string,
+  about: string,
+  docs: TalosDoc[],
+  generatedBy: string[],
+  extra: string[],
+): Artifact {
+  return {
     path,
     content: renderDocs(
       [
-        `Complete Talos ${v.release.version} machine config for ${f.about}: secrets.yaml + the kit's patches. Holds private keys: keep it secret.`,
-        `Use: talosctl apply-config --insecure --nodes <IP> --file ${path}   (set machine.install.disk first when installing to disk)`,
+        `Complete Talos ${v.release.version} machine config for ${about}: secrets.yaml + the kit's patches. Holds private keys: keep it secret.`,
+        ...extra,
+        `Use (in the kit directory): talosctl apply-config --insecure --nodes <IP> --file ${path}   (set machine.install.disk first when installing to disk)`,
         ...generatedBy,
       ],
-      f.docs,
+      docs,
     ),
     mode: 0o600,
-    purpose: `complete Talos machine config for ${f.about} (holds keys)`,
+    purpose: `complete Talos machine config for ${about} (holds keys)`,
     step: 24,
-    provenance: provenanceOf(f.docs),
+    provenance: provenanceOf(docs),
     secret: true,
-  }));
+    schema: { kind: 'talos', mode: 'full', talosVersion: v.release.version },
+  };
 }
 
 function fullNotes(bundle: TalosSecretsBundle): GenerateNote[] {

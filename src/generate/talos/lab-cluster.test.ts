@@ -32,8 +32,22 @@ describe('Talos generator on examples/lab-cluster', () => {
         'talos/nodes/talos-cp-2.yaml',
         'talos/nodes/talos-cp-3.yaml',
       ]);
-      for (const a of r.artifacts) {
+      // Every planned node's complete config; --full adds the per-role and per-group worker configs.
+      expect(paths.filter((p) => p.startsWith('talos/full/'))).toEqual([
+        'talos/full/talos-cp-1.yaml',
+        'talos/full/talos-cp-2.yaml',
+        'talos/full/talos-cp-3.yaml',
+        ...[1, 2, 3, 4, 5].map((i) => `talos/full/replacing-worker-${i}.yaml`),
+        'talos/full/worker.yaml',
+        'talos/full/worker-pool-general-1.yaml',
+        'talos/full/worker-pool-data-2.yaml',
+      ]);
+      // Every Talos file carries the schema generate checks it against: patches, complete configs.
+      const talos = r.artifacts.filter((a) => a.schema?.kind === 'talos');
+      expect(talos.map((a) => a.path).sort()).toEqual(paths.filter((p) => p.endsWith('.yaml')).sort());
+      for (const a of talos) {
         const docs = parseAllDocuments(a.content).map((d) => d.toJS());
+        expect(a.schema).toEqual({ kind: 'talos', mode: a.secret ? 'full' : 'patch', talosVersion });
         expect(validateTalosDocuments(docs, talosVersion, a.secret ? 'full' : 'patch'), a.path).toEqual([]);
         if (!a.secret) {
           expect(a.content, a.path).not.toMatch(/PRIVATE KEY/);

@@ -103,7 +103,8 @@ export interface TalosValues {
     common: NodeShape;
     replacements: ControlPlaneReplacement[];
   };
-  workers: { common: NodeShape; groups: WorkerGroup[] };
+  /** `nodes`: every kubeadm worker, each replaced by one Talos worker (in the facts' order). */
+  workers: { common: NodeShape; groups: WorkerGroup[]; nodes: string[] };
   hostnameRule: Sourced<string>;
 }
 

@@ -12,7 +12,7 @@ import type { Artifact } from '../artifact.js';
 import { validateTalosDocuments } from '../schema/talos.js';
 import type { TalosSecretsBundle } from '../secrets/bundle.js';
 import { buildBundleFromKubeadmPki } from '../secrets/from-kubeadm.js';
-import { talosFullArtifacts, talosPatchArtifacts } from './generator.js';
+import { talosFullArtifacts, talosNodeConfigArtifacts, talosPatchArtifacts } from './generator.js';
 import type { TalosValues } from './model.js';
 import { deriveTalosValues } from './values.js';
 
@@ -61,6 +61,11 @@ function docsOf(a: Artifact): Doc[] {
   return parseAllDocuments(a.content).map((d) => d.toJS());
 }
 
+/** The complete config of every planned node (control planes first) and talos/machines.json. */
+function nodeConfigs(v: TalosValues, b: TalosSecretsBundle = bundle): Artifact[] {
+  return talosNodeConfigArtifacts(v, b, ['test']);
+}
+
 function patch(v: TalosValues, path: string): Doc[] {
   const a = talosPatchArtifacts(v, []).find((x) => x.path === path);
   if (!a) throw new Error(`no ${path}`);
@@ -78,7 +83,10 @@ describe('every generated document validates against its Talos schema', () => {
       expect(patches.length).toBeGreaterThanOrEqual(5);
       for (const a of patches)
         expect(validateTalosDocuments(docsOf(a), version, 'patch'), a.path).toEqual([]);
-      const full = talosFullArtifacts(v, bundle, ['test']);
+      const full = [
+        ...nodeConfigs(v).filter((a) => a.path.endsWith('.yaml')),
+        ...talosFullArtifacts(v, bundle, ['test']),
+      ];
       expect(full.length).toBeGreaterThanOrEqual(4);
       for (const a of full) expect(validateTalosDocuments(docsOf(a), version, 'full'), a.path).toEqual([]);
     });
@@ -312,6 +320,28 @@ describe('kubelet and nodes', () => {
       { 'lab.example/pool': 'a' },
       { 'lab.example/pool': 'b' },
     ]);
+    // Each worker replacement boots a complete config with its pool's labels, and no pinned hostname.
+    const configs = new Map(nodeConfigs(v).map((a) => [a.path, a]));
+    const w4 = docsOf(configs.get('talos/full/replacing-worker-4.yaml')!);
+    expect(legacy(w4)['machine'].type).toBe('worker');
+    expect(legacy(w4)['machine'].nodeLabels).toEqual({ 'lab.example/env': 'prod', 'lab.example/pool': 'b' });
+    expect(legacy(w4)['machine'].network?.hostname).toBeUndefined();
+    expect(byKind(w4, 'HostnameConfig')).toEqual({
+      apiVersion: 'v1alpha1',
+      kind: 'HostnameConfig',
+      auto: 'stable',
+    });
+    const index = JSON.parse(configs.get('talos/machines.json')!.content);
+    expect(index.machines.find((m: Doc) => m['replaces'] === 'worker-4')).toEqual({
+      role: 'worker',
+      replaces: 'worker-4',
+      hostname: null,
+      config: 'talos/full/replacing-worker-4.yaml',
+      patches: ['talos/worker-patch.yaml', `talos/worker-groups/${v.workers.groups[1]!.name}.yaml`],
+    });
+    expect(index.machines.map((m: Doc) => m['config'])).toEqual(
+      [...configs.keys()].filter((p) => p.startsWith('talos/full/')),
+    );
   });
 });
 
@@ -387,7 +417,7 @@ describe('provenance and secrets', () => {
       expect(a.content).not.toMatch(/PRIVATE KEY/);
       expect(a.content).not.toContain(TOKEN);
     }
-    const full = talosFullArtifacts(v, bundle, []);
+    const full = nodeConfigs(v).filter((a) => a.path.endsWith('.yaml'));
     for (const a of full) {
       expect(a.mode).toBe(0o600);
       expect(a.secret).toBe(true);
@@ -395,7 +425,7 @@ describe('provenance and secrets', () => {
     const caPem = await readFile(join(tmp, 'pki', 'ca.crt'), 'utf8');
     const cp = docsOf(full[0]!);
     expect(byKind(cp, 'KubeAPIServerCAConfig')?.['issuingCA']?.['cert']).toBe(caPem);
-    const legacyFull = docsOf(talosFullArtifacts(values(facts('v1.13.9')), bundle, [])[0]!);
+    const legacyFull = docsOf(nodeConfigs(values(facts('v1.13.9')))[0]!);
     expect(Buffer.from(legacy(legacyFull)['cluster'].ca.crt, 'base64').toString('utf8')).toBe(caPem);
     expect(legacy(legacyFull)['cluster'].token).toBe(TOKEN);
   });
@@ -406,7 +436,7 @@ describe('provenance and secrets', () => {
       ...bundle,
       secrets: { ...bundle.secrets, secretboxEncryptionSecret: key },
     };
-    const v14 = talosFullArtifacts(values(facts('v1.14.0-rc.1')), withKey, [])[0]!;
+    const v14 = nodeConfigs(values(facts('v1.14.0-rc.1')), withKey)[0]!;
     expect(byKind(docsOf(v14), 'KubeEtcdEncryptionConfig')?.['config']).toEqual({
       resources: [
         {
@@ -415,14 +445,11 @@ describe('provenance and secrets', () => {
         },
       ],
     });
-    const v13 = talosFullArtifacts(values(facts('v1.13.9')), withKey, [])[0]!;
+    const v13 = nodeConfigs(values(facts('v1.13.9')), withKey)[0]!;
     expect(legacy(docsOf(v13))['cluster'].secretboxEncryptionSecret).toBe(key);
     // Without a key in the bundle: no encryption document, no secret.
     expect(
-      byKind(
-        docsOf(talosFullArtifacts(values(facts('v1.14.0-rc.1')), bundle, [])[0]!),
-        'KubeEtcdEncryptionConfig',
-      ),
+      byKind(docsOf(nodeConfigs(values(facts('v1.14.0-rc.1')))[0]!), 'KubeEtcdEncryptionConfig'),
     ).toBeUndefined();
   });
 });

@@ -227,7 +227,7 @@ export function deriveTalosValues(facts: Facts): ValuesResult {
       common: cpSplit.common,
       replacements,
     },
-    workers: { common: workerSplit.common, groups },
+    workers: { common: workerSplit.common, groups, nodes: workers.map((w) => w.name) },
     hostnameRule: plan.rule,
   };
   return { kind: 'ok', values, notes };

@@ -1,6 +1,6 @@
 /**
  * CustomResourceDefinitions and custom resources through @kubernetes/client-node, with the real
- * Cluster API and Talos provider CRDs from ../shared/specs/capi: discovery, CRUD on every served
+ * Cluster API and Talos provider CRDs the repository carries (schemas/capi): discovery, CRUD on every served
  * version, the status and scale subresources, and cleanup when the CRD goes.
  */
 import { readFile } from 'node:fs/promises';
@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { failure, type LabApiFixture, startLabApi } from './testing.js';
 
-const SPECS = new URL('../../../../shared/specs/capi/', import.meta.url);
+const SPECS = new URL('../../../schemas/capi/', import.meta.url);
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const strategic = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 
