@@ -1,0 +1,21 @@
+// @ts-check
+/**
+ * Mutation testing of the run's safety code (npm run mutate; not in CI: it takes an hour or more).
+ * The score and the surviving mutants go to docs/mutation.md (scripts/mutation-report.ts).
+ * @type {import('@stryker-mutator/api/core').PartialStrykerOptions}
+ */
+export default {
+  testRunner: 'vitest',
+  vitest: { configFile: 'vitest.mutate.config.ts', related: false },
+  mutate: ['src/run/gates.ts', 'src/run/handlers/*.ts', 'src/plan/order.ts', 'src/plan/swap.ts'],
+  coverageAnalysis: 'perTest',
+  concurrency: 2,
+  timeoutMS: 30_000,
+  reporters: ['clear-text', 'progress', 'json'],
+  jsonReporter: { fileName: '.ferry-cache/mutation/mutation.json' },
+  tempDirName: '.ferry-cache/stryker-tmp',
+  incremental: true,
+  incrementalFile: '.ferry-cache/mutation/stryker-incremental.json',
+  cleanTempDir: 'always',
+  thresholds: { high: 90, low: 85, break: null },
+};
