@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scaled } from '../../test/support/slowness.js';
 import { remoteLabControl } from '../adapters/provisioners/lab-control.js';
 import { missingReason } from '../lab/etcd/binaries.js';
 import { isAlive, parsePidRecord } from '../lab/etcd/process.js';
@@ -58,7 +59,7 @@ describe.skipIf(missing !== undefined)('ferry lab', () => {
     const r = await ferry('lab', 'up', EXAMPLE, '--dir', 'lab', '--subnet', '32');
     expect(r.err).not.toContain('error');
     expect(r.code).toBe(0);
-    expect(Date.now() - t0).toBeLessThan(60_000);
+    expect(Date.now() - t0).toBeLessThan(scaled(60_000));
     const kubeconfig = join(dir, 'kubeconfig');
     expect(r.out).toContain(`export KUBECONFIG=${kubeconfig}`);
     expect(r.out).toContain(

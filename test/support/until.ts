@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { scaled } from './slowness.js';
 
 /**
  * Polls `fn` until it returns a value (not undefined/false), for tests of the lab's asynchronous
@@ -9,7 +10,7 @@ export async function until<T>(
   fn: () => Promise<T | undefined | false>,
   opts: { timeoutMs?: number; intervalMs?: number } = {},
 ): Promise<T> {
-  const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
+  const deadline = Date.now() + scaled(opts.timeoutMs ?? 10_000);
   let last: unknown;
   while (Date.now() < deadline) {
     try {

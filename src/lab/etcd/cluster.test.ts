@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, it } from 'vitest';
+import { scaled } from '../../../test/support/slowness.js';
 import { FerryError } from '../../errors.js';
 import { type EtcdMinor, missingReason } from './binaries.js';
 import { disposeAllLabs, EtcdLabCluster, type MemberStatus, reapStaleLabs, withEtcdLab } from './cluster.js';
@@ -42,7 +43,7 @@ async function okStatuses(lab: EtcdLabCluster): Promise<OkStatus[]> {
 }
 
 async function eventually<T>(fn: () => Promise<T>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + scaled(timeoutMs);
   for (;;) {
     try {
       return await fn();
@@ -284,7 +285,7 @@ it.concurrent('a member that cannot start fails the start at once, with its log,
     expect(err).toBeInstanceOf(FerryError);
     expect((err as FerryError).message).toMatch(/m1 \(127\.0\.19\.1\) exited during start/);
     expect((err as FerryError).remediation).toMatch(/address already in use/);
-    expect(Date.now() - t0).toBeLessThan(15_000);
+    expect(Date.now() - t0).toBeLessThan(scaled(15_000));
     expect(await readdir(root)).toEqual([]);
   } finally {
     squatter.close();
