@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install the etcd binaries the lab and the tests use (see ../shared/knowledge/test-infra.md):
+# Install the etcd binaries the lab and the tests use:
 #   3.4: Debian 12 packages etcd-server + etcd-client, installed system-wide (/usr/bin/etcd).
 #   3.5: Debian sid packages, downloaded with a private apt source list and extracted into
 #        .ferry-cache/etcd/3.5/ under the repository. Never installed system-wide: sid

@@ -1,13 +1,12 @@
 /**
  * Refreshes the repository's copies of the upstream schemas (schemas/) and of the upstream golden
  * files the tests use (fixtures beside those tests) from the shared specs directory, and rewrites
- * schemas/README.md from the list below. The only code in the repository that reads ../shared, and
- * only when a developer runs it: ferry and its tests read the copies (design.md "Schemas to
- * validate against").
+ * schemas/README.md from the list below. It reads only the directory given with --from, and only
+ * when a developer runs it: ferry and its tests read the copies in the repository.
  *
- *   npx tsx scripts/refresh-schemas.ts [--from DIR] [--check]
+ *   npx tsx scripts/refresh-schemas.ts --from DIR [--check]
  *
- * --from DIR  the shared specs directory (default ../shared/specs next to the repository)
+ * --from DIR  a directory holding the upstream files at the paths listed below (required)
  * --check     write nothing; exit 1 when a copy differs from its source
  *
  * Files are copied byte for byte (no edits). The README records each file's git blob id
@@ -165,8 +164,8 @@ export function renderReadme(blobs: Map<string, string>): string {
     'against, at run time (src/generate/schema/). Copied byte for byte, no edits; the git blob id',
     '(`git hash-object`) equals the blob of the file at the upstream commit named.',
     '',
-    'Do not edit these files. Refresh them with `npx tsx scripts/refresh-schemas.ts` (from the shared',
-    'specs directory, `../shared/specs`), which also rewrites this README; nothing else reads `../shared`.',
+    'Do not edit these files. Refresh them with `npx tsx scripts/refresh-schemas.ts --from DIR`, DIR',
+    'holding the upstream files at the paths below; it also rewrites this README.',
     'Licenses: Talos files MPL-2.0, Cluster API and provider CRDs Apache-2.0 (their repositories).',
     '',
     '| file | what | upstream repository | upstream path | ref / commit | git blob |',
@@ -188,12 +187,18 @@ async function writeAtomic(file: string, bytes: Buffer | string): Promise<void> 
 
 async function main(argv: string[]): Promise<number> {
   if (argv.includes('-h') || argv.includes('--help')) {
-    process.stdout.write('usage: npx tsx scripts/refresh-schemas.ts [--from DIR] [--check]\n');
+    process.stdout.write('usage: npx tsx scripts/refresh-schemas.ts --from DIR [--check]\n');
     return 0;
   }
   const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
   const at = argv.indexOf('--from');
-  const from = at >= 0 && argv[at + 1] ? resolve(argv[at + 1]!) : resolve(repo, '..', 'shared', 'specs');
+  if (at < 0 || !argv[at + 1]) {
+    process.stderr.write(
+      'error: no --from DIR\n  fix: pass the directory holding the upstream files (the paths in schemas/README.md)\n',
+    );
+    return 2;
+  }
+  const from = resolve(argv[at + 1]!);
   const check = argv.includes('--check');
   if (!existsSync(from)) {
     process.stderr.write(`error: no specs directory at ${from}\n  fix: pass --from DIR\n`);

@@ -1,6 +1,6 @@
 /**
  * The self-contained rule: the schema loader reads the package's own schemas/ and nothing outside
- * the repository (no ../shared/specs, no environment override). Every file-system call the loader
+ * the repository (no sibling directory, no environment override). Every file-system call the loader
  * makes while loading every schema is recorded and checked.
  */
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
