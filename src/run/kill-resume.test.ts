@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { CrashLab, pinnedDeployment } from '../../test/support/crash-sweep.js';
+import { CrashLab, disposeAllCrashLabs, pinnedDeployment } from '../../test/support/crash-sweep.js';
 import { missingReason } from '../lab/etcd/binaries.js';
 import { disposeAllLabs } from '../lab/etcd/cluster.js';
 import { apiPath } from '../lab/nodes/world.js';
@@ -13,6 +13,7 @@ import { Journal, journalPathFor } from './journal.js';
 // process (subnet 127.0.45.x), the run in a child driving it over the lab control socket
 // (test/support/crash-sweep.ts: CrashLab, shared with the crash sweep).
 afterAll(async () => {
+  await disposeAllCrashLabs();
   await disposeAllLabs();
 });
 
