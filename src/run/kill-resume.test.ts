@@ -1,140 +1,34 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { serveLabControl } from '../adapters/provisioners/lab-control.js';
+import { CrashLab, disposeAllCrashLabs, pinnedDeployment } from '../../test/support/crash-sweep.js';
 import { missingReason } from '../lab/etcd/binaries.js';
 import { disposeAllLabs } from '../lab/etcd/cluster.js';
 import { apiPath } from '../lab/nodes/world.js';
 import { allSteps } from '../plan/model.js';
 import { Journal, journalPathFor } from './journal.js';
-import { prepareLabRun } from './rehearse.js';
 
 // SIGKILL the `ferry run` process at three moments and resume it each time. The lab lives in this
-// process (subnet 127.0.45.x), the run in a child driving it over the lab control socket.
+// process (subnet 127.0.45.x), the run in a child driving it over the lab control socket
+// (test/support/crash-sweep.ts: CrashLab, shared with the crash sweep).
 afterAll(async () => {
+  await disposeAllCrashLabs();
   await disposeAllLabs();
 });
 
 const missing = (await missingReason('3.4')) ?? (await missingReason('3.5'));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** One pod that only `node` may run: a drain of `node` has something to evict. */
-function pinnedDeployment(node: string) {
-  const labels = { app: 'pinned' };
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'pinned', namespace: 'default' },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: {
-          nodeSelector: { 'kubernetes.io/hostname': node },
-          tolerations: [
-            { key: 'node-role.kubernetes.io/control-plane', operator: 'Exists', effect: 'NoSchedule' },
-          ],
-          terminationGracePeriodSeconds: 30,
-          containers: [
-            { name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '10m' } } },
-          ],
-        },
-      },
-    },
-  };
-}
-
-type Run = {
-  child: ChildProcess;
-  out: string[];
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-};
 
 it('killed after a member add, during a drain and right after a member remove, --resume completes and no destructive step runs twice', async ({
   skip,
 }) => {
   if (missing) skip(missing);
   const dir = await mkdtemp(join(tmpdir(), 'ferry-kill-'));
-  const setup = await prepareLabRun({ snapshotPath: 'examples/lab-cluster', dir, subnet: 45, log: () => {} });
-  const { lab, planFile, plan } = setup;
-  const socket = join(dir, 'lab.sock');
-  const served = await serveLabControl(setup.control, socket);
-  const etcd = lab.etcdClientSettings();
-  const args = [
-    '--import',
-    'tsx',
-    'src/cli/main.ts',
-    'run',
-    planFile,
-    '--provisioner',
-    'lab',
-    '--lab-socket',
-    socket,
-    '--kubeconfig',
-    lab.kubeconfigPath,
-    '--etcd-endpoints',
-    etcd.endpoints.join(','),
-    '--etcd-cacert',
-    etcd.caFile,
-    '--etcd-cert',
-    etcd.certFile,
-    '--etcd-key',
-    etcd.keyFile,
-    '--phases',
-    '0,2,4',
-    '--gate-stable',
-    '1',
-    '--lb-settle',
-    '1',
-    '--poll-ms',
-    '200',
-    '--probe-interval-ms',
-    '50',
-    '--yes',
-  ];
-  const start = (resume: boolean): Run => {
-    const child = spawn(process.execPath, resume ? [...args, '--resume'] : args, {
-      cwd: process.cwd(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const out: string[] = [];
-    child.stdout!.on('data', (c: Buffer) => out.push(c.toString()));
-    child.stderr!.on('data', (c: Buffer) => out.push(c.toString()));
-    const exit = once(child, 'exit').then(([code, signal]) => ({
-      code: code as number | null,
-      signal: signal as NodeJS.Signals | null,
-    }));
-    return { child, out, exit };
-  };
-  /** Polls `cond` while the run lives; SIGKILLs it as soon as `cond` holds. */
-  const killWhen = async (run: Run, what: string, cond: () => Promise<boolean>): Promise<void> => {
-    let exited = false;
-    void run.exit.then(() => (exited = true));
-    for (let i = 0; i < 3000 && !exited; i++) {
-      if (await cond().catch(() => false)) {
-        run.child.kill('SIGKILL');
-        const e = await run.exit;
-        expect(e.signal, `${what}: ${run.out.join('')}`).toBe('SIGKILL');
-        return;
-      }
-      await sleep(50);
-    }
-    throw new Error(`${what} never happened; the run said:\n${run.out.join('').slice(-3000)}`);
-  };
-  const journalSays = (pred: (j: Journal) => boolean) => async () => {
-    if (!existsSync(journalPathFor(planFile))) return false;
-    const j = Journal.open(journalPathFor(planFile), { readonly: true });
-    try {
-      return pred(j);
-    } finally {
-      j.close();
-    }
-  };
+  const cl = await CrashLab.start({ dir, subnet: 45 });
+  const { lab, planFile, plan } = cl;
+  const start = (resume: boolean) => cl.start({ resume });
+  const killWhen = cl.killWhen.bind(cl);
+  const journalSays = cl.journalSays.bind(cl);
   const memberNames = async () => (await lab.etcd.memberList()).map((m) => m.name || `unstarted:${m.ID}`);
 
   try {
@@ -204,8 +98,7 @@ it('killed after a member add, during a drain and right after a member remove, -
       j.close();
     }
   } finally {
-    await served.close();
-    await lab.dispose();
+    await cl.dispose();
     await rm(dir, { recursive: true, force: true });
   }
 }, 600_000);
