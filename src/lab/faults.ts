@@ -20,7 +20,12 @@ export type LabFault =
   /** The node's processes die at once: etcd member SIGKILLed, API instance gone, kubelet silent. */
   | { kind: 'process-crash'; node: string }
   /** The node's API server instance answers 500 to everything, /readyz included. */
-  | { kind: 'api-down'; node: string };
+  | { kind: 'api-down'; node: string }
+  /**
+   * A Talos control plane provisioned while this is in force takes `seconds` to install and boot
+   * before it adds its etcd member as a learner and registers its Node (a real one takes minutes).
+   */
+  | { kind: 'slow-boot'; node: string; seconds: number };
 
 export type FaultKind = LabFault['kind'];
 
@@ -38,6 +43,8 @@ export function describeFault(f: LabFault): string {
       return `processes of ${f.node} crashed`;
     case 'api-down':
       return `API server instance of ${f.node} down`;
+    case 'slow-boot':
+      return `machine ${f.node} takes ${f.seconds} s to boot before it joins etcd`;
   }
 }
 
@@ -76,6 +83,14 @@ export class LabFaults {
 
   kubeletStopped(node: string): boolean {
     return this.#stoppedKubelets.has(node);
+  }
+
+  /** Seconds a Talos control plane provisioned now takes to boot before it joins (slow-boot), else 0. */
+  bootSeconds(node: string): number {
+    const f = this.#active.find(
+      (x): x is Extract<LabFault, { kind: 'slow-boot' }> => x.kind === 'slow-boot' && x.node === node,
+    );
+    return f?.seconds ?? 0;
   }
 
   /** What the nodes controller does differently for `node`. */

@@ -397,7 +397,15 @@ export const KILL_POINTS: Partial<Record<StepKind, KillPoint>> = {
   'preflight-audit': { accept: VERIFYING },
   gate: { accept: VERIFYING },
   'verify-membership': { accept: VERIFYING },
-  'wait-member-joined': { accept: VERIFYING },
+  // The lab's machine adds its learner as it is provisioned; a real one boots for minutes first.
+  // slow-boot gives the step that wait to be killed in.
+  'wait-member-joined': {
+    accept: VERIFYING,
+    prepare: async (lab, step) => {
+      const slow = await lab.lab.inject({ kind: 'slow-boot', node: labName(nodeOf(step)!), seconds: 4 });
+      return () => slow.clear();
+    },
+  },
   'wait-member-voter': { accept: VERIFYING },
   'wait-node-ready': { accept: VERIFYING },
   'etcd-snapshot': {

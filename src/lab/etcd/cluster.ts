@@ -499,6 +499,37 @@ export class EtcdLabCluster {
     await locateEtcd(minor); // fail before changing the cluster, not after
     const r = this.#newRecord(opts.name, minor, 'existing');
     r.isLearner = opts.learner ?? true;
+    return this.#add(r);
+  }
+
+  /**
+   * Allots a member's name and address without adding it to the cluster (a machine that is still
+   * booting): `addReserved` adds it later, `forgetReserved` drops it. Until then it is listed
+   * `unstarted` with no id, and etcd itself knows nothing of it.
+   */
+  async reserveMember(opts: { name: string; version?: EtcdMinor; learner?: boolean }): Promise<LabMember> {
+    this.#assertUsable();
+    const minor = opts.version ?? this.#defaultVersion;
+    await locateEtcd(minor);
+    const r = this.#newRecord(opts.name, minor, 'existing');
+    r.isLearner = opts.learner ?? true;
+    return this.member(r.name);
+  }
+
+  async addReserved(name: string): Promise<LabMember> {
+    this.#assertUsable();
+    const r = this.#member(name);
+    if (r.id !== undefined || r.state !== 'unstarted')
+      throw new FerryError('internal', `lab etcd member ${name} is not a reservation (${r.state})`);
+    return this.#add(r);
+  }
+
+  forgetReserved(name: string): void {
+    const r = this.#members.find((m) => m.name === name);
+    if (r && r.id === undefined && r.state === 'unstarted') this.#members.splice(this.#members.indexOf(r), 1);
+  }
+
+  async #add(r: MemberRec): Promise<LabMember> {
     const res = await this.#addToCluster(r).catch((err: unknown) => {
       // Not in the cluster: forget it (its address is not reused).
       this.#members.splice(this.#members.indexOf(r), 1);

@@ -163,6 +163,42 @@ describe.skipIf(missing !== undefined)('lab provisioner', () => {
     await lab.etcd.removeMember('talos-cp-2');
   });
 
+  it('fault: a slow boot keeps the machine out of etcd and the API until it has booted', async () => {
+    const fault = await lab.inject({ kind: 'slow-boot', node: 'talos-cp-9', seconds: 2 });
+    const t0 = Date.now();
+    const rec = await lab.provisioner.provisionControlPlane(
+      { name: 'talos-cp-9', address: '10.20.0.39' },
+      { wait: false },
+    );
+    expect(rec.state).toBe('booting');
+    const peer = `https://${rec.labAddress}:2380`;
+    expect((await lab.etcd.memberList()).some((m) => m.peerURLs.includes(peer))).toBe(false);
+    await expect(lab.client.get<KObj>('/api/v1/nodes/talos-cp-9')).rejects.toMatchObject({ status: 404 });
+    await lab.provisioner.waitJoined('talos-cp-9', 60_000);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(2_000);
+    expect((await lab.etcd.memberList()).find((m) => m.peerURLs.includes(peer))).toMatchObject({
+      name: 'talos-cp-9',
+      isLearner: false,
+    });
+    await fault.clear();
+
+    // Powered off while booting: it never joins, and its allotted member is forgotten.
+    await lab.inject({ kind: 'slow-boot', node: 'talos-cp-8', seconds: 60 });
+    const off = await lab.provisioner.provisionControlPlane(
+      { name: 'talos-cp-8', address: '10.20.0.38' },
+      { wait: false },
+    );
+    await lab.provisioner.decommission('talos-cp-8');
+    expect(lab.provisioner.node('talos-cp-8')?.state).toBe('decommissioned');
+    expect(lab.etcd.members().map((m) => m.name)).not.toContain('talos-cp-8');
+    const offPeer = `https://${off.labAddress}:2380`;
+    expect((await lab.etcd.memberList()).some((m) => m.peerURLs.includes(offPeer))).toBe(false);
+
+    await lab.provisioner.decommission('talos-cp-9');
+    await lab.etcd.removeMember('talos-cp-9');
+    await lab.client.delete('/api/v1/nodes/talos-cp-9');
+  });
+
   it('decommission powers a node off: out of the LB, API and etcd stopped, node goes Unknown', async () => {
     await lab.provisioner.decommission('talos-cp-1');
     expect(lab.lb.backends().map((b) => b.address)).not.toContain(`127.0.${SUBNET}.4:6443`);

@@ -24,6 +24,8 @@ import { DEFAULT_TALOS_VERSION, talosMirrorPods, talosNode } from './talos.js';
 export type NodeRole = 'control-plane' | 'worker';
 
 export type LabNodeState =
+  /** Installing and booting (slow-boot fault): nothing of it in etcd or the API yet. */
+  | 'booting'
   /** Booting: etcd joining (control plane) or Node being registered. */
   | 'joining'
   /** Its etcd member is a voter and its API server instance serves (control plane), or its Node is registered (worker). */
@@ -155,8 +157,12 @@ export class LabProvisioner {
   ): Promise<LabNodeRecord> {
     this.#claim(spec, 'control-plane');
     const etcd = this.#host.etcd;
-    // Talos: MemberAddAsLearner from its own side, with the etcd admin certificate.
-    const member = await etcd.addMember({ name: spec.name, version: this.#opts.etcdVersion, learner: true });
+    const bootSeconds = this.#host.faults.bootSeconds(spec.name);
+    // Talos: MemberAddAsLearner from its own side, with the etcd admin certificate, once booted.
+    const member =
+      bootSeconds > 0
+        ? await etcd.reserveMember({ name: spec.name, version: this.#opts.etcdVersion, learner: true })
+        : await etcd.addMember({ name: spec.name, version: this.#opts.etcdVersion, learner: true });
     const record: LabNodeRecord = {
       name: spec.name,
       role: 'control-plane',
@@ -164,7 +170,7 @@ export class LabProvisioner {
       realAddress: spec.address,
       labAddress: member.ip,
       etcdMember: member.name,
-      state: 'joining',
+      state: bootSeconds > 0 ? 'booting' : 'joining',
     };
     this.#nodes.set(spec.name, record);
     this.#host.addresses.record({
@@ -173,10 +179,15 @@ export class LabProvisioner {
       real: spec.address,
       lab: member.ip,
     });
-    this.#host.log(
-      `talos control plane ${spec.name} (${spec.address} → ${member.ip}): etcd member added as learner`,
-    );
-    const join = this.#joinControlPlane(record, spec).catch((err: unknown) => {
+    if (bootSeconds === 0) this.#host.log(this.#addedLine(spec, member.ip));
+    else
+      this.#host.log(
+        `talos control plane ${spec.name} (${spec.address} → ${member.ip}): booting for ${bootSeconds} s (fault)`,
+      );
+    const join = (async () => {
+      if (bootSeconds > 0) await this.#boot(record, spec, bootSeconds);
+      if (record.state !== 'decommissioned') await this.#joinControlPlane(record, spec);
+    })().catch((err: unknown) => {
       if (record.state !== 'decommissioned') {
         record.state = 'failed';
         record.detail = (err as Error).message;
@@ -186,6 +197,25 @@ export class LabProvisioner {
     this.#joins.set(spec.name, join);
     if (opts.wait !== false) await this.waitJoined(spec.name, opts.timeoutMs);
     return { ...record };
+  }
+
+  #addedLine(spec: ProvisionSpec, ip: string): string {
+    return `talos control plane ${spec.name} (${spec.address} → ${ip}): etcd member added as learner`;
+  }
+
+  /** The slow-boot fault: wait, then add the reserved member (or drop it, if decommissioned meanwhile). */
+  async #boot(record: LabNodeRecord, spec: ProvisionSpec, seconds: number): Promise<void> {
+    const etcd = this.#host.etcd;
+    const until = Date.now() + seconds * 1000;
+    while (record.state !== 'decommissioned' && Date.now() < until)
+      await sleep(Math.min(200, until - Date.now()));
+    if (record.state === 'decommissioned') {
+      etcd.forgetReserved(spec.name);
+      return;
+    }
+    await etcd.addReserved(spec.name);
+    record.state = 'joining';
+    this.#host.log(this.#addedLine(spec, record.labAddress));
   }
 
   async #joinControlPlane(record: LabNodeRecord, spec: ProvisionSpec): Promise<void> {
