@@ -7,6 +7,7 @@ export default defineConfig({
   test: {
     include: [
       'src/run/gates.test.ts',
+      'src/run/handlers/handlers.test.ts',
       'src/run/unobserved.test.ts',
       'src/run/orchestrator.test.ts',
       'src/plan/order.test.ts',
