@@ -148,10 +148,22 @@ export class Journal {
   }
 
   /** Opens (creating if needed) the journal database. */
-  static open(file: string, opts: { now?: () => Date; readonly?: boolean } = {}): Journal {
+  /**
+   * `busyTimeoutMs`: how long a call waits, blocking the thread, for another process's lock
+   * (default 5 s). A reader beside a live run that must not stall its own event loop passes 0 and
+   * retries on SQLITE_BUSY.
+   */
+  static open(
+    file: string,
+    opts: { now?: () => Date; readonly?: boolean; busyTimeoutMs?: number } = {},
+  ): Journal {
     let db: Database.Database;
     try {
-      db = new Database(file, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
+      db = new Database(file, {
+        readonly: opts.readonly ?? false,
+        fileMustExist: opts.readonly ?? false,
+        timeout: opts.busyTimeoutMs ?? 5_000,
+      });
     } catch (err) {
       throw new FerryError('input', `cannot open the run journal ${file}: ${(err as Error).message}`, {
         location: { file },

@@ -565,67 +565,74 @@ export async function killInStep(
   let runId: string | undefined;
   try {
     for (;;) {
-      if (exited) return { exited: await run.exit, passed };
-      if (stepping) stop();
-      reader ??= openReader(lab.planFile);
-      runId ??= reader?.runs().find((r) => r.pid === pid)?.runId;
-      if (reader && runId) {
-        let target = instances[idx];
-        while (target) {
-          const rows = reader.transitions(target.id).filter((r) => r.runId === runId);
-          const state = rows.at(-1)?.state;
-          if (state !== undefined && isEnd(state)) {
-            passed.push(`${target.id} (${state})`);
-            target = instances[++idx];
-            continue;
+      try {
+        if (exited) return { exited: await run.exit, passed };
+        if (stepping) stop();
+        reader ??= openReader(lab.planFile);
+        runId ??= reader?.runs().find((r) => r.pid === pid)?.runId;
+        if (reader && runId) {
+          let target = instances[idx];
+          while (target) {
+            const rows = reader.transitions(target.id).filter((r) => r.runId === runId);
+            const state = rows.at(-1)?.state;
+            if (state !== undefined && isEnd(state)) {
+              passed.push(`${target.id} (${state})`);
+              target = instances[++idx];
+              continue;
+            }
+            if (state && (point.accept as string[]).includes(state)) {
+              const effectAsked = point.effect !== undefined && state === 'action-started';
+              const effectSeen = point.effect ? await point.effect(lab, target).catch(() => false) : false;
+              if (!effectAsked || effectSeen) {
+                if (!stopped) stop();
+                // The last word, read while it cannot write another.
+                const last = reader
+                  .transitions(target.id)
+                  .filter((r) => r.runId === runId)
+                  .at(-1)!;
+                if (!(point.accept as string[]).includes(last.state)) continue;
+                signal('SIGKILL');
+                stopped = false;
+                await run.exit;
+                return {
+                  killed: {
+                    kind,
+                    stepId: target.id,
+                    moment: last.state as Moment,
+                    effectSeen,
+                    passed,
+                  },
+                };
+              }
+            }
+            break;
           }
-          if (state && (point.accept as string[]).includes(state)) {
-            const effectAsked = point.effect !== undefined && state === 'action-started';
-            const effectSeen = point.effect ? await point.effect(lab, target).catch(() => false) : false;
-            if (!effectAsked || effectSeen) {
-              if (!stopped) stop();
-              // The last word, read while it cannot write another.
-              const last = reader
-                .transitions(target.id)
-                .filter((r) => r.runId === runId)
-                .at(-1)!;
-              if (!(point.accept as string[]).includes(last.state)) continue;
-              signal('SIGKILL');
-              stopped = false;
-              await run.exit;
-              return {
-                killed: {
-                  kind,
-                  stepId: target.id,
-                  moment: last.state as Moment,
-                  effectSeen,
-                  passed,
-                },
-              };
+          if (!target) {
+            // Every instance went by: let the run go on to its end.
+            resumeChild();
+            return { exited: await run.exit, passed };
+          }
+          if (!stepping) {
+            const latest = lastRow(reader, runId);
+            const at = latest ? (position.get(latest.stepId) ?? 0) : 0;
+            if (at >= (position.get(target.id) ?? 0) - lead) {
+              stepping = true;
+              opts.log?.(`single-stepping the run (pid ${pid}) towards ${target.id}`);
+              continue;
             }
           }
-          break;
+        } else if (!stepping && instances[0] && (position.get(instances[0].id) ?? 0) < lead) {
+          stepping = true;
+          continue;
         }
-        if (!target) {
-          // Every instance went by: let the run go on to its end.
-          resumeChild();
-          return { exited: await run.exit, passed };
-        }
-        if (!stepping) {
-          const latest = lastRow(reader, runId);
-          const at = latest ? (position.get(latest.stepId) ?? 0) : 0;
-          if (at >= (position.get(target.id) ?? 0) - lead) {
-            stepping = true;
-            opts.log?.(`single-stepping the run (pid ${pid}) towards ${target.id}`);
-            continue;
-          }
-        }
-      } else if (!stepping && instances[0] && (position.get(instances[0].id) ?? 0) < lead) {
-        stepping = true;
-        continue;
+        resumeChild();
+        await sleep(stepping ? slice : 10);
+      } catch (err) {
+        // The run holds the journal's lock (it may be stopped holding it): let it go on, read later.
+        if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
+        resumeChild();
+        await sleep(slice);
       }
-      resumeChild();
-      await sleep(stepping ? slice : 10);
     }
   } finally {
     if (!exited) resumeChild();
@@ -637,7 +644,9 @@ export async function killInStep(
 function openReader(planFile: string): Journal | undefined {
   if (!existsSync(journalPathFor(planFile))) return undefined;
   try {
-    return Journal.open(journalPathFor(planFile), { readonly: true });
+    // Never wait for the run's lock: the run may be SIGSTOPped holding it (while it creates the
+    // journal), and a blocking wait here would stall the lab's API servers in this process.
+    return Journal.open(journalPathFor(planFile), { readonly: true, busyTimeoutMs: 0 });
   } catch {
     return undefined;
   }
