@@ -38,7 +38,8 @@ export interface AssembleOptions {
   lab?: LabControl;
   /** A person at the terminal (ignored for the lab, which stands in for one). */
   operator: OperatorPort;
-  probes?: { runId: string; apiIntervalMs?: number; etcdIntervalMs?: number } | false;
+  /** `apiTimeoutMs`: an API probe's deadline (default 2 s); a slower answer counts as an error. */
+  probes?: { runId: string; apiIntervalMs?: number; apiTimeoutMs?: number; etcdIntervalMs?: number } | false;
   log: (line: string) => void;
 }
 
@@ -108,17 +109,15 @@ export function assemble(o: AssembleOptions): Assembled {
   const probes: Probe[] = [];
   let etcdProbe: EtcdProbeProcess | undefined;
   if (o.probes) {
-    const requester = createRequester(loaded, { timeoutMs: 2_000 });
+    const timeoutMs = o.probes.apiTimeoutMs ?? 2_000;
+    const requester = createRequester(loaded, { timeoutMs });
+    const timing = {
+      timeoutMs,
+      ...(o.probes.apiIntervalMs !== undefined && { intervalMs: o.probes.apiIntervalMs }),
+    };
     probes.push(
-      readyzProbe({
-        requester,
-        ...(o.probes.apiIntervalMs !== undefined && { intervalMs: o.probes.apiIntervalMs }),
-      }),
-      writeReadProbe({
-        requester,
-        runId: o.probes.runId,
-        ...(o.probes.apiIntervalMs !== undefined && { intervalMs: o.probes.apiIntervalMs }),
-      }),
+      readyzProbe({ requester, ...timing }),
+      writeReadProbe({ requester, runId: o.probes.runId, ...timing }),
     );
     // Its own process: a pause of this one (a journal fsync, a large document) is not etcd's gap.
     etcdProbe = new EtcdProbeProcess({

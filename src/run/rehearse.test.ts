@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { scaled } from '../../test/support/slowness.js';
 import { missingReason } from '../lab/etcd/binaries.js';
 import { disposeAllLabs } from '../lab/etcd/cluster.js';
 import { Journal, journalPathFor } from './journal.js';
@@ -27,6 +28,8 @@ it('rehearses examples/lab-cluster: three Talos control planes, no API error, no
       snapshotPath: 'examples/lab-cluster',
       dir,
       subnet: 44,
+      // An answer later than 2 s is an API error; on a machine measured k× slow, later than 2k s.
+      probes: { apiTimeoutMs: scaled(2_000) },
       log: (l) => lines.push(l),
     });
     const check = (name: string) => r.checks.find((c) => c.name === name);

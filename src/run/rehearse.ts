@@ -56,7 +56,7 @@ export interface RehearseOptions {
   keepLab?: boolean;
   /** Serve the lab's control socket here too (a separate `ferry run --provisioner lab` can drive it). */
   controlSocket?: string;
-  probes?: { apiIntervalMs?: number; etcdIntervalMs?: number } | false;
+  probes?: { apiIntervalMs?: number; apiTimeoutMs?: number; etcdIntervalMs?: number } | false;
   log: (line: string) => void;
   signal?: AbortSignal;
 }
@@ -276,6 +276,7 @@ export async function rehearse(o: RehearseOptions): Promise<RehearseResult> {
           : {
               runId,
               apiIntervalMs: o.probes?.apiIntervalMs ?? 50,
+              ...(o.probes?.apiTimeoutMs !== undefined && { apiTimeoutMs: o.probes.apiTimeoutMs }),
               etcdIntervalMs: o.probes?.etcdIntervalMs ?? 0,
             },
       log,

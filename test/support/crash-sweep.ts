@@ -54,6 +54,7 @@ import {
 } from '../../src/run/rehearse.js';
 import type { ReportCheck } from '../../src/run/report.js';
 import type { ProbeRecord } from '../../src/run/session.js';
+import { scaled } from './slowness.js';
 
 export const REPO = resolve(import.meta.dirname, '..', '..');
 const CLI = join(REPO, 'src', 'cli', 'main.ts');
@@ -668,7 +669,9 @@ class HarnessProbes {
 
   constructor(lab: CrashLab) {
     const runId = `crash-${randomUUID().slice(0, 8)}`;
-    const requester = createRequester(loadKubeconfig(lab.lab.kubeconfigPath), { timeoutMs: 2_000 });
+    // An answer later than 2 s is an API error; on a machine measured k× slow, later than 2k s.
+    const timeoutMs = scaled(2_000);
+    const requester = createRequester(loadKubeconfig(lab.lab.kubeconfigPath), { timeoutMs });
     const s = lab.lab.etcdClientSettings();
     this.#etcd = new EtcdProbeProcess({
       endpoints: s.endpoints,
@@ -677,7 +680,11 @@ class HarnessProbes {
       keyFile: s.keyFile,
       runId,
     });
-    this.#probes = [readyzProbe({ requester }), writeReadProbe({ requester, runId }), this.#etcd];
+    this.#probes = [
+      readyzProbe({ requester, timeoutMs }),
+      writeReadProbe({ requester, runId, timeoutMs }),
+      this.#etcd,
+    ];
     const etcd = lab.lab.etcd;
     // Writes follow the membership (the runs steer their own probes; nobody steers this one): the
     // running voters, from the lab's own records (no etcd round trip), whenever they change.
