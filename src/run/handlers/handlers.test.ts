@@ -38,6 +38,7 @@ async function act<K extends StepKind>(step: StepOf<K>, ctx: StepContext) {
 /** A context whose ports record every call; `view` is what etcd shows. */
 function recorder(
   o: {
+    signal?: AbortSignal;
     view?: EtcdView;
     lb?: boolean;
     snapshot?: boolean;
@@ -52,7 +53,7 @@ function recorder(
   const bindings = Bindings.from(o.bindings ?? []);
   let view = o.view ?? { members: [], statuses: [], leaderId: undefined, healthy: [] };
   let failSteerAfter: number | undefined;
-  const signal = new AbortController().signal;
+  const signal = o.signal ?? new AbortController().signal;
   const lb: LoadBalancerPort = {
     kind: 'test',
     add: async (b) => void calls.push(`lb add ${b.node} ${b.address}:${b.port}`),
@@ -209,7 +210,7 @@ describe('node steps', () => {
     const r = recorder();
     const cp = stepOf('decommission', subjectIs('cp-3'));
     const worker = stepOf('decommission', (s) => !plan.controlPlanes.some((c) => c.node === s.subject));
-    await act(cp, r.ctx);
+    expect(await act(cp, r.ctx)).toEqual({ node: 'cp-3' });
     await act(worker, r.ctx);
     const address = (ref: NodeRef) => (ref.kind === 'kubeadm' ? ref.address : null);
     expect(r.calls).toEqual([
@@ -276,6 +277,14 @@ describe('load balancer', () => {
     const r2 = recorder({ lb: true, options: { lbSettleSeconds: 60 } });
     await act(longer, r2.ctx);
     expect(r2.logs).toEqual(['waiting 0.02 s for the load balancer to settle']);
+
+    // The run's signal cuts the wait short (a stop during the settle time).
+    const ac = new AbortController();
+    const r4 = recorder({ lb: true, options: {}, signal: ac.signal });
+    const t1 = Date.now();
+    setTimeout(() => ac.abort(new Error('stopped')), 20);
+    await expect(act(remove, r4.ctx)).rejects.toThrow();
+    expect(Date.now() - t1).toBeLessThan(remove.params.settleSeconds * 1000);
 
     const r3 = recorder({ lb: true, options: {} });
     await act({ ...remove, params: { ...remove.params, settleSeconds: 0.01 } }, r3.ctx);
@@ -474,13 +483,38 @@ describe('etcd-move-leader', () => {
     expect(await act(s, r.ctx)).toMatchObject({ to: ids[0] });
   });
 
+  it('a candidate without an endpoint status is not judged on lag', async () => {
+    const { s, ids, r } = world();
+    const v = await r.ctx.deps.etcd.observe();
+    v.statuses = v.statuses.filter((x) => !(x.ok && x.memberId === ids[0]));
+    expect(await act(s, r.ctx)).toMatchObject({ to: ids[0] });
+  });
+
+  it("lag is measured against the leader's index, wherever its status is listed", async () => {
+    const { s, from, ids, r } = world();
+    const v = await r.ctx.deps.etcd.observe();
+    // The leader's status last; the first listed is a candidate far ahead of the first candidate.
+    const leader = v.statuses.find((x) => x.ok && x.memberId === from.id)!;
+    v.statuses = [...v.statuses.filter((x) => x !== leader), leader];
+    for (const x of v.statuses) if (x.ok && x.memberId === ids[1]) x.raftIndex = '900000';
+    for (const x of v.statuses) if (x.ok && x.memberId === ids[0]) x.raftAppliedIndex = '99500';
+    v.statuses.unshift(
+      v.statuses.splice(
+        v.statuses.findIndex((x) => x.ok && x.memberId === ids[1]),
+        1,
+      )[0]!,
+    );
+    expect(await act(s, r.ctx)).toMatchObject({ to: ids[0] });
+  });
+
   it('stops as a gate, moving nothing, when no candidate qualifies', async () => {
     const { s, r } = world({ learner: [0], unhealthy: [1], lagging: [2, 3, 4] });
     const err = await act(s, r.ctx).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(FerryError);
     expect(err).toMatchObject({ kind: 'gate' });
-    expect((err as Error).message).toMatch(
-      /^no caught-up, healthy voter to move etcd leadership to \(candidates: /,
+    const names = s.params.to.map((m) => m.name ?? m.kind).join(', ');
+    expect((err as Error).message).toBe(
+      `no caught-up, healthy voter to move etcd leadership to (candidates: ${names})`,
     );
     expect(r.calls).toEqual([]);
   });
