@@ -7,7 +7,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: [
-      'src/run/gates.test.ts',
+      'src/run/gates*.test.ts',
       'src/run/handlers/handlers.test.ts',
       'src/run/unobserved.test.ts',
       'src/run/orchestrator.test.ts',
