@@ -48,6 +48,10 @@ const report: MutationReport = {
         },
       ],
     },
+    'src/b.test.ts': {
+      source: 'x',
+      mutants: [{ id: '7', mutatorName: 'X', status: 'Survived', location: at(1, 1, 2) }],
+    },
     'src/a.ts': {
       source: '',
       mutants: [{ id: '6', mutatorName: 'X', status: 'Ignored', location: at(1, 1, 1) }],

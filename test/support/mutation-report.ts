@@ -46,18 +46,22 @@ export interface Survivor {
   status: 'Survived' | 'NoCoverage';
 }
 
+/** Only source files: an incremental report may still carry results for test files mutated before. */
+const sourceFiles = (report: MutationReport) =>
+  Object.entries(report.files).filter(([file]) => !/\.test\.ts$/.test(file));
+
 const pct = (detected: number, valid: number) =>
   valid === 0 ? undefined : Math.round((1000 * detected) / valid) / 10;
 
 export function fileScores(report: MutationReport): { files: FileScore[]; total: FileScore } {
-  const files = Object.entries(report.files)
+  const files = sourceFiles(report)
     .map(([file, f]) => score(file, f.mutants))
     .sort((a, b) => a.file.localeCompare(b.file));
   return {
     files,
     total: score(
       'total',
-      Object.values(report.files).flatMap((f) => f.mutants),
+      sourceFiles(report).flatMap(([, f]) => f.mutants),
     ),
   };
 }
@@ -97,7 +101,7 @@ const shorten = (s: string, max = 70) => {
 
 export function survivors(report: MutationReport): Survivor[] {
   const out: Survivor[] = [];
-  for (const [file, f] of Object.entries(report.files))
+  for (const [file, f] of sourceFiles(report))
     for (const m of f.mutants)
       if (m.status === 'Survived' || m.status === 'NoCoverage')
         out.push({
