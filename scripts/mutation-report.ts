@@ -24,7 +24,9 @@ for (const [name, body] of [
 ] as const) {
   const re = new RegExp(`(<!-- ${name} -->\\n)[\\s\\S]*?(\\n<!-- /${name} -->)`);
   if (!re.test(text)) {
-    console.error(`error: docs/mutation.md has no <!-- ${name} --> … <!-- /${name} --> block\n  fix: restore the markers`);
+    console.error(
+      `error: docs/mutation.md has no <!-- ${name} --> … <!-- /${name} --> block\n  fix: restore the markers`,
+    );
     process.exit(2);
   }
   text = text.replace(re, (_m, open: string, close: string) => `${open}${body}${close}`);
