@@ -32,7 +32,7 @@ describe('ferry run: usage', () => {
     expect(await runCli(['run', bad, '--kubeconfig', 'k'], io)).toBe(2);
   });
 
-  it('rejects an unknown step kind in --step-timeout and a phase that does not exist', async () => {
+  it('rejects an unknown step kind or a missing timeout in --step-timeout, a bad --poll-ms and a phase that does not exist', async () => {
     const base = [
       'run',
       plan,
@@ -53,6 +53,20 @@ describe('ferry run: usage', () => {
     io = memoryIo();
     expect(await runCli([...base, '--phases', '0,7'], io)).toBe(2);
     expect(io.err).toContain('7 is not a phase');
+    // A kind without its seconds, or with none to speak of, is refused, not taken as 0.
+    for (const bad of ['drain', 'drain=', 'drain=0', 'drain=-5', 'drain=ten', 'drain=5=6']) {
+      io = memoryIo();
+      expect(await runCli([...base, '--step-timeout', bad], io), bad).toBe(2);
+      expect(io.err, bad).toContain(`--step-timeout ${bad}: give the seconds as KIND=SECONDS`);
+    }
+    for (const bad of ['0', '5', '1.5', 'fast']) {
+      io = memoryIo();
+      expect(await runCli([...base, '--poll-ms', bad], io), bad).toBe(2);
+      expect(io.err).toContain('--poll-ms must be a whole number of milliseconds, 10 or more');
+    }
+    io = memoryIo();
+    await runCli(['run', '--help'], io);
+    expect(io.out).toContain('--poll-ms MS');
   });
 
   it('lists run and rehearse among the commands', async () => {

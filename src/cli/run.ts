@@ -40,6 +40,7 @@ the plan and a Lease kube-system/ferry-run. Probes measure API and etcd availabi
   --gate-stable SECONDS        interval between the two observations of a gate (default: the plan's, 10)
   --lb-settle SECONDS          wait after a load-balancer change (default: the plan's, 90)
   --gate-grace SECONDS         how long a precondition may take to hold (default 30)
+  --poll-ms MS                 pause between observations while a step waits (default 1000; 10 or more)
   --phases LIST                run only these phases, e.g. 0,2,4 (control planes only)
   --drill                      also run the optional drill
   --no-lease                   do not take the cluster Lease (the local lock still applies)
@@ -145,11 +146,25 @@ export const command: Command = {
     }
     const timeouts: Record<string, number> = {};
     for (const kv of values['step-timeout'] ?? []) {
-      const [k, v] = kv.split('=');
+      const eq = kv.indexOf('=');
+      const k = eq < 0 ? kv : kv.slice(0, eq);
       if (!k || !(STEP_KINDS as readonly string[]).includes(k))
         throw usageError(`--step-timeout ${kv}: unknown step kind ${k}`, `kinds: ${STEP_KINDS.join(', ')}`);
-      timeouts[k] = seconds('step-timeout', v) ?? 0;
+      const v = eq < 0 ? '' : kv.slice(eq + 1);
+      const n = Number(v);
+      // A missing or zero timeout would fail the step at once: refuse it rather than guess.
+      if (v.trim() === '' || !Number.isFinite(n) || n <= 0)
+        throw usageError(
+          `--step-timeout ${kv}: give the seconds as KIND=SECONDS, more than 0`,
+          `e.g. --step-timeout ${k}=600`,
+        );
+      timeouts[k] = n;
     }
+    const pollMs = values['poll-ms'] === undefined ? undefined : Number(values['poll-ms']);
+    if (pollMs !== undefined && !(Number.isInteger(pollMs) && pollMs >= 10))
+      throw usageError(
+        `--poll-ms must be a whole number of milliseconds, 10 or more; got "${values['poll-ms']}"`,
+      );
     const phases = values.phases?.split(',').map((p) => {
       const n = Number(p);
       if (![0, 1, 2, 3, 4, 5].includes(n)) throw usageError(`--phases: ${p} is not a phase (0–5)`);
@@ -250,7 +265,7 @@ export const command: Command = {
             ...(values['gate-grace'] !== undefined && {
               gateGraceSeconds: seconds('gate-grace', values['gate-grace'])!,
             }),
-            ...(values['poll-ms'] !== undefined && { pollMs: Number(values['poll-ms']) }),
+            ...(pollMs !== undefined && { pollMs }),
             ...(phases && { phases }),
             ...(values.drill && { drill: true }),
           },
