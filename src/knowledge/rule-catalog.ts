@@ -1,5 +1,5 @@
 /**
- * The rule catalog of shared/knowledge/blockers.md ("Index" table), as data: every rule id ferry
+ * The rule catalog of docs/knowledge/blockers.md ("Index" table), as data: every rule id ferry
  * knows of, whether or not an audit rule implements it yet. Ids are stable (never renamed or
  * reused). Used to validate suppressions (a typo is an error; a rule not yet implemented is not),
  * to check that implemented rules and explain signatures cite real ids, and by docs.

@@ -1,6 +1,6 @@
 /**
  * Error signatures for `ferry explain`: text seen during a kubeadm → Talos migration, mapped to the
- * rule of shared/knowledge/blockers.md that predicts it, the cause and the fix. Each entry cites
+ * rule of docs/knowledge/blockers.md that predicts it, the cause and the fix. Each entry cites
  * where the knowledge comes from. Order matters: more specific signatures first; within a `group`
  * only the first match per line is reported (e.g. the loopback SAN case hides the generic SAN case).
  */

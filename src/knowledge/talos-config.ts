@@ -1,7 +1,7 @@
 /**
  * What ferry knows about Talos machine configuration as a *format*: which document carries what in
  * each release, the values `talosctl gen config` writes, and the switches ferry flips. Companion of
- * knowledge/talos.ts (releases, deny-lists); every value cites shared/knowledge/talos.md.
+ * knowledge/talos.ts (releases, deny-lists); every value cites docs/knowledge/talos.md.
  */
 import type { TalosRelease } from './talos.js';
 

@@ -1,6 +1,6 @@
 /**
  * What ferry knows about Talos Linux releases, as data. Every value cites its section of
- * shared/knowledge/talos.md ("talos.md §8" etc.), which in turn cites the Talos source it was read from.
+ * docs/knowledge/talos.md ("talos.md §8" etc.), which in turn cites the Talos source it was read from.
  * Code reads these tables; it never hard-codes a Talos default elsewhere.
  */
 

@@ -1,7 +1,7 @@
 /**
  * Every audit rule, assembled from one file per family (`src/audit/rules/<family>.ts`). To add a
  * family: export `<FAMILY>_RULES: Rule[]` from its file and spread it here. Ids come from
- * shared/knowledge/blockers.md and are never renamed or reused.
+ * docs/knowledge/blockers.md and are never renamed or reused.
  */
 import type { Rule } from '../rule.js';
 import { ADDONS_RULES } from './addons.js';
