@@ -81,7 +81,7 @@ describe.each(['surge', 'replace'] as Strategy[])('%s', (strategy) => {
   });
 
   it('the new member must be caught up with the leader before it counts as a voter', () => {
-    const { one, plan } = swapOf(strategy);
+    const { one } = swapOf(strategy);
     const v = one('wait-member-voter');
     expect(v.verify.expect.etcd?.caughtUp).toEqual({
       member: v.params.member,
@@ -89,7 +89,6 @@ describe.each(['surge', 'replace'] as Strategy[])('%s', (strategy) => {
     });
     expect(v.params.maxIndexLag).toBeGreaterThan(0);
     expect(v.notes?.join(' ')).toMatch(/no other membership change until this holds/);
-    expect(plan).toBeDefined();
   });
 
   it('each load-balancer step is undone by the opposite change, and waits for the health checks', () => {

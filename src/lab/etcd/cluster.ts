@@ -494,12 +494,8 @@ export class EtcdLabCluster {
    * the member's certificates. The member is not started: see startMember.
    */
   async addMember(opts: { name?: string; version?: EtcdMinor; learner?: boolean } = {}): Promise<LabMember> {
-    this.#assertUsable();
-    const minor = opts.version ?? this.#defaultVersion;
-    await locateEtcd(minor); // fail before changing the cluster, not after
-    const r = this.#newRecord(opts.name, minor, 'existing');
-    r.isLearner = opts.learner ?? true;
-    return this.#add(r);
+    const m = await this.reserveMember(opts);
+    return this.#add(this.#member(m.name));
   }
 
   /**
@@ -507,10 +503,10 @@ export class EtcdLabCluster {
    * booting): `addReserved` adds it later, `forgetReserved` drops it. Until then it is listed
    * `unstarted` with no id, and etcd itself knows nothing of it.
    */
-  async reserveMember(opts: { name: string; version?: EtcdMinor; learner?: boolean }): Promise<LabMember> {
+  async reserveMember(opts: { name?: string; version?: EtcdMinor; learner?: boolean }): Promise<LabMember> {
     this.#assertUsable();
     const minor = opts.version ?? this.#defaultVersion;
-    await locateEtcd(minor);
+    await locateEtcd(minor); // fail before changing the cluster, not after
     const r = this.#newRecord(opts.name, minor, 'existing');
     r.isLearner = opts.learner ?? true;
     return this.member(r.name);

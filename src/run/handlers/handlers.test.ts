@@ -51,6 +51,7 @@ function recorder(
   const steered: { except?: string; first?: string }[] = [];
   const bound: NodeBinding[] = [];
   const bindings = Bindings.from(o.bindings ?? []);
+  const kubeadmIds = new Set(plan.controlPlanes.flatMap((c) => (c.member ? [c.member.id] : [])));
   let view = o.view ?? { members: [], statuses: [], leaderId: undefined, healthy: [] };
   let failSteerAfter: number | undefined;
   const signal = o.signal ?? new AbortController().signal;
@@ -108,7 +109,7 @@ function recorder(
     deps,
     options: o.options ?? {},
     bindings,
-    kubeadmIds: new Set(plan.controlPlanes.map((c) => c.member?.id).filter((x): x is string => !!x)),
+    kubeadmIds,
     action: { stepId: 's', timeoutMs: 1234, signal, log: (l) => logs.push(l) },
     log: (l) => logs.push(l),
     requireName(ref: NodeRef) {
@@ -128,8 +129,7 @@ function recorder(
       if (failSteerAfter !== undefined && steered.length >= failSteerAfter) throw new Error('probe gone');
       steered.push({ ...(except && { except }), ...(first && { first }) });
     },
-    resolveMember: (ref, v) =>
-      resolveMember(ref, v.members, bindings, new Set(plan.controlPlanes.map((c) => c.member?.id ?? ''))),
+    resolveMember: (ref, v) => resolveMember(ref, v.members, bindings, kubeadmIds),
   };
   return {
     ctx,
