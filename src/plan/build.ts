@@ -15,6 +15,7 @@ import { inputError } from '../errors.js';
 import { planControlPlaneHostnames, replacementHostname, reservedNames } from '../facts/hostnames.js';
 import type { EtcdMemberFact, Facts } from '../facts/model.js';
 import type { Snapshot } from '../snapshot/model.js';
+import { memberIdHex } from '../util/member-id.js';
 import { VERSION } from '../version.js';
 import { afterCareSteps } from './aftercare.js';
 import { addressArg, setupCommands } from './commands.js';
@@ -136,7 +137,7 @@ export function buildPlan(input: PlanInput): Plan {
     kind: 'kubeadm',
     name: m.name,
     id: m.id,
-    idHex: BigInt(m.id).toString(16),
+    idHex: memberIdHex(m.id),
     node: m.node,
     clientURL: m.clientURLs[0] ?? null,
   });

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FerryError } from '../errors.js';
+import { memberIdHex } from '../util/member-id.js';
 import { buildPlan } from './build.js';
 import { parsePlan } from './load.js';
 import { allSteps, type Plan, type PlanContent, type Step, stepId } from './model.js';
@@ -373,7 +374,7 @@ describe('a plan with a fresh digest is still checked: invariants', () => {
         const s = d.phases[2]!.steps[j]!;
         if (s.kind === 'etcd-remove-member' && s.params.member.kind === 'kubeadm') {
           s.params.member.id = other.id;
-          s.params.member.idHex = BigInt(other.id).toString(16);
+          s.params.member.idHex = memberIdHex(other.id);
         }
       }),
     );

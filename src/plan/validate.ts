@@ -6,6 +6,7 @@
  * steps (order, gates) are in invariants.ts and are checked once the shape holds.
  */
 import { PROVISIONERS } from '../facts/target.js';
+import { memberIdHex } from '../util/member-id.js';
 import type {
   ApiserverExpectation,
   AuditExpectation,
@@ -112,7 +113,7 @@ const kubeadmMember = refine(
   // The runbook's commands name the member by idHex, the run by id: they must be one member.
   (v, path, out) => {
     const m = v as KubeadmMemberRef;
-    const hex = BigInt(m.id).toString(16);
+    const hex = memberIdHex(m.id);
     if (m.idHex !== hex)
       out.add(`${path}.idHex`, `must be member ${m.id} in hex, ${hex}; got ${show(m.idHex)}`);
   },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { alarmName, mapEtcdState, mapStatus, memberIdHex, uint64String } from './map.js';
+import { alarmName, mapEtcdState, mapStatus, uint64String } from './map.js';
 import type { RawMemberList, RawStatus } from './port.js';
 
 // Real-looking member IDs: all above 2^53, where JSON numbers lose digits.
@@ -123,9 +123,5 @@ describe('etcd answers → EtcdState', () => {
         statuses: [],
       }),
     ).toThrow(/members\[0\]\.ID/);
-  });
-
-  it('prints member IDs in hex as etcdctl tables and Talos do', () => {
-    expect(memberIdHex(ID1)).toBe('91bc3c398fb3c146');
   });
 });

@@ -22,11 +22,6 @@ export function uint64String(v: RawUint64, what: string): string {
   return BigInt(s).toString(10); // drops leading zeros
 }
 
-/** Hex form of a member ID, as etcdctl's table output and Talos print it. */
-export function memberIdHex(id: string): string {
-  return BigInt(id).toString(16);
-}
-
 const ALARM_NAMES: Record<string, string> = {
   '0': 'NONE',
   '1': 'NOSPACE',

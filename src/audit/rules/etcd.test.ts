@@ -4,7 +4,6 @@ import {
   dbSize,
   external,
   extraArgs,
-  hexId,
   memberCount,
   memberNameCollision,
   nameCollisions,
@@ -403,9 +402,5 @@ describe('the example cluster (trap 16: etcd 3.5.16)', () => {
     expect(findings(run(versionSkew, contextOf(s, { talosVersion: 'v1.14' })))).toHaveLength(1);
     expect(run(memberCount, contextOf(s))).toEqual([]);
     expect(run(external, contextOf(s))).toEqual([]);
-  });
-
-  it('formats member ids for etcdctl in hex', () => {
-    expect(hexId('255')).toBe('ff');
   });
 });

@@ -13,6 +13,7 @@ import { lastFlag } from '../../facts/view.js';
 import { ETCD_DENIED_ARGS, TALOS_RELEASES } from '../../knowledge/talos.js';
 import { minEtcdMinorFor, pinnedEtcdImage } from '../../knowledge/talos-config.js';
 import type { Flag } from '../../snapshot/model.js';
+import { memberIdHex } from '../../util/member-id.js';
 import { type Evidence, evidenceFromSource, type Observation, type Subject } from '../findings.js';
 import { notApplicable, type Rule, type RuleFinding, skip } from '../rule.js';
 import { KIT } from './kit-paths.js';
@@ -296,7 +297,7 @@ export const unhealthy: Rule = {
         out.push({
           message: `etcd member ${m.id} was added but never started (empty name or no client URLs): it counts towards quorum while doing no work.`,
           evidence: [memberEvidence(m, 'name', { observed: m.name || '(empty)' })],
-          remediation: `Start the member or remove it (etcdctl member remove ${hexId(m.id)}). ${repair}`,
+          remediation: `Start the member or remove it (etcdctl member remove ${memberIdHex(m.id)}). ${repair}`,
           subject: memberSubject(m),
           field: 'started',
         });
@@ -305,7 +306,7 @@ export const unhealthy: Rule = {
         out.push({
           message: `etcd member ${name} is a learner: a leftover from an interrupted join. etcd allows one learner, which a joining Talos control plane needs.`,
           evidence: [memberEvidence(m, 'isLearner', { observed: 'true' })],
-          remediation: `Promote it if it is in sync (etcdctl member promote ${hexId(m.id)}) or remove it (etcdctl member remove ${hexId(m.id)}).`,
+          remediation: `Promote it if it is in sync (etcdctl member promote ${memberIdHex(m.id)}) or remove it (etcdctl member remove ${memberIdHex(m.id)}).`,
           subject: memberSubject(m),
           field: 'isLearner',
         });
@@ -338,7 +339,7 @@ export const unhealthy: Rule = {
         out.push({
           message: `etcd member ${name} matches no Node by name or address: a stale member of a removed control plane, or a node renamed after kubeadm join.`,
           evidence: [memberEvidence(m, 'name', { observed: m.name, note: `peer URLs ${list(m.peerURLs)}` })],
-          remediation: `If the machine is gone, remove the member (etcdctl member remove ${hexId(m.id)}); otherwise tell ferry which node it runs on by fixing the Node name.`,
+          remediation: `If the machine is gone, remove the member (etcdctl member remove ${memberIdHex(m.id)}); otherwise tell ferry which node it runs on by fixing the Node name.`,
           subject: memberSubject(m),
           field: 'node',
         });
@@ -393,15 +394,6 @@ export const unhealthy: Rule = {
     return out;
   },
 };
-
-/** etcdctl takes member ids in hex. */
-export function hexId(id: string): string {
-  try {
-    return BigInt(id).toString(16);
-  } catch {
-    return id;
-  }
-}
 
 export const memberCount: Rule = {
   id: 'etcd.member-count',
