@@ -192,6 +192,8 @@ export interface Subject {
 /** The target a finding was evaluated against (blockers.md: target-dependent rules record it). */
 export interface TargetSummary {
   talosVersion: string;
+  /** Set when the Talos release is not tabled: which tabled patch's facts the rules assumed. */
+  assumed?: string;
   kubernetesVersion?: string;
   kubeprism: boolean;
   provisioner: string;

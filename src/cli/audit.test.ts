@@ -128,7 +128,7 @@ describe('ferry audit', () => {
     [['cluster', '--kubeconfig', 'k'], /cannot be combined/],
     [['cluster', '-o', 'pdf'], /--output must be one of/],
     [['cluster', '--fail-on', 'sometimes'], /--fail-on must be one of/],
-    [['cluster', '--talos-version', 'v1.2.0'], /not a Talos release ferry knows/],
+    [['cluster', '--talos-version', 'v1.2.0'], /v1.2 line, which ferry does not know/],
     [['cluster', '--bogus'], /Unknown option/],
     [['nowhere'], /does not exist/],
     [['cluster', '--baseline', 'missing.json'], /cannot read baseline/],

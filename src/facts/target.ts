@@ -4,8 +4,9 @@
  */
 import { usageError } from '../errors.js';
 import {
+  assumedFactsNote,
   DEFAULT_TALOS_VERSION,
-  findTalosRelease,
+  lookupTalosRelease,
   SUPPORTED_TALOS_MINORS,
   TALOS_RELEASES,
   type TalosRelease,
@@ -42,7 +43,7 @@ export interface TargetChoice {
 }
 
 export interface Target {
-  /** Exact Talos release ferry has knowledge of, e.g. "v1.13.9". */
+  /** The Talos release, e.g. "v1.13.9"; an untabled patch ("v1.10.6") carries talos.assumedFrom. */
   talosVersion: string;
   talos: TalosRelease;
   /** "v1.32.4"; default: the cluster's current version. */
@@ -75,13 +76,15 @@ export function resolveTarget(input: TargetInput = {}, clusterKubernetesVersion?
   const choices: TargetChoice[] = [];
 
   const talosText = input.talosVersion ?? TARGET_DEFAULTS.talosVersion;
-  const talos = findTalosRelease(talosText);
-  if (!talos) {
+  const lookup = lookupTalosRelease(talosText);
+  if (lookup.kind === 'refused') {
     throw usageError(
-      `--talos-version "${talosText}" is not a Talos release ferry knows`,
-      `use a supported line (${SUPPORTED_TALOS_MINORS.map((m) => `v${m}`).join(', ')}) or one of: ${knownReleases()}`,
+      `--talos-version "${talosText}" ${lookup.problem}`,
+      `known Talos lines: ${SUPPORTED_TALOS_MINORS.map((m) => `v${m}`).join(', ')}; give a line (v1.13: its newest tabled release), ` +
+        `any patch of one (v1.13.4), or a tabled release: ${knownReleases()}`,
     );
   }
+  const talos = lookup.release;
   choices.push({
     field: 'talosVersion',
     value: talos.version,
@@ -89,9 +92,10 @@ export function resolveTarget(input: TargetInput = {}, clusterKubernetesVersion?
     note:
       input.talosVersion === undefined
         ? 'default: the newest stable Talos release ferry knows'
-        : talos.version === input.talosVersion.trim()
-          ? 'as given'
-          : `newest release ferry knows of the ${talos.minor} line`,
+        : (assumedFactsNote(talos) ??
+          (/^v?\d+\.\d+$/.test(input.talosVersion.trim())
+            ? `newest release ferry knows of the ${talos.minor} line`
+            : 'as given')),
   });
 
   let kubernetesVersion: string | undefined;
@@ -168,7 +172,8 @@ export const TARGET_FLAG_OPTIONS = {
 } as const;
 
 export const TARGET_FLAGS_USAGE = `target flags (defaults are printed with the result):
-  --talos-version V        Talos release to migrate to (default ${DEFAULT_TALOS_VERSION}; supported ${SUPPORTED_TALOS_MINORS.map((m) => `v${m}`).join(', ')})
+  --talos-version V        Talos release to migrate to (default ${DEFAULT_TALOS_VERSION}; lines ${SUPPORTED_TALOS_MINORS.map((m) => `v${m}`).join(', ')}:
+                           vX.Y = its newest tabled release; an untabled vX.Y.Z assumes the tabled patch below)
   --kubernetes-version V   Kubernetes version on Talos (default: the cluster's current version)
   --kubeprism on|off       KubePrism on Talos nodes (default on)
   --provisioner P          manual|exec|capi (default manual)

@@ -12,6 +12,7 @@ import { inputError } from '../errors.js';
 import { deriveFacts } from '../facts/derive.js';
 import type { Facts } from '../facts/model.js';
 import type { TargetInput } from '../facts/target.js';
+import { assumedFactsNote } from '../knowledge/talos.js';
 import { loadSnapshot } from '../snapshot/load.js';
 import type { Snapshot } from '../snapshot/model.js';
 import { VERSION } from '../version.js';
@@ -64,6 +65,8 @@ export async function prepareContext(
   const facts = deriveFacts(snapshot, opts.target);
   const missing: MissingInput[] = [];
   const notes: KitNote[] = [];
+  const assumed = assumedFactsNote(facts.target.talos);
+  if (assumed) notes.push({ generator: 'target', severity: 'warning', message: assumed });
   const encryptionConfig = await loadEncryptionConfig(opts, snapshot, facts, missing);
   if (opts.bootstrapToken === undefined) {
     missing.push({

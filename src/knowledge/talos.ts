@@ -3,16 +3,22 @@
  * docs/knowledge/talos.md ("talos.md §8" etc.), which in turn cites the Talos source it was read from.
  * Code reads these tables; it never hard-codes a Talos default elsewhere.
  */
+import { compareVersions, parseVersion } from '../facts/semver.js';
 
 export type TalosConfigFormat = 'v1alpha1' | 'multidoc';
 
 export interface TalosRelease {
-  /** Exact release ferry has knowledge of, e.g. "v1.13.9". */
+  /** The release the operator targets, e.g. "v1.13.9" (or an untabled patch such as "v1.10.6"). */
   version: string;
   /** "1.13" */
   minor: string;
-  /** False for release candidates: never the default. */
+  /** False for pre-releases (release candidates): never the default. */
   stable: boolean;
+  /**
+   * null when ferry tables this exact release; otherwise the tabled patch of the same line whose
+   * per-patch facts (etcdVersion, kubernetesDefault) it assumes. See assumedFactsNote.
+   */
+  assumedFrom: string | null;
   /** DefaultEtcdVersion, without "v" ("3.6.12"). */
   etcdVersion: string;
   /** Image repository of the default etcd image. */
@@ -31,54 +37,86 @@ export interface TalosRelease {
   extraArgsLists: boolean;
 }
 
+/** What differs between patches of one line: the defaults a patch ships. talos.md §8 (per-patch columns). */
+interface TalosPatch {
+  version: string;
+  etcdVersion: string;
+  kubernetesDefault: string;
+}
+
+/**
+ * What a whole minor line shares (talos.md §8: one supported-Kubernetes window and one minimum
+ * upgrade source per row; `pkg/machinery/compatibility/talosXY` is per minor), plus the patches
+ * ferry has read the constants of, oldest first.
+ */
+interface TalosLine {
+  minor: string;
+  etcdImage: string;
+  kubernetesMin: string;
+  kubernetesMaxMinor: string;
+  minUpgradeFrom: string;
+  patches: readonly TalosPatch[];
+}
+
 const GCR_ETCD = 'gcr.io/etcd-development/etcd'; // talos.md §8: etcd image up to v1.11.x
 const K8S_ETCD = 'registry.k8s.io/etcd'; // talos.md §8: etcd image from v1.12.0
 
-/** Releases ferry supports as migration targets, oldest first. talos.md §8 (table), §3.2, §4.1. */
-export const TALOS_RELEASES: readonly TalosRelease[] = [
-  // talos.md §8 row "v1.10.0 / v1.10.9" (first release of the line)
-  rel('v1.10.0', true, '3.5.21', GCR_ETCD, '1.33.0', '1.28.0', '1.33', '1.8.0'),
-  // talos.md §8 row "v1.10.0 / v1.10.9" (latest patch, §0)
-  rel('v1.10.9', true, '3.5.26', GCR_ETCD, '1.33.6', '1.28.0', '1.33', '1.8.0'),
+const patch = (version: string, etcdVersion: string, kubernetesDefault: string): TalosPatch => ({
+  version,
+  etcdVersion,
+  kubernetesDefault,
+});
+
+/** The lines ferry supports as migration targets, oldest first. talos.md §8 (table), §0 (latest patches). */
+const TALOS_LINES: readonly TalosLine[] = [
+  // talos.md §8 row "v1.10.0 / v1.10.9"; v1.10.9 is the line's latest patch (§0)
+  line('1.10', GCR_ETCD, '1.28.0', '1.33', '1.8.0', [
+    patch('v1.10.0', '3.5.21', '1.33.0'),
+    patch('v1.10.9', '3.5.26', '1.33.6'),
+  ]),
   // talos.md §8 row "v1.11.0 / v1.11.6"
-  rel('v1.11.0', true, '3.6.4', GCR_ETCD, '1.34.0', '1.29.0', '1.34', '1.9.0'),
-  // talos.md §8 row "v1.11.0 / v1.11.6"
-  rel('v1.11.6', true, '3.6.5', GCR_ETCD, '1.34.1', '1.29.0', '1.34', '1.9.0'),
+  line('1.11', GCR_ETCD, '1.29.0', '1.34', '1.9.0', [
+    patch('v1.11.0', '3.6.4', '1.34.0'),
+    patch('v1.11.6', '3.6.5', '1.34.1'),
+  ]),
   // talos.md §8 row "v1.12.0 / v1.12.11"
-  rel('v1.12.0', true, '3.6.7', K8S_ETCD, '1.35.0', '1.30.0', '1.35', '1.10.0'),
-  // talos.md §8 row "v1.12.0 / v1.12.11"
-  rel('v1.12.11', true, '3.6.11', K8S_ETCD, '1.35.4', '1.30.0', '1.35', '1.10.0'),
-  // talos.md §8 row "v1.13.0 / v1.13.9"
-  rel('v1.13.0', true, '3.6.9', K8S_ETCD, '1.36.0', '1.31.0', '1.36', '1.11.0'),
-  // talos.md §0 "newest stable", §8 row "v1.13.0 / v1.13.9"
-  rel('v1.13.9', true, '3.6.12', K8S_ETCD, '1.36.3', '1.31.0', '1.36', '1.11.0'),
+  line('1.12', K8S_ETCD, '1.30.0', '1.35', '1.10.0', [
+    patch('v1.12.0', '3.6.7', '1.35.0'),
+    patch('v1.12.11', '3.6.11', '1.35.4'),
+  ]),
+  // talos.md §8 row "v1.13.0 / v1.13.9"; v1.13.9 is the newest stable (§0)
+  line('1.13', K8S_ETCD, '1.31.0', '1.36', '1.11.0', [
+    patch('v1.13.0', '3.6.9', '1.36.0'),
+    patch('v1.13.9', '3.6.12', '1.36.3'),
+  ]),
   // talos.md §0 "v1.14.0 final not yet tagged", §8 row "v1.14.0-rc.1"
-  rel('v1.14.0-rc.1', false, '3.7.1', K8S_ETCD, '1.37.0-rc.0', '1.32.0', '1.37', '1.12.0'),
+  line('1.14', K8S_ETCD, '1.32.0', '1.37', '1.12.0', [patch('v1.14.0-rc.1', '3.7.1', '1.37.0-rc.0')]),
 ];
 
-function rel(
-  version: string,
-  stable: boolean,
-  etcdVersion: string,
+function line(
+  minor: string,
   etcdImage: string,
-  kubernetesDefault: string,
   kubernetesMin: string,
   kubernetesMaxMinor: string,
   minUpgradeFrom: string,
-): TalosRelease {
-  const m = /^v(\d+)\.(\d+)\./.exec(version);
-  const minor = m ? `${m[1]}.${m[2]}` : version;
-  const minorNumber = m ? Number(m[2]) : 0;
+  patches: TalosPatch[],
+): TalosLine {
+  return { minor, etcdImage, kubernetesMin, kubernetesMaxMinor, minUpgradeFrom, patches };
+}
+
+function release(l: TalosLine, version: string, facts: TalosPatch): TalosRelease {
+  const minorNumber = Number(l.minor.split('.')[1]);
   return {
     version,
-    minor,
-    stable,
-    etcdVersion,
-    etcdImage,
-    kubernetesDefault,
-    kubernetesMin,
-    kubernetesMaxMinor,
-    minUpgradeFrom,
+    minor: l.minor,
+    stable: !version.includes('-'),
+    assumedFrom: version === facts.version ? null : facts.version,
+    etcdVersion: facts.etcdVersion,
+    etcdImage: l.etcdImage,
+    kubernetesDefault: facts.kubernetesDefault,
+    kubernetesMin: l.kubernetesMin,
+    kubernetesMaxMinor: l.kubernetesMaxMinor,
+    minUpgradeFrom: l.minUpgradeFrom,
     // talos.md §3.2: MultidocKubernetesConfigSupported = version > 1.13
     configFormat: minorNumber > 13 ? 'multidoc' : 'v1alpha1',
     // talos.md §4.1: "v1.13+ string | []string"; "≤v1.12 string only"
@@ -86,24 +124,99 @@ function rel(
   };
 }
 
+/** The releases ferry tables (each with its own facts), oldest first. */
+export const TALOS_RELEASES: readonly TalosRelease[] = TALOS_LINES.flatMap((l) =>
+  l.patches.map((p) => release(l, p.version, p)),
+);
+
 /** The Talos minors ferry supports. talos.md §8. */
-export const SUPPORTED_TALOS_MINORS: readonly string[] = ['1.10', '1.11', '1.12', '1.13', '1.14'];
+export const SUPPORTED_TALOS_MINORS: readonly string[] = TALOS_LINES.map((l) => l.minor);
 
 /** Newest stable release ferry knows: the default target. talos.md §0 "v1.13.9 … newest stable". */
 export const DEFAULT_TALOS_VERSION = 'v1.13.9';
 
+export type TalosLookup =
+  | { kind: 'release'; release: TalosRelease }
+  | {
+      kind: 'refused';
+      reason: 'malformed' | 'unknown-minor' | 'untabled-prerelease';
+      /** What is wrong with the text, for an error message. */
+      problem: string;
+    };
+
+// vX.Y or vX.Y.Z[-pre]; the "v" is optional. No leading zeros, no build metadata, no wildcards.
+const TALOS_VERSION_RE =
+  /^v?(0|[1-9]\d*)\.(0|[1-9]\d*)(?:\.(0|[1-9]\d*)(?:-([0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*))?)?$/;
+
 /**
- * Finds the release for a user's --talos-version: a minor ("1.13", "v1.13") means the newest release
- * of that line ferry knows (stable preferred); an exact version must be one ferry has knowledge of.
+ * Resolves an operator's --talos-version against the table:
+ * - "v1.13" / "1.13": the newest tabled release of that line (stable preferred);
+ * - "v1.10.9": a tabled patch, with its own facts;
+ * - "v1.10.6": any other patch of a known line is accepted with the per-patch facts of the nearest
+ *   tabled patch *below* it (v1.10.0). Within a line those facts only move forward (talos.md §8: etcd
+ *   and default Kubernetes of .0 ≤ latest), so the patch below is a floor the requested patch ships at
+ *   least; the line's window, upgrade source, image and config format are exact. A patch below every
+ *   tabled one (none today: each line tables its first release) takes the oldest tabled patch;
+ * - a pre-release only when tabled ("v1.14.0-rc.1"): candidates change defaults between each other
+ *   (talos.md §8: v1.14.0-rc.1 ships Kubernetes 1.37.0-rc.0), so no tabled patch stands for another.
+ * Anything else — an unknown line, "1.10.x", build metadata — is refused.
  */
-export function findTalosRelease(text: string): TalosRelease | undefined {
-  const t = text.trim().replace(/^v?/, 'v');
-  if (/^v\d+\.\d+$/.test(t)) {
-    const minor = t.slice(1);
-    const line = TALOS_RELEASES.filter((r) => r.minor === minor);
-    return line.filter((r) => r.stable).at(-1) ?? line.at(-1);
+export function lookupTalosRelease(text: string): TalosLookup {
+  const t = text.trim();
+  const m = TALOS_VERSION_RE.exec(t);
+  if (!m) {
+    return {
+      kind: 'refused',
+      reason: 'malformed',
+      problem: 'is not a Talos version (vX.Y for a line, vX.Y.Z for a release)',
+    };
   }
-  return TALOS_RELEASES.find((r) => r.version === t);
+  const minor = `${m[1]}.${m[2]}`;
+  const l = TALOS_LINES.find((x) => x.minor === minor);
+  if (!l)
+    return {
+      kind: 'refused',
+      reason: 'unknown-minor',
+      problem: `is of the v${minor} line, which ferry does not know`,
+    };
+  if (m[3] === undefined) {
+    const chosen = l.patches.filter((p) => !p.version.includes('-')).at(-1) ?? l.patches.at(-1)!;
+    return { kind: 'release', release: release(l, chosen.version, chosen) };
+  }
+  const version = `v${minor}.${m[3]}${m[4] !== undefined ? `-${m[4]}` : ''}`;
+  const tabled = l.patches.find((p) => p.version === version);
+  if (tabled) return { kind: 'release', release: release(l, version, tabled) };
+  if (m[4] !== undefined) {
+    const pre = l.patches.filter((p) => p.version.includes('-')).map((p) => p.version);
+    return {
+      kind: 'refused',
+      reason: 'untabled-prerelease',
+      problem: `is a pre-release ferry has no facts of (${pre.length ? `of v${minor} ferry tables only ${pre.join(', ')}` : `ferry tables no pre-release of v${minor}`})`,
+    };
+  }
+  const wanted = parseVersion(version)!;
+  const below = l.patches.filter((p) => compareVersions(parseVersion(p.version)!, wanted) < 0);
+  const basis = below.at(-1) ?? l.patches[0]!;
+  return { kind: 'release', release: release(l, version, basis) };
+}
+
+/** The release for a --talos-version, or undefined when lookupTalosRelease refuses it. */
+export function findTalosRelease(text: string): TalosRelease | undefined {
+  const r = lookupTalosRelease(text);
+  return r.kind === 'release' ? r.release : undefined;
+}
+
+/**
+ * "Talos v1.10.6 is not tabled; assumed the facts of v1.10.0 (etcd 3.5.21, …)", for every output
+ * that names the target; undefined when the release is tabled.
+ */
+export function assumedFactsNote(r: TalosRelease): string | undefined {
+  if (r.assumedFrom === null) return undefined;
+  return (
+    `Talos ${r.version} is not tabled; assumed the facts of ${r.assumedFrom} ` +
+    `(etcd ${r.etcdVersion}, default Kubernetes ${r.kubernetesDefault}; the v${r.minor} line supports ` +
+    `Kubernetes ${r.kubernetesMin} – ${r.kubernetesMaxMinor}.x)`
+  );
 }
 
 /** KubePrism: port and listen address on every Talos node. talos.md §4.5. */

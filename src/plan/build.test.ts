@@ -266,6 +266,20 @@ describe('buildPlan on the example cluster', () => {
   });
 });
 
+describe('buildPlan and the Talos release', () => {
+  it('an untabled patch: the plan targets it and warns which tabled facts it assumed', async () => {
+    const plan = buildPlan(inputsFor(await exampleSnapshot(), { target: { talosVersion: 'v1.13.4' } }));
+    expect(plan.target.talosVersion).toBe('v1.13.4');
+    expect(plan.warnings).toContainEqual(
+      expect.stringMatching(
+        /^Talos v1\.13\.4 is not tabled; assumed the facts of v1\.13\.0 \(etcd 3\.6\.9, /,
+      ),
+    );
+    const tabled = buildPlan(inputsFor(await exampleSnapshot(), { target: { talosVersion: 'v1.13.9' } }));
+    expect(tabled.warnings.filter((w) => w.includes('not tabled'))).toEqual([]);
+  });
+});
+
 describe('buildPlan refuses what cannot be planned', () => {
   it('replace with two voters (removing one loses quorum)', async () => {
     const snap = await exampleSnapshot();

@@ -14,6 +14,7 @@ import { buildIndex } from '../audit/index.js';
 import { inputError } from '../errors.js';
 import { planControlPlaneHostnames, replacementHostname, reservedNames } from '../facts/hostnames.js';
 import type { EtcdMemberFact, Facts } from '../facts/model.js';
+import { assumedFactsNote } from '../knowledge/talos.js';
 import type { Snapshot } from '../snapshot/model.js';
 import { memberIdHex } from '../util/member-id.js';
 import { VERSION } from '../version.js';
@@ -208,6 +209,8 @@ export function buildPlan(input: PlanInput): Plan {
   for (const s of cpSwaps) talosNodes.set(s.old.name, s.replacement);
 
   // -- warnings about the starting point
+  const assumed = assumedFactsNote(facts.target.talos);
+  if (assumed) warnings.push(assumed);
   const learners = members.filter((m) => m.isLearner);
   if (learners.length > 0)
     warnings.push(

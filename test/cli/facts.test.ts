@@ -54,6 +54,23 @@ describe('ferry facts', () => {
     expect(yamlIo.out).toMatch(/^formatVersion: 1\n/);
   });
 
+  it('an untabled Talos patch: table and json say which tabled facts were assumed', async () => {
+    const { cmd } = command();
+    const io = memoryIo();
+    expect(await cmd.run(['snap', '--talos-version', 'v1.10.6'], io)).toBe(0);
+    expect(io.out).toContain(
+      '  talosVersion       v1.10.6  (Talos v1.10.6 is not tabled; assumed the facts of v1.10.0 (etcd 3.5.21, default Kubernetes 1.33.0; the v1.10 line supports Kubernetes 1.28.0 – 1.33.x))',
+    );
+    expect(io.out).toContain('Talos v1.10.6: etcd 3.5.21, Kubernetes 1.28.0 – 1.33.x');
+    const json = memoryIo();
+    expect(await cmd.run(['snap', '-o', 'json', '--talos-version', 'v1.10.6'], json)).toBe(0);
+    expect(JSON.parse(json.out).target.talosRelease).toMatchObject({
+      version: 'v1.10.6',
+      assumedFrom: 'v1.10.0',
+      etcdVersion: '3.5.21',
+    });
+  });
+
   it('bad usage is exit 2 with a remediation', async () => {
     const { cmd } = command();
     expect((await failure(cmd.run([], memoryIo()))).exitCode).toBe(2);
@@ -63,6 +80,7 @@ describe('ferry facts', () => {
     const bad = await failure(cmd.run(['snap', '--talos-version', 'v2.0'], memoryIo()));
     expect(bad.exitCode).toBe(2);
     expect(bad.remediation).toMatch(/v1.13.9/);
+    expect(bad.remediation).toContain('known Talos lines: v1.10, v1.11, v1.12, v1.13, v1.14');
     expect((await failure(cmd.run(['a', 'b'], memoryIo()))).message).toMatch(/unexpected argument "b"/);
   });
 

@@ -58,10 +58,26 @@ describe('target', () => {
     expect(err).toBeInstanceOf(FerryError);
     expect(err.exitCode).toBe(2);
     expect(err.remediation).toMatch(/v1.10, v1.11, v1.12, v1.13, v1.14/);
-    expect(() => resolveTarget({ talosVersion: 'v1.13.4' })).toThrow(/not a Talos release ferry knows/);
+    expect(() => resolveTarget({ talosVersion: 'v1.9.3' })).toThrow(/v1.9 line, which ferry does not know/);
+    expect(() => resolveTarget({ talosVersion: '1.13.x' })).toThrow(/is not a Talos version/);
+    expect(() => resolveTarget({ talosVersion: 'v1.13.4-beta.0' })).toThrow(
+      /pre-release ferry has no facts of/,
+    );
     expect(() => resolveTarget({ kubernetesVersion: 'latest' })).toThrow(/not a version/);
     expect(() => targetInputFromFlags({ kubeprism: 'maybe' })).toThrow(/--kubeprism must be one of on, off/);
     expect(() => targetInputFromFlags({ provisioner: 'terraform' })).toThrow(/manual, exec, capi/);
+  });
+
+  it('an untabled patch of a known line is accepted and says which facts it assumed', () => {
+    const t = resolveTarget({ talosVersion: 'v1.10.6' });
+    expect(t.talosVersion).toBe('v1.10.6');
+    expect(t.talos).toMatchObject({ assumedFrom: 'v1.10.0', etcdVersion: '3.5.21' });
+    expect(t.choices[0]).toMatchObject({ field: 'talosVersion', value: 'v1.10.6', origin: 'flag' });
+    expect(t.choices[0]!.note).toMatch(
+      /^Talos v1.10.6 is not tabled; assumed the facts of v1.10.0 \(etcd 3.5.21, /,
+    );
+    // A tabled patch, with or without its "v", is taken as given.
+    expect(resolveTarget({ talosVersion: '1.10.9' }).choices[0]!.note).toBe('as given');
   });
 
   it('unknown cluster version leaves the Kubernetes target undefined and says how to set it', () => {

@@ -341,6 +341,28 @@ describe('ferry generate: a cluster already on Talos names', () => {
   });
 });
 
+describe('ferry generate: an untabled Talos patch', () => {
+  it('writes the kit for it and says, on stderr and in the README, which tabled facts it assumed', async () => {
+    const kit = join(root, 'kit-untabled');
+    const r = await generate([
+      key2,
+      '--pki',
+      join(key2, 'pki'),
+      '-o',
+      kit,
+      '--bootstrap-token',
+      TOKEN,
+      '--talos-version',
+      'v1.13.4',
+    ]);
+    expect(r.code).toBe(0);
+    const note = 'Talos v1.13.4 is not tabled; assumed the facts of v1.13.0 (etcd 3.6.9';
+    expect(r.err).toContain(`warning: (target) ${note}`);
+    expect(r.out).toContain('for Talos v1.13.4');
+    expect(await readFile(join(kit, 'README.md'), 'utf8')).toContain(note);
+  });
+});
+
 describe('ferry generate: bad input writes nothing (exit 2)', () => {
   async function expectRefused(args: string[], kit: string, re: RegExp) {
     const r = await generate([...args, '-o', kit]);
@@ -378,7 +400,7 @@ describe('ferry generate: bad input writes nothing (exit 2)', () => {
     await expectRefused(
       [aescbc, '--pki', join(aescbc, 'pki'), '--bootstrap-token', TOKEN, '--talos-version', 'v1.7'],
       join(root, 'k-version'),
-      /not a Talos release ferry knows/,
+      /v1.7 line, which ferry does not know/,
     );
   });
 

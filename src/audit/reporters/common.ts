@@ -17,7 +17,7 @@ export function describeTarget(t: TargetSummary): string {
   const parts = [`Talos ${t.talosVersion}`];
   if (t.kubernetesVersion) parts.push(`Kubernetes ${t.kubernetesVersion}`);
   parts.push(`KubePrism ${t.kubeprism ? 'on' : 'off'}`, `provisioner ${t.provisioner}`);
-  return parts.join(', ');
+  return parts.join(', ') + (t.assumed ? ` (${t.assumed})` : '');
 }
 
 /** "2 blockers, 1 risk, 0 info; 1 suppressed; 3 skipped; 10 passed" — identical in every format. */

@@ -347,3 +347,39 @@ describe('every format carries the same findings and suppressed counts', () => {
     expect([...REPORT_FORMATS].sort()).toEqual(['html', 'json', 'junit', 'md', 'sarif', 'table', 'yaml']);
   });
 });
+
+describe('an untabled Talos patch as the target', () => {
+  const snapshot = makeSnapshot({ resources: { nodes: [obj('Node', 'cp-1')] } });
+  const assumedReport = (talosVersion: string) => {
+    const facts = deriveFacts(snapshot, { talosVersion });
+    const rule: Rule = {
+      id: 'nodes.example',
+      family: 'nodes',
+      severity: 'info',
+      title: 'Example',
+      inputs: ['api'],
+      check: () => [{ message: 'm', evidence: [], remediation: 'r' }],
+    };
+    return runAudit({
+      snapshot,
+      facts,
+      target: facts.target,
+      rules: [rule],
+      now: new Date('2026-08-20T10:00:00Z'),
+    });
+  };
+  const NOTE = 'Talos v1.10.6 is not tabled; assumed the facts of v1.10.0 (etcd 3.5.21';
+
+  it('every format says which tabled facts the rules assumed', () => {
+    const r = assumedReport('v1.10.6');
+    expect(r.target.assumed).toContain(NOTE);
+    expect(r.findings[0]!.target.assumed).toContain(NOTE);
+    for (const format of REPORT_FORMATS) expect(renderReport(r, format), format).toContain(NOTE);
+  });
+
+  it('a tabled patch carries no assumption', () => {
+    const r = assumedReport('v1.10.9');
+    expect(r.target).not.toHaveProperty('assumed');
+    expect(renderReport(r, 'table')).not.toContain('not tabled');
+  });
+});
