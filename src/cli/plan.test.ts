@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EXTERNAL_ETCD_DIR } from '../../test/fixtures/external-etcd.js';
 import { parsePlan } from '../plan/load.js';
 import { EXAMPLE_DIR } from '../plan/testing.js';
 import { memoryIo } from './io.js';
@@ -30,6 +31,16 @@ describe('ferry plan', () => {
     expect(r.err).toMatch(/blocker bootstrap\.token-ttl/);
     expect(r.err).toContain('--allow-blockers');
     expect(existsSync(join(dir, 'plan.json'))).toBe(false);
+  });
+
+  it('an external etcd is exit 2 naming the topology, not the exit 1 of the blocker gate; nothing written', async () => {
+    for (const extra of [[], ['--allow-blockers']]) {
+      const r = await run(EXTERNAL_ETCD_DIR, '-o', 'plan.json', ...extra);
+      expect(r.code).toBe(2);
+      expect(r.err).toMatch(/^error: .*kube-apiserver@cp-1 --etcd-servers: etcd topology is external/);
+      expect(r.err).not.toContain('ferry plan refuses');
+      expect(existsSync(join(dir, 'plan.json'))).toBe(false);
+    }
   });
 
   it('--allow-blockers writes plan.json; the preflight step records the blockers', async () => {

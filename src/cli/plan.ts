@@ -95,6 +95,9 @@ export const command: Command = {
     const snapshot = await loadSnapshot(path(snapshotArg), { strictPki: false });
     const facts = deriveFacts(snapshot, kit ? { ...kitTarget(kit), ...flagTarget } : flagTarget);
     if (kit) checkKitTarget(kit, facts.target);
+    // No plan exists for an external etcd: exit 2 before the audit gate, which would say exit 1.
+    const { refuseExternalEtcd } = await import('../plan/topology.js');
+    refuseExternalEtcd(facts);
 
     const now = new Date();
     const audit = runAudit({ snapshot, facts, target: facts.target, rules: ALL_RULES, suppressions, now });

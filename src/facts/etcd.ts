@@ -20,15 +20,26 @@ export function deriveEtcdFacts(v: SnapshotView): EtcdFacts {
   const declared = v.cc?.etcd.local
     ? { flags: v.cc.etcd.local.extraArgs, source: atField(v.cc.source, 'etcd.local.extraArgs') }
     : undefined;
+  const topo = topology(v);
+  // kubeadm writes no etcd static pod for an external etcd: "none" is the fact, not a gap to fill.
+  const offControlPlanes = topo.value?.mode === 'external' && v.etcds.length === 0 && !declared;
+  const external = (key: string, title: string, note: string): Fact<never[]> =>
+    known(key, title, [], [derivedRef('etcd.topology: external', topo.provenance)], note);
   return {
-    topology: topology(v),
-    instances: instancesFact(
-      'etcd.instances',
-      'etcd static pods',
-      v.etcds,
-      etcdInstance,
-      'the etcd static pod manifest(s): manifests/NODE/etcd.yaml, or mirror pods kube-system/etcd-NODE in resources/',
-    ),
+    topology: topo,
+    instances: offControlPlanes
+      ? external(
+          'etcd.instances',
+          'etcd static pods',
+          'external etcd: kubeadm runs no etcd static pod on the control planes',
+        )
+      : instancesFact(
+          'etcd.instances',
+          'etcd static pods',
+          v.etcds,
+          etcdInstance,
+          'the etcd static pod manifest(s): manifests/NODE/etcd.yaml, or mirror pods kube-system/etcd-NODE in resources/',
+        ),
     version: versionFact(v),
     clusterVersion: etcd?.version?.cluster
       ? known('etcd.clusterVersion', 'etcd cluster version', etcd.version.cluster, [
@@ -40,15 +51,21 @@ export function deriveEtcdFacts(v: SnapshotView): EtcdFacts {
     alarms: etcd
       ? known('etcd.alarms', 'etcd alarms', etcd.alarms, [atField(etcd.source, 'alarms')])
       : missingFact('etcd.alarms', 'etcd alarms', NO_ETCD_STATE),
-    extraArgs: extraFlagsFact({
-      key: 'etcd.extraArgs',
-      title: 'etcd flags not set by kubeadm',
-      pods: v.etcds,
-      declared,
-      defaults: etcdDefaults(kubeadmContext(v)),
-      what: 'etcd command lines',
-      missing: 'the etcd static pod manifest(s), or kubeadm-config.yaml (etcd.local.extraArgs)',
-    }),
+    extraArgs: offControlPlanes
+      ? external(
+          'etcd.extraArgs',
+          'etcd flags not set by kubeadm',
+          'external etcd: kubeadm runs no etcd, so no kubeadm etcd flag is carried to Talos; the external members’ own flags are not in the snapshot',
+        )
+      : extraFlagsFact({
+          key: 'etcd.extraArgs',
+          title: 'etcd flags not set by kubeadm',
+          pods: v.etcds,
+          declared,
+          defaults: etcdDefaults(kubeadmContext(v)),
+          what: 'etcd command lines',
+          missing: 'the etcd static pod manifest(s), or kubeadm-config.yaml (etcd.local.extraArgs)',
+        }),
   };
 }
 

@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { EXTERNAL_ETCD_DIR, externalEtcdSnapshot } from '../../test/fixtures/external-etcd.js';
 import { FerryError } from '../errors.js';
 import { buildPlan } from './build.js';
 import {
@@ -310,6 +312,42 @@ describe('buildPlan refuses what cannot be planned', () => {
     const plan = buildPlan(inputsFor(snap, { strategy: 'replace' }));
     expect(subjectBlocks(stepsOfPhase(plan, 4))).toEqual(['cp-1']);
     expect(allSteps(plan).some((s) => s.kind === 'lb-remove' || s.kind === 'lb-add')).toBe(false);
+  });
+
+  it('an external etcd: exit 2 naming the topology, with --allow-blockers and without a member list too', async () => {
+    const refusal = (input: ReturnType<typeof inputsFor>): FerryError => {
+      try {
+        buildPlan(input);
+      } catch (e) {
+        if (e instanceof FerryError) return e;
+        throw e;
+      }
+      throw new Error('expected buildPlan to refuse');
+    };
+    const e = refusal(inputsFor(await externalEtcdSnapshot(), { allowBlockers: true }));
+    expect(e.exitCode).toBe(2);
+    expect(e.message).toMatch(
+      /^etcd topology is external \(the apiservers use https:\/\/10\.0\.1\.5:2379, https:\/\/10\.0\.1\.6:2379, https:\/\/10\.0\.1\.7:2379\): ferry plans control-plane swaps for stacked etcd only/,
+    );
+    expect(e.location).toEqual({
+      file: join(EXTERNAL_ETCD_DIR, 'manifests', 'cp-1', 'kube-apiserver.yaml'),
+      line: 1,
+      object: 'kube-apiserver@cp-1 --etcd-servers',
+    });
+    expect(e.remediation).toMatch(/^move etcd onto the kubeadm control planes first/);
+    // The topology comes first: no member list (the external etcd was not collected) changes nothing.
+    const noEtcd = await externalEtcdSnapshot();
+    delete noEtcd.etcd;
+    noEtcd.manifest.parts = noEtcd.manifest.parts.filter((p) => p !== 'etcd');
+    expect(refusal(inputsFor(noEtcd)).message).toMatch(/^etcd topology is external/);
+    // kubeadm-config alone tells it too, and is where the error points then.
+    const ccOnly = await externalEtcdSnapshot();
+    ccOnly.staticPods = [];
+    expect(refusal(inputsFor(ccOnly)).location).toMatchObject({
+      file: join(EXTERNAL_ETCD_DIR, 'kubeadm-config.yaml'),
+      line: 3,
+      field: 'etcd.external',
+    });
   });
 
   it('without an etcd member list', async () => {

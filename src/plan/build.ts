@@ -45,6 +45,7 @@ import { batchWorkers, orderControlPlanes } from './order.js';
 import { ETCD_BACKUP_BEFORE, etcdSnapshotStep, preflightSteps, preparationSteps } from './prep.js';
 import { MAX_INDEX_LAG, TIMEOUTS } from './steps.js';
 import { type ControlPlaneSwap, controlPlaneSwap, type SwapContext } from './swap.js';
+import { refuseExternalEtcd } from './topology.js';
 import { type WorkerSwap, workerBatch } from './workers.js';
 
 export interface PlanOptions {
@@ -101,7 +102,8 @@ export function buildPlan(input: PlanInput): Plan {
   const provisioner = facts.target.provisioner;
   const warnings: string[] = [];
 
-  // -- what a plan cannot do without
+  // -- what a plan cannot do without; the topology first: without stacked etcd nothing else matters
+  refuseExternalEtcd(facts);
   const cps = need(facts.nodes.controlPlane.value, 'control-plane nodes', facts.nodes.controlPlane.missing);
   const members = need(facts.etcd.members.value, 'the etcd member list', facts.etcd.members.missing);
   const endpoint = need(
@@ -109,13 +111,6 @@ export function buildPlan(input: PlanInput): Plan {
     'the control-plane endpoint',
     facts.cluster.controlPlaneEndpoint.missing,
   );
-  if (facts.etcd.topology.value?.mode === 'external') {
-    throw inputError(
-      'the apiservers use an external etcd: ferry migrates stacked etcd only (etcd.external)',
-      { object: 'kube-apiserver --etcd-servers' },
-      'move to stacked etcd first, or migrate by hand',
-    );
-  }
   const voters = members.filter((m) => !m.isLearner);
   if (strategy === 'replace' && voters.length < 3) {
     throw inputError(

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { deriveFacts } from '../../src/facts/derive.js';
 import { describeSource } from '../../src/snapshot/model.js';
+import { EXTERNAL_ETCD_DIR, EXTERNAL_MEMBERS, externalEtcdSnapshot } from '../fixtures/external-etcd.js';
 import { CONTROL_PLANES, emptySnapshot, etcdState, flags, labCluster } from './builders.js';
 
 describe('encryption facts', () => {
@@ -157,5 +158,39 @@ describe('etcd facts', () => {
       expect(f.value).toBeUndefined();
       expect(f.missing).toBeTruthy();
     }
+  });
+});
+
+describe('etcd facts of an external etcd (test/fixtures/external-etcd)', () => {
+  it('topology external from every apiserver and kubeadm-config; the members are seen, on no Node', async () => {
+    const e = deriveFacts(await externalEtcdSnapshot()).etcd;
+    expect(e.topology.value).toEqual({
+      mode: 'external',
+      servers: EXTERNAL_MEMBERS.map(([, url]) => url),
+    });
+    expect(e.topology.conflict).toBeUndefined();
+    expect(e.topology.provenance.map(describeSource)).toEqual([
+      ...['cp-1', 'cp-2', 'cp-3'].map(
+        (n) =>
+          `kube-apiserver@${n} --etcd-servers (${EXTERNAL_ETCD_DIR}/manifests/${n}/kube-apiserver.yaml:1)`,
+      ),
+      `${EXTERNAL_ETCD_DIR}/kubeadm-config.yaml:3 etcd.external`,
+    ]);
+    expect(e.members.value?.map((m) => [m.name, m.clientURLs[0], m.node, m.version])).toEqual(
+      EXTERNAL_MEMBERS.map(([name, url]) => [name, url, null, '3.5.21']),
+    );
+    expect(e.version.value).toBe('3.5.21');
+  });
+
+  it('no etcd static pod and no kubeadm etcd flag is a known "none", not a gap to fill', async () => {
+    const e = deriveFacts(await externalEtcdSnapshot()).etcd;
+    expect(e.instances).toMatchObject({ value: [], note: expect.stringMatching(/^external etcd: /) });
+    expect(e.instances.missing).toBeUndefined();
+    expect(e.extraArgs).toMatchObject({ value: [], note: expect.stringMatching(/^external etcd: /) });
+    expect(e.extraArgs.provenance.map(describeSource)[0]).toMatch(/^etcd\.topology: external \(from /);
+    // A stacked cluster without manifests still says what to provide.
+    const s = labCluster();
+    s.staticPods = s.staticPods.filter((p) => p.component !== 'etcd');
+    expect(deriveFacts(s).etcd.instances.missing).toMatch(/etcd static pod manifest/);
   });
 });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { externalEtcdSnapshot } from '../../../test/fixtures/external-etcd.js';
 import { planControlPlaneHostnames, reservedNames } from '../../facts/hostnames.js';
+import { runAudit } from '../engine.js';
 import {
   dbSize,
   external,
@@ -13,6 +15,7 @@ import {
   versionSkew,
   versionTooOld,
 } from './etcd.js';
+import { ALL_RULES } from './index.js';
 import { CONTROL_PLANES, etcdState, MEMBER_IDS, member, status } from './testing-etcd.js';
 import {
   buildSnapshot,
@@ -402,5 +405,83 @@ describe('the example cluster (trap 16: etcd 3.5.16)', () => {
     expect(findings(run(versionSkew, contextOf(s, { talosVersion: 'v1.14' })))).toHaveLength(1);
     expect(run(memberCount, contextOf(s))).toEqual([]);
     expect(run(external, contextOf(s))).toEqual([]);
+  });
+});
+
+describe('external etcd (test/fixtures/external-etcd)', () => {
+  const external3 = async () => contextOf(await externalEtcdSnapshot());
+
+  it('etcd.external is one blocker that names the servers, the members and what to do', async () => {
+    const fs = findings(external.check(await external3()));
+    expect(fs).toHaveLength(1);
+    expect(fs[0]!.message).toContain(
+      'The apiservers use an external etcd (https://10.0.1.5:2379, https://10.0.1.6:2379, https://10.0.1.7:2379); 3 of its 3 member(s) run on no Node of the cluster (etcd-1 https://10.0.1.5:2379',
+    );
+    expect(fs[0]!.message).toContain('Talos can neither keep using this etcd nor join it');
+    expect(fs[0]!.remediation).toMatch(/^Move etcd onto the kubeadm control planes before migrating/);
+    expect(fs[0]!.evidence.map((e) => (e.kind === 'flag' ? e.node : e.kind))).toEqual([
+      'cp-1',
+      'cp-2',
+      'cp-3',
+      'file',
+    ]);
+  });
+
+  it('is the only finding about --etcd-servers: apiserver.extra-arg-denied leaves it to etcd.external', async () => {
+    const ctx = await external3();
+    const report = runAudit({ ...ctx, rules: ALL_RULES, now: new Date('2026-09-01T00:00:00Z') });
+    const aboutTopology = report.findings.filter(
+      (f) => f.ruleId === 'etcd.external' || f.field === '--etcd-servers',
+    );
+    expect(aboutTopology.map((f) => f.ruleId)).toEqual(['etcd.external']);
+  });
+
+  it('etcd.unhealthy does not report external members for lacking a Node, but still checks their health', async () => {
+    expect(unhealthy.check(await external3())).toEqual([]);
+    const s = await externalEtcdSnapshot();
+    s.etcd!.members[2]!.isLearner = true;
+    s.etcd!.endpoints[0]!.errors = ['etcdserver: request timed out'];
+    const fs = findings(unhealthy.check(contextOf(s)));
+    expect(fs.map((f) => `${f.subject?.name}:${f.field}`).sort()).toEqual([
+      'etcd-1:errors',
+      'etcd-3:isLearner',
+    ]);
+    // The same members in a stacked cluster are stale: they match no Node.
+    const stacked = await externalEtcdSnapshot();
+    delete stacked.kubeadm.clusterConfiguration!.etcd.external;
+    for (const p of stacked.staticPods)
+      p.flags = p.flags.map((f) =>
+        f.name === 'etcd-servers' ? { ...f, value: 'https://127.0.0.1:2379' } : f,
+      );
+    expect(findings(unhealthy.check(contextOf(stacked))).map((f) => f.field)).toEqual([
+      'node',
+      'node',
+      'node',
+    ]);
+  });
+
+  it('version and size checks still judge the external members', async () => {
+    const ctx = await external3();
+    const bug = findings(versionLearnerBug.check(ctx));
+    expect(bug).toHaveLength(1);
+    expect(bug[0]!.message).toContain('etcd 3.5.21 runs on member etcd-1, member etcd-2, member etcd-3');
+    expect(bug[0]!.remediation).toContain('Patch the external etcd, one member at a time on its own hosts');
+    expect(findings(versionTooOld.check(ctx))).toEqual([]);
+    expect(findings(versionSkew.check(ctx))).toEqual([]);
+    const size = findings(dbSize.check(ctx))[0]!;
+    expect(size.message).toContain('up to 120 MiB (member etcd-1, 90 MiB in use');
+    expect(size.message).toContain(
+      'etcd default assumed: the external members’ flags are not in the snapshot',
+    );
+    expect(size.message).toContain('Each member that moves etcd onto the control planes (etcd.external)');
+  });
+
+  it('rules about swapping or carrying kubeadm members do not apply', async () => {
+    const ctx = await external3();
+    for (const rule of [memberCount, memberNameCollision, v2Enabled, extraArgs])
+      expect(rule.check(ctx), rule.id).toMatchObject({
+        kind: 'not-applicable',
+        reason: expect.stringMatching(/^etcd is external \(see etcd\.external\)/),
+      });
   });
 });

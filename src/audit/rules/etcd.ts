@@ -60,6 +60,18 @@ export function memberEvidence(m: EtcdMemberFact, field: string, obs: Observatio
 
 const CLUSTER_SUBJECT: Subject = { kind: 'EtcdCluster', name: 'etcd' };
 
+/** Fact etcd.topology says the members run off the control planes (kubeadm external etcd). */
+function isExternal(ctx: Ctx): boolean {
+  return ctx.facts.etcd.topology.value?.mode === 'external';
+}
+
+/** Where the operator changes the etcd version: kubeadm's static pods, or the external etcd's hosts. */
+function etcdUpgradePath(ctx: Ctx): string {
+  return isExternal(ctx)
+    ? 'the external etcd, one member at a time on its own hosts (etcd.external: it must also move onto the control planes)'
+    : "kubeadm's etcd on every control plane (kubeadm upgrade, or the etcd image tag in /etc/kubernetes/manifests/etcd.yaml one node at a time)";
+}
+
 /**
  * A version some source reports: each member's own status when the snapshot has it, else the
  * etcd.version fact (image tags of the static pods). The cluster version is reported separately.
@@ -130,7 +142,7 @@ export const versionTooOld: Rule = {
     const out: RuleFinding[] = [];
     const old = sightings.filter((s) => below(s.version, '3.5.0'));
     const why = `etcd upgrades one minor at a time and Talos ${ctx.target.talosVersion} runs etcd ${ctx.target.talos.etcdVersion}.`;
-    const remediation = `Upgrade kubeadm's etcd to ${ETCD_MIN_35_FOR_36} or newer on every control plane first (kubeadm upgrade, or the etcd image tag in /etc/kubernetes/manifests/etcd.yaml one node at a time), then re-run the audit.`;
+    const remediation = `Upgrade ${etcdUpgradePath(ctx)} to ${ETCD_MIN_35_FOR_36} or newer first, then re-run the audit.`;
     if (old.length > 0)
       out.push({ ...summarize(old, why), remediation, subject: CLUSTER_SUBJECT, field: 'version' });
     if (cluster && below(cluster.version, '3.5.0')) {
@@ -178,7 +190,7 @@ export const versionLearnerBug: Rule = {
     return [
       {
         ...summarize(affected, why),
-        remediation: `Patch kubeadm's etcd to ${ETCD_MIN_35_FOR_36}+ on every control plane before the first Talos control plane (or restart all members as the etcd#19557 workaround), then re-run the audit.`,
+        remediation: `Patch ${etcdUpgradePath(ctx)} to ${ETCD_MIN_35_FOR_36}+ before the first Talos control plane (or restart all members as the etcd#19557 workaround), then re-run the audit.`,
         subject: CLUSTER_SUBJECT,
         field: 'version',
       },
@@ -286,7 +298,8 @@ export const unhealthy: Rule = {
     const status = ctx.snapshot.etcd?.endpoints ?? [];
     const haveStatus = status.length > 0;
     const statusIds = new Set(status.map((s) => s.memberId).filter(Boolean));
-    const haveNodes = ctx.snapshot.resources.nodes.length > 0;
+    // External members run on the etcd hosts: no Node is expected for them (etcd.external says what that means).
+    const expectNodes = ctx.snapshot.resources.nodes.length > 0 && !isExternal(ctx);
     const out: RuleFinding[] = [];
     const repair =
       'Repair or remove the member before migrating (etcd.md §2: a failed member is removed first, then replaced); ferry refuses to add a Talos member to an unhealthy cluster.';
@@ -335,7 +348,7 @@ export const unhealthy: Rule = {
           field: 'status',
         });
       }
-      if (haveNodes && m.name && m.node === null) {
+      if (expectNodes && m.name && m.node === null) {
         out.push({
           message: `etcd member ${name} matches no Node by name or address: a stale member of a removed control plane, or a node renamed after kubeadm join.`,
           evidence: [memberEvidence(m, 'name', { observed: m.name, note: `peer URLs ${list(m.peerURLs)}` })],
@@ -405,6 +418,9 @@ export const memberCount: Rule = {
     'Two voters: removing either is unsafe. One voter: adding a voter stalls the cluster until it connects. Even counts tolerate no more failures than the odd count below.',
   docs: DOCS('etcd.member-count'),
   check(ctx) {
+    // The count matters for the swaps ferry runs; it swaps no member of an external etcd.
+    if (isExternal(ctx))
+      return notApplicable('etcd is external (see etcd.external): ferry swaps none of its members');
     const fact = ctx.facts.etcd.members;
     if (fact.value === undefined) return skipFact(fact);
     const voters = fact.value.filter((m) => !m.isLearner);
@@ -472,6 +488,12 @@ export const memberNameCollision: Rule = {
     'A joining Talos control plane removes any etcd member whose name equals its hostname before adding itself; kubeadm names members after node hostnames, so reusing one removes a live member.',
   docs: DOCS('etcd.member-name-collision'),
   check(ctx) {
+    // A Talos control plane looks for etcd on the apiserver addresses (talos.md §4.8, §10.8): it never
+    // reaches an external member, so it removes none by name. Node names: nodes.name-reuse.
+    if (isExternal(ctx))
+      return notApplicable(
+        'etcd is external (see etcd.external): a joining Talos control plane reaches none of its members',
+      );
     const fact = ctx.facts.etcd.members;
     if (fact.value === undefined) return skipFact(fact);
     const members = fact.value.filter((m) => m.name);
@@ -540,20 +562,29 @@ export const external: Rule = {
   // Either input tells the topology; the fact says what is missing.
   requires: [],
   description:
-    'Talos apiservers use only their local etcd member, and Talos finds join endpoints from the apiserver IPs on port 2379: an external etcd cluster is not discovered.',
+    'A Talos control plane runs its own etcd member and its kube-apiserver uses only that member; it looks for the etcd to join on the apiserver addresses at port 2379. An etcd on other hosts can neither be used nor joined: it must move onto the control planes first.',
   docs: DOCS('etcd.external'),
   check(ctx) {
     const fact = ctx.facts.etcd.topology;
     if (fact.value === undefined) return skipFact(fact);
     if (fact.value.mode !== 'external') return [];
+    const members = ctx.facts.etcd.members.value;
+    const off = members?.filter((m) => m.node === null) ?? [];
+    const seen =
+      members === undefined
+        ? 'ferry has not seen its members (no etcd/ part)'
+        : `${off.length} of its ${members.length} member(s) run on no Node of the cluster${off.length ? ` (${list(off.map((m) => `${memberLabel(m)} ${m.clientURLs[0] ?? m.peerURLs[0] ?? ''}`.trim()))})` : ''}`;
     return [
       {
-        message: `The apiservers use an external etcd (${list(fact.value.servers)}), not a member on their own control plane: Talos control planes run stacked etcd and cannot join or use it.`,
+        // talos.md §4.1 (--etcd-servers local only; etcd-servers, etcd-cafile/certfile/keyfile denied in
+        // extraArgs), §4.8 and §10.8 (join endpoints: apiserver IPs and the endpoint DNS, port 2379);
+        // schemas/talos/*/config.schema.json v1alpha1.EtcdConfig has no endpoint setting in any release.
+        message: `The apiservers use an external etcd (${list(fact.value.servers)}); ${seen}. A Talos control plane runs its own etcd member, and its kube-apiserver talks only to it (https://127.0.0.1:2379; Talos rejects etcd-servers and etcd-cafile/-certfile/-keyfile in cluster.apiServer.extraArgs, and cluster.etcd has no endpoint setting), while the member looks for the cluster to join on the apiserver addresses at port 2379, where this cluster runs no etcd. Talos can neither keep using this etcd nor join it, so no control-plane swap can start.`,
         evidence: factEvidence(fact, (t) => `${t.mode}: ${list(t.servers)}`, {
           expected: 'stacked: https://127.0.0.1:2379',
         }),
         remediation:
-          'Unsupported by ferry: migrate kubeadm to stacked etcd first (add local members on the control planes, move data, point --etcd-servers at https://127.0.0.1:2379), then re-run the audit.',
+          "Move etcd onto the kubeadm control planes before migrating (ferry does not automate it): one control plane at a time, add a member there to the external cluster as a learner, promote it once in sync, and point that node's kube-apiserver at https://127.0.0.1:2379 (kubeadm-config etcd.local); when every control plane runs a member, remove the external members one at a time (etcd.md §2: one membership change at a time, learner first). Copy the etcd CA (ca.crt and ca.key) to /etc/kubernetes/pki/etcd/ so that Talos can import it (pki.etcd-ca-missing). Then take a new snapshot and re-run the audit.",
         subject: { kind: 'Fact', name: fact.key },
         field: 'mode',
       },
@@ -574,6 +605,10 @@ export const v2Enabled: Rule = {
   docs: DOCS('etcd.v2-enabled'),
   check(ctx) {
     const instances = ctx.facts.etcd.instances.value ?? [];
+    if (isExternal(ctx) && instances.length === 0)
+      return notApplicable(
+        'etcd is external (see etcd.external): its flags are on the etcd hosts; the audit checks them once etcd runs on the control planes',
+      );
     const hits: { flag: Flag; ev: Evidence }[] = [];
     for (const inst of instances) {
       for (const f of inst.flags) {
@@ -680,8 +715,7 @@ export const extraArgs: Rule = {
   docs: DOCS('etcd.extra-args'),
   artifacts: [KIT.controlPlanePatch],
   check(ctx) {
-    if (ctx.facts.etcd.topology.value?.mode === 'external')
-      return notApplicable('etcd is external (see etcd.external)');
+    if (isExternal(ctx)) return notApplicable('etcd is external (see etcd.external)');
     const instances = ctx.facts.etcd.instances.value ?? [];
     const cc = ctx.snapshot.kubeadm.clusterConfiguration;
     if (instances.length === 0 && !cc?.etcd.local) return skipFact(ctx.facts.etcd.extraArgs);
@@ -743,7 +777,7 @@ export const dbSize: Rule = {
     const inUse = largest.dbSizeInUse !== null ? `, ${mib(largest.dbSizeInUse)} in use` : '';
     return [
       {
-        message: `The etcd database is up to ${mib(largest.dbSize!)} (member ${memberLabel(largest)}${inUse}; ${pct}% of the ${mib(quota)} quota${quotaFlag === undefined ? ', etcd default' : ''}). Each Talos learner receives it as a snapshot before it can be promoted.`,
+        message: `The etcd database is up to ${mib(largest.dbSize!)} (member ${memberLabel(largest)}${inUse}; ${pct}% of the ${mib(quota)} quota${quotaFlag !== undefined ? '' : isExternal(ctx) ? ', etcd default assumed: the external members’ flags are not in the snapshot' : ', etcd default'}). ${isExternal(ctx) ? 'Each member that moves etcd onto the control planes (etcd.external), and then each Talos learner,' : 'Each Talos learner'} receives it as a snapshot before it can be promoted.`,
         evidence: sized.map((m) =>
           memberEvidence(m, 'dbSize', {
             observed: `${mib(m.dbSize!)}${m.dbSizeInUse !== null ? ` (${mib(m.dbSizeInUse)} in use)` : ''}`,

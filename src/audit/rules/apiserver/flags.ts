@@ -73,6 +73,8 @@ function ownedElsewhere(component: ComponentName, name: string): string | undefi
   if (name === 'service-account-jwks-uri') return 'apiserver.sa-jwks-uri';
   if (name === 'anonymous-auth') return 'apiserver.anonymous-auth-dependents';
   if (name === 'service-account-key-file') return 'pki.sa-extra-verify-keys';
+  // A non-loopback --etcd-servers is the external-etcd topology: one blocker, etcd.external, explains it.
+  if (name === 'etcd-servers') return 'etcd.external';
   return undefined;
 }
 
