@@ -23,10 +23,13 @@ function locationOf(ref: SourceRef | undefined): Location {
   if (ref === undefined) return { object: 'etcd topology' };
   switch (ref.kind) {
     case 'flag':
-      return {
-        ...(ref.from.kind === 'file' ? fileLocation(ref.from) : {}),
-        object: `${ref.component}${ref.node ? `@${ref.node}` : ''} --${ref.flag}`,
-      };
+      // A manifest file gives file and line; a mirror pod is named in the object.
+      return ref.from.kind === 'file'
+        ? {
+            ...fileLocation(ref.from),
+            object: `${ref.component}${ref.node ? `@${ref.node}` : ''} --${ref.flag}`,
+          }
+        : { object: describeSource(ref) };
     case 'file':
       return { ...fileLocation(ref), ...(ref.field ? { field: ref.field } : {}) };
     default:
