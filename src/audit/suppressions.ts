@@ -12,6 +12,7 @@
  *       expires: 2026-12-31
  */
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, type YAMLMap } from 'yaml';
 import { inputError } from '../errors.js';
 import type { Finding } from './findings.js';
@@ -58,14 +59,32 @@ const SCOPE_KEYS = ['namespace', 'kind', 'name', 'node', 'labelSelector'] as con
 const REMEDIATION =
   'each entry needs `rule` (a rule id or glob), `reason` (why it is accepted) and optionally `scope` {namespace, kind, name, node, labelSelector} and `expires` (YYYY-MM-DD)';
 
+/** Where `ferry audit` and `ferry plan` look for suppressions when --suppressions names no file. */
+export const DEFAULT_SUPPRESSIONS_FILE = '.ferry/suppressions.yaml';
+
+/**
+ * The suppressions a command applies: the file --suppressions names (`given`, which must exist),
+ * else the default file when there is one, else none. Paths are relative to `cwd`.
+ */
+export async function readSuppressions(
+  given: string | undefined,
+  cwd: string,
+  knownRuleIds: readonly string[],
+): Promise<Suppression[]> {
+  if (given !== undefined) return loadSuppressions(resolve(cwd, given), knownRuleIds);
+  return loadSuppressions(resolve(cwd, DEFAULT_SUPPRESSIONS_FILE), knownRuleIds, { optional: true });
+}
+
 export async function loadSuppressions(
   path: string,
   knownRuleIds: readonly string[],
+  opts: { optional?: boolean } = {},
 ): Promise<Suppression[]> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
+    if (opts.optional && (err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw inputError(
       `cannot read suppressions file`,
       { file: path },
