@@ -37,6 +37,21 @@ describe('rehearsalExitCode', () => {
   });
 });
 
+describe('ferry rehearse flags', () => {
+  it('refuses a bad --phases before starting anything', async () => {
+    const cwd = await mkdtemp(join(tmpdir(), 'ferry-rehearse-flags-'));
+    try {
+      const io = memoryIo({ cwd });
+      const code = await runCli(['rehearse', 'snapshot', '--dir', 'work', '--phases', '0,,2'], io);
+      expect(code).toBe(2);
+      expect(io.err).toContain('--phases: "" is not a phase');
+      expect(existsSync(join(cwd, 'work'))).toBe(false);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('a kept rehearsal lab', () => {
   let root: string;
   beforeEach(async () => {

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { describeError, type ExitCode, usageError } from '../errors.js';
 import type { RehearseResult } from '../run/rehearse.js';
-import { oneOf, parseFlags, requirePositional } from './args.js';
+import { oneOf, parseFlags, parsePhases, requirePositional } from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
 
@@ -56,11 +56,7 @@ export const command: Command = {
     const subnet = values.subnet === undefined ? 30 : Number(values.subnet);
     if (!Number.isInteger(subnet) || subnet < 1 || subnet > 254)
       throw usageError(`--subnet must be 1–254; got "${values.subnet}"`);
-    const phases = values.phases?.split(',').map((p) => {
-      const n = Number(p);
-      if (![0, 1, 2, 3, 4, 5].includes(n)) throw usageError(`--phases: ${p} is not a phase (0–5)`);
-      return n as 0 | 1 | 2 | 3 | 4 | 5;
-    });
+    const phases = parsePhases(values.phases);
     const strategy = oneOf('strategy', values.strategy, ['surge', 'replace'] as const, 'surge');
     const { rehearse, rehearsalLabDir } = await import('../run/rehearse.js');
     const dir = resolve(io.cwd, values.dir ?? '.ferry/rehearse');
