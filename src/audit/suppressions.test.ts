@@ -113,6 +113,12 @@ suppressions:
       4,
       /labelSelector/,
     ],
+    [
+      'empty labelSelector',
+      'suppressions:\n  - rule: workload.pdb-missing\n    reason: x\n    scope: {labelSelector: ""}\n',
+      4,
+      /scope.labelSelector is empty/,
+    ],
     ['bad YAML', 'suppressions:\n  - rule: [workload\n', 3, /invalid YAML/],
     ['not a list', 'suppressions: yes\n', 1, /expected a list/],
   ])('rejects %s naming file and line', (_name, text, line, message) => {
