@@ -4,12 +4,12 @@
  * 150,000 pods; issue 3 "Speed").
  */
 import type { KubeObject, Snapshot, StaticPod } from '../snapshot/model.js';
-import { fromLabelSelector, matches, type Selector } from './selector.js';
+import { type LabelSelector, readLabelSelector, selects } from '../util/label-selector.js';
 
 export interface IndexedPdb {
   pdb: KubeObject;
   namespace: string;
-  selector: Selector;
+  selector: LabelSelector;
 }
 
 /** Kinds that own pods and carry a pod template. */
@@ -94,11 +94,12 @@ export function treePush<T>(tree: LabelTree<T>, ns: string, key: string, value: 
   else byValue.set(value, [item]);
 }
 
-/** One `key = value` a selector requires (an In with a single value), to bucket it by. */
-export function equalityAnchor(sel: Selector): { key: string; value: string } | undefined {
-  if (sel.kind === 'nothing') return undefined;
-  for (const q of sel.requirements)
-    if (q.op === 'In' && q.values.length === 1) return { key: q.key, value: q.values[0]! };
+/** One `key = value` a selector requires (an equality, or an In with a single value), to bucket it by. */
+export function equalityAnchor(sel: LabelSelector): { key: string; value: string } | undefined {
+  for (const q of sel ?? []) {
+    if (q.op === 'eq') return { key: q.key, value: q.value };
+    if (q.op === 'in' && q.values.length === 1) return { key: q.key, value: q.values[0]! };
+  }
   return undefined;
 }
 
@@ -156,7 +157,7 @@ export function buildIndex(snapshot: Snapshot): SnapshotIndex {
     push(pdbsByNamespace, nsOf(pdb), {
       pdb,
       namespace: nsOf(pdb),
-      selector: fromLabelSelector(pdb.spec?.selector),
+      selector: readLabelSelector(pdb.spec?.selector),
     });
   }
 
@@ -210,7 +211,7 @@ export function buildIndex(snapshot: Snapshot): SnapshotIndex {
   // strings: no string is built per pod and label.
   let podsByLabel: LabelTree<KubeObject> | undefined;
   function podsSelectedBy(pdb: IndexedPdb): KubeObject[] {
-    if (pdb.selector.kind === 'nothing') return [];
+    if (pdb.selector === null) return [];
     const eq = equalityAnchor(pdb.selector);
     let candidates: readonly KubeObject[];
     if (eq) {
@@ -224,7 +225,7 @@ export function buildIndex(snapshot: Snapshot): SnapshotIndex {
       }
       candidates = podsByLabel.get(pdb.namespace)?.get(eq.key)?.get(eq.value) ?? [];
     } else candidates = podsByNamespace.get(pdb.namespace) ?? [];
-    return candidates.filter((p) => matches(pdb.selector, p.metadata.labels));
+    return candidates.filter((p) => selects(pdb.selector, p.metadata.labels));
   }
 
   // PDBs bucketed by one `key=value` they require, so a pod only tests the PDBs that could match
@@ -234,7 +235,7 @@ export function buildIndex(snapshot: Snapshot): SnapshotIndex {
   const pdbUnbucketed = new Map<string, IndexedPdb[]>();
   for (const [ns, list] of pdbsByNamespace) {
     for (const b of list) {
-      if (b.selector.kind === 'nothing') continue;
+      if (b.selector === null) continue;
       const eq = equalityAnchor(b.selector);
       if (eq) treePush(pdbBuckets, ns, eq.key, eq.value, b);
       else push(pdbUnbucketed, ns, b);
@@ -249,10 +250,10 @@ export function buildIndex(snapshot: Snapshot): SnapshotIndex {
     if (byKey) {
       for (const k in labels) {
         const list = byKey.get(k)?.get(labels[k]!);
-        if (list) for (const b of list) if (matches(b.selector, labels)) out.push(b);
+        if (list) for (const b of list) if (selects(b.selector, labels)) out.push(b);
       }
     }
-    for (const b of pdbUnbucketed.get(ns) ?? []) if (matches(b.selector, labels)) out.push(b);
+    for (const b of pdbUnbucketed.get(ns) ?? []) if (selects(b.selector, labels)) out.push(b);
     return out;
   }
 

@@ -126,7 +126,7 @@ export const HOW_TO_PROVIDE: Record<Requirement, string> = {
   'audit-log': 'add audit.log (the kube-apiserver audit log, JSON lines) if auditing is enabled',
   'server-version':
     'take the snapshot live (ferry snapshot --kubeconfig), which records what the API server answers on GET /version',
-  mgmt: 'these checks read the Cluster API management cluster; ferry does not collect it yet, check them by hand (knowledge/capi.md)',
+  mgmt: 'these checks read the Cluster API management cluster; ferry does not collect it yet, check them by hand (docs/rules.md, the capi.* rules)',
 };
 
 export function requirementsOf(rule: Rule): Requirement[] {

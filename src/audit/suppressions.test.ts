@@ -1,7 +1,16 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FerryError } from '../errors.js';
 import type { Finding, Subject } from './findings.js';
-import { applySuppressions, parseExpiry, parseSuppressions } from './suppressions.js';
+import {
+  applySuppressions,
+  DEFAULT_SUPPRESSIONS_FILE,
+  parseExpiry,
+  parseSuppressions,
+  readSuppressions,
+} from './suppressions.js';
 
 const KNOWN = ['workload.pdb-missing', 'workload.node-pinned', 'bootstrap.token-ttl'];
 const FILE = '.ferry/suppressions.yaml';
@@ -104,6 +113,12 @@ suppressions:
       4,
       /labelSelector/,
     ],
+    [
+      'empty labelSelector',
+      'suppressions:\n  - rule: workload.pdb-missing\n    reason: x\n    scope: {labelSelector: ""}\n',
+      4,
+      /scope.labelSelector is empty/,
+    ],
     ['bad YAML', 'suppressions:\n  - rule: [workload\n', 3, /invalid YAML/],
     ['not a list', 'suppressions: yes\n', 1, /expected a list/],
   ])('rejects %s naming file and line', (_name, text, line, message) => {
@@ -113,6 +128,35 @@ suppressions:
     expect(err.location?.line).toBe(line);
     expect(err.message).toMatch(message);
     expect(err.remediation).toBeTruthy();
+  });
+
+  it('reads the file a command names, else the default one when it exists, else none', async () => {
+    const cwd = await mkdtemp(join(tmpdir(), 'ferry-suppressions-'));
+    try {
+      const entry = (rule: string) => `suppressions:\n  - rule: ${rule}\n    reason: accepted\n`;
+      expect(await readSuppressions(undefined, cwd, KNOWN)).toEqual([]);
+      await mkdir(join(cwd, '.ferry'));
+      await writeFile(join(cwd, DEFAULT_SUPPRESSIONS_FILE), entry('bootstrap.token-ttl'));
+      await writeFile(join(cwd, 'other.yaml'), entry('workload.pdb-missing'));
+      const dflt = await readSuppressions(undefined, cwd, KNOWN);
+      expect(dflt.map((x) => [x.rule, x.file])).toEqual([
+        ['bootstrap.token-ttl', join(cwd, DEFAULT_SUPPRESSIONS_FILE)],
+      ]);
+      // A named file replaces the default one.
+      expect((await readSuppressions('other.yaml', cwd, KNOWN)).map((x) => x.rule)).toEqual([
+        'workload.pdb-missing',
+      ]);
+      // A named file must exist; a default one that cannot be read is an error too, not "none".
+      const missing = await readSuppressions('missing.yaml', cwd, KNOWN).catch((e: FerryError) => e);
+      expect(missing).toBeInstanceOf(FerryError);
+      expect((missing as FerryError).exitCode).toBe(2);
+      expect((missing as FerryError).location?.file).toBe(join(cwd, 'missing.yaml'));
+      await rm(join(cwd, DEFAULT_SUPPRESSIONS_FILE));
+      await mkdir(join(cwd, DEFAULT_SUPPRESSIONS_FILE));
+      await expect(readSuppressions(undefined, cwd, KNOWN)).rejects.toThrow(/cannot read suppressions file/);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
   });
 
   it('reads a bare date as valid through that day (UTC)', () => {

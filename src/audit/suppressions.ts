@@ -12,10 +12,16 @@
  *       expires: 2026-12-31
  */
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, type YAMLMap } from 'yaml';
 import { inputError } from '../errors.js';
+import {
+  type LabelRequirement,
+  matchesLabels,
+  parseLabelSelector,
+  SelectorError,
+} from '../util/label-selector.js';
 import type { Finding } from './findings.js';
-import { matches, parseSelector, type Selector, SelectorSyntaxError } from './selector.js';
 
 export interface SuppressionScope {
   namespace?: string;
@@ -58,14 +64,32 @@ const SCOPE_KEYS = ['namespace', 'kind', 'name', 'node', 'labelSelector'] as con
 const REMEDIATION =
   'each entry needs `rule` (a rule id or glob), `reason` (why it is accepted) and optionally `scope` {namespace, kind, name, node, labelSelector} and `expires` (YYYY-MM-DD)';
 
+/** Where `ferry audit` and `ferry plan` look for suppressions when --suppressions names no file. */
+export const DEFAULT_SUPPRESSIONS_FILE = '.ferry/suppressions.yaml';
+
+/**
+ * The suppressions a command applies: the file --suppressions names (`given`, which must exist),
+ * else the default file when there is one, else none. Paths are relative to `cwd`.
+ */
+export async function readSuppressions(
+  given: string | undefined,
+  cwd: string,
+  knownRuleIds: readonly string[],
+): Promise<Suppression[]> {
+  if (given !== undefined) return loadSuppressions(resolve(cwd, given), knownRuleIds);
+  return loadSuppressions(resolve(cwd, DEFAULT_SUPPRESSIONS_FILE), knownRuleIds, { optional: true });
+}
+
 export async function loadSuppressions(
   path: string,
   knownRuleIds: readonly string[],
+  opts: { optional?: boolean } = {},
 ): Promise<Suppression[]> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
+    if (opts.optional && (err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw inputError(
       `cannot read suppressions file`,
       { file: path },
@@ -170,10 +194,17 @@ function parseEntry(
         fail(`scope.${key} must be a string`, lineOf(v ?? (pair.key as Node)), `scope.${key}`);
       const value = String((v as { value: unknown }).value).trim();
       if (key === 'labelSelector') {
+        // An empty selector would match every subject: most likely a mistake, so say so.
+        if (value === '')
+          fail(
+            'scope.labelSelector is empty: give a selector or leave it out',
+            lineOf(v),
+            'scope.labelSelector',
+          );
         try {
-          parseSelector(value);
+          parseLabelSelector(value);
         } catch (err) {
-          if (err instanceof SelectorSyntaxError)
+          if (err instanceof SelectorError)
             fail(`scope.labelSelector: ${err.message}`, lineOf(v), 'scope.labelSelector');
           throw err;
         }
@@ -210,7 +241,7 @@ interface Compiled {
   kind?: string;
   name?: RegExp;
   node?: RegExp;
-  selector?: Selector;
+  selector?: LabelRequirement[];
   expired: boolean;
 }
 
@@ -220,7 +251,7 @@ function compile(s: Suppression, now: Date): Compiled {
   if (s.scope.kind !== undefined) c.kind = s.scope.kind.toLowerCase();
   if (s.scope.name !== undefined) c.name = globToRegExp(s.scope.name);
   if (s.scope.node !== undefined) c.node = globToRegExp(s.scope.node);
-  if (s.scope.labelSelector !== undefined) c.selector = parseSelector(s.scope.labelSelector);
+  if (s.scope.labelSelector !== undefined) c.selector = parseLabelSelector(s.scope.labelSelector);
   if (s.expires !== undefined) {
     const until = parseExpiry(s.expires);
     c.expired = until !== undefined && now.getTime() > until.getTime();
@@ -235,7 +266,7 @@ function applies(c: Compiled, f: Finding): boolean {
   if (c.kind && s.kind.toLowerCase() !== c.kind) return false;
   if (c.name && !c.name.test(s.name)) return false;
   if (c.node && (s.node === undefined || !c.node.test(s.node))) return false;
-  if (c.selector && !matches(c.selector, s.labels)) return false;
+  if (c.selector && !matchesLabels(c.selector, s.labels)) return false;
   return true;
 }
 

@@ -1,5 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { usageError } from '../errors.js';
+import { PHASE_NAMES, type PhaseId } from '../plan/model.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -30,4 +31,25 @@ export function requirePositional(positionals: string[], what: string, usage: st
   const v = positionals[0];
   if (v === undefined) throw usageError(`missing ${what}`, `see usage:\n${usage.trim()}`);
   return v;
+}
+
+const PHASE_IDS = Object.keys(PHASE_NAMES).map(Number) as PhaseId[];
+
+/**
+ * `--phases 0,2,4`: the phases to run, each once, in plan order. Anything but a phase number
+ * between the commas is a usage error (an empty item must not become phase 0, as Number('') is).
+ */
+export function parsePhases(value: string | undefined): PhaseId[] | undefined {
+  if (value === undefined) return undefined;
+  const out = new Set<PhaseId>();
+  for (const item of value.split(',')) {
+    const id = PHASE_IDS.find((i) => String(i) === item.trim());
+    if (id === undefined)
+      throw usageError(
+        `--phases: "${item}" is not a phase`,
+        `give phase numbers separated by commas, e.g. --phases 0,2,4 (${PHASE_IDS.map((i) => `${i} ${PHASE_NAMES[i]}`).join(', ')})`,
+      );
+    out.add(id);
+  }
+  return [...out].sort((a, b) => a - b);
 }

@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { DEFAULT_SUPPRESSIONS_FILE, readSuppressions } from '../audit/suppressions.js';
 import { type ExitCode, FerryError, usageError } from '../errors.js';
 import { TARGET_FLAG_OPTIONS, TARGET_FLAGS_USAGE, targetInputFromFlags } from '../facts/target.js';
 import type { Snapshot } from '../snapshot/model.js';
@@ -10,7 +10,6 @@ import { collectLive, liveFlagsGiven } from './live.js';
 
 const FORMATS = ['table', 'json', 'yaml', 'sarif', 'junit', 'md', 'html'] as const;
 const FAIL_ON = ['blocker', 'risk', 'info', 'never'] as const;
-const DEFAULT_SUPPRESSIONS = '.ferry/suppressions.yaml';
 
 const usage = `usage: ferry audit SNAPSHOT [flags]
        ferry audit --kubeconfig FILE [--context NAME] [--pki DIR] [etcd flags] [flags]
@@ -26,7 +25,7 @@ output:
                            finding is at or above LEVEL
 suppressions and baseline:
   --suppressions FILE      accepted findings: rule, scope, reason, expires
-                           (default ${DEFAULT_SUPPRESSIONS} when it exists)
+                           (default ${DEFAULT_SUPPRESSIONS_FILE} when it exists)
   --baseline FILE          report only findings whose fingerprint is not in FILE
   --write-baseline FILE    record the current findings' fingerprints in FILE
 live cluster:
@@ -85,7 +84,7 @@ export const command: Command = {
 
     // Inputs that can be wrong are read before the (possibly long) live collection.
     const knownIds = [...new Set([...CATALOG_IDS, ...ALL_RULES.map((r) => r.id)])];
-    const suppressions = await readSuppressions(values, io, knownIds);
+    const suppressions = await readSuppressions(values.suppressions, io.cwd, knownIds);
     let baseline: { file: string; fingerprints: ReadonlySet<string> } | undefined;
     if (values.baseline !== undefined) {
       const { loadBaseline } = await import('../audit/baseline.js');
@@ -129,14 +128,6 @@ export const command: Command = {
     return code;
   },
 };
-
-async function readSuppressions(values: Values, io: Io, knownIds: string[]) {
-  const { loadSuppressions } = await import('../audit/suppressions.js');
-  if (values.suppressions !== undefined)
-    return loadSuppressions(resolve(io.cwd, values.suppressions), knownIds);
-  const dflt = resolve(io.cwd, DEFAULT_SUPPRESSIONS);
-  return existsSync(dflt) ? loadSuppressions(dflt, knownIds) : [];
-}
 
 async function readSnapshot(values: Values, positional: string | undefined, io: Io): Promise<Snapshot> {
   const live = liveFlagsGiven(values);

@@ -26,6 +26,13 @@ describe('ferry explain', () => {
     expect(r.out).toContain('cause: Talos nodes reach every apiserver through KubePrism');
     expect(r.out).toContain('fix:');
     expect(r.out).toContain('check: ferry audit reports this as apiserver.san-loopback');
+    // Sources a user has: the rule's section of docs/rules.md and the upstream threads.
+    expect(r.out).toContain(
+      'source: docs/rules.md#apiserver.san-loopback; siderolabs/talos#11105; siderolabs/talos#8254',
+    );
+    expect(r.out).not.toMatch(/blockers\.md|talos\.md/);
+    const j = JSON.parse((await run('etcdserver: not leader', '-o', 'json')).out);
+    expect(j.matches[0].sources).toEqual(['docs/rules.md#etcd-not-leader']);
   });
 
   it('says when it does not know the text and points to ferry audit', async () => {

@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { explain, sourcesOf } from '../audit/explain.js';
 import { inputError, usageError } from '../errors.js';
-import type { ErrorSignature } from '../knowledge/signatures.js';
+import { type ErrorSignature, SIGNATURES } from '../knowledge/signatures.js';
 import { oneOf, parseFlags } from './args.js';
 import type { Command } from './command.js';
 
@@ -29,8 +30,6 @@ export const command: Command = {
   async run(argv, io) {
     const { values, positionals } = parseFlags(argv, options, usage);
     const format = oneOf('output', values.output, ['table', 'json'] as const, 'table');
-    const { explain } = await import('../audit/explain.js');
-    const { SIGNATURES } = await import('../knowledge/signatures.js');
 
     if (values.list) {
       if (format === 'json') io.stdout(`${JSON.stringify(SIGNATURES.map(describe), null, 2)}\n`);
@@ -113,7 +112,7 @@ function describe(s: ErrorSignature) {
     title: s.title,
     cause: s.cause,
     fix: s.fix,
-    cites: s.cites,
+    sources: sourcesOf(s),
   };
 }
 
@@ -124,6 +123,6 @@ function block(s: ErrorSignature): string[] {
       `  check: ferry audit reports this as ${s.ruleId}${s.related?.length ? ` (see also ${s.related.join(', ')})` : ''}`,
     );
   else if (s.related?.length) lines.push(`  see also: ${s.related.join(', ')}`);
-  lines.push(`  source: ${s.cites}`);
+  lines.push(`  source: ${sourcesOf(s).join('; ')}`);
   return lines;
 }

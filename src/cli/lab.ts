@@ -89,16 +89,19 @@ export function renderLab(state: LabState, extra: string[] = []): string {
   );
   if (state.error) out.push(`  error: ${state.error}`);
   if (lab) {
-    out.push(`  kubeconfig:  ${lab.kubeconfig}`, `               export KUBECONFIG=${lab.kubeconfig}`);
-    out.push(
-      `  endpoint:    ${lab.endpoint.url}${lab.endpoint.real ? `  (stands in for ${lab.endpoint.real})` : ''}`,
-    );
-    out.push(
-      `  etcd:        etcdctl ${etcdFlags(lab.etcd)}`,
-      `               (or: set -a; . ${state.dir}/etcdctl.env; set +a; etcdctl member list)`,
-      `               ${lab.etcd.standIn.note}`,
-      `               ${lab.etcd.storage}`,
-    );
+    // A stopped lab serves nothing: no connection details, only what it was.
+    if (state.phase !== 'stopped') {
+      out.push(`  kubeconfig:  ${lab.kubeconfig}`, `               export KUBECONFIG=${lab.kubeconfig}`);
+      out.push(
+        `  endpoint:    ${lab.endpoint.url}${lab.endpoint.real ? `  (stands in for ${lab.endpoint.real})` : ''}`,
+      );
+      out.push(
+        `  etcd:        etcdctl ${etcdFlags(lab.etcd)}`,
+        `               (or: set -a; . ${state.dir}/etcdctl.env; set +a; etcdctl member list)`,
+        `               ${lab.etcd.standIn.note}`,
+        `               ${lab.etcd.storage}`,
+      );
+    }
     out.push('  nodes:');
     const width = Math.max(...lab.nodes.map((n) => n.name.length), 4);
     for (const n of lab.nodes) {
@@ -115,6 +118,12 @@ export function renderLab(state: LabState, extra: string[] = []): string {
   if (state.settled && !state.settled.settled) {
     out.push('  not settled when it reported ready:');
     for (const p of state.settled.pending) out.push(`    ${p}`);
+  }
+  if (state.kept?.length) {
+    out.push(
+      ...state.kept.map((k) => `  kept:        ${k}`),
+      `               etcd data, PKI and logs of the stopped lab; remove them with \`ferry lab down --dir ${state.dir}\``,
+    );
   }
   out.push(...extra);
   if (state.phase === 'ready')

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EXTERNAL_ETCD_DIR } from '../../test/fixtures/external-etcd.js';
+import { EXAMPLE_DIR } from '../../test/support/example.js';
 import { parsePlan } from '../plan/load.js';
-import { EXAMPLE_DIR } from '../plan/testing.js';
 import { memoryIo } from './io.js';
 import { runCli } from './run-cli.js';
 

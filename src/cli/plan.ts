@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { DEFAULT_SUPPRESSIONS_FILE, readSuppressions } from '../audit/suppressions.js';
 import { type ExitCode, FerryError, usageError } from '../errors.js';
 import {
   TARGET_FLAG_OPTIONS,
@@ -12,8 +12,6 @@ import { STRATEGIES } from '../plan/model.js';
 import { oneOf, parseFlags, requirePositional } from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
-
-const DEFAULT_SUPPRESSIONS = '.ferry/suppressions.yaml';
 
 const usage = `usage: ferry plan SNAPSHOT [--kit KIT] [--strategy surge|replace] [-o FILE] [flags] [target flags]
 
@@ -30,7 +28,7 @@ with an unsuppressed blocker ferry plan refuses (exit 1), unless --allow-blocker
   -o, --output FILE        plan.json | plan.md | plan.html (format from the extension; default: md on stdout)
   --format F               json | md | html
   --allow-blockers         plan anyway; the preflight step records the accepted blockers
-  --suppressions FILE      accepted findings (default ${DEFAULT_SUPPRESSIONS} when it exists)
+  --suppressions FILE      accepted findings (default ${DEFAULT_SUPPRESSIONS_FILE} when it exists)
   --worker-batch N         workers per batch (default 1; nodes of a batch share no PodDisruptionBudget)
   --drain-timeout SECONDS  per-node drain timeout (default 900)
 ${TARGET_FLAGS_USAGE}
@@ -89,7 +87,7 @@ export const command: Command = {
         import('../audit/rules/index.js'),
         import('../knowledge/rule-catalog.js'),
       ]);
-    const suppressions = await readSuppressions(values.suppressions, io, [
+    const suppressions = await readSuppressions(values.suppressions, io.cwd, [
       ...new Set([...CATALOG_IDS, ...ALL_RULES.map((r) => r.id)]),
     ]);
     const snapshot = await loadSnapshot(path(snapshotArg), { strictPki: false });
@@ -117,7 +115,7 @@ export const command: Command = {
       for (const b of blockers)
         io.stderr(`  blocker ${b.ruleId}: ${b.subject}: ${b.title}\n    fix: ${b.remediation}\n`);
       io.stderr(
-        `fix them, accept them with a reason in ${DEFAULT_SUPPRESSIONS} (--suppressions), or pass --allow-blockers to plan anyway\n`,
+        `fix them, accept them with a reason in ${DEFAULT_SUPPRESSIONS_FILE} (--suppressions), or pass --allow-blockers to plan anyway\n`,
       );
       return 1;
     }
@@ -154,13 +152,6 @@ export const command: Command = {
     return 0;
   },
 };
-
-async function readSuppressions(given: string | undefined, io: Io, knownIds: string[]) {
-  const { loadSuppressions } = await import('../audit/suppressions.js');
-  if (given !== undefined) return loadSuppressions(resolve(io.cwd, given), knownIds);
-  const dflt = resolve(io.cwd, DEFAULT_SUPPRESSIONS);
-  return existsSync(dflt) ? loadSuppressions(dflt, knownIds) : [];
-}
 
 /** The kit's target as defaults: a plan for the kit that exists, unless a flag says otherwise. */
 function kitTarget(kit: KitSummary): TargetInput {

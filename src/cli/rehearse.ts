@@ -1,10 +1,11 @@
 import { resolve } from 'node:path';
 import { describeError, type ExitCode, usageError } from '../errors.js';
-import { oneOf, parseFlags, requirePositional } from './args.js';
+import type { RehearseResult } from '../run/rehearse.js';
+import { oneOf, parseFlags, parsePhases, requirePositional } from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
 
-const usage = `usage: ferry rehearse SNAPSHOT [--dir DIR] [--subnet N] [--strategy surge|replace] [--phases LIST]
+const usage = `usage: ferry rehearse SNAPSHOT [--dir DIR] [--subnet N] [--strategy surge|replace] [--phases LIST] [--keep]
 
 Rehearses the migration of the cluster in SNAPSHOT on a lab: starts the lab (real etcd members on
 loopback, one lab API server per control plane, a load balancer, simulated kubelets), generates the
@@ -19,11 +20,14 @@ members on 3.5), and which phases a lab cannot rehearse (node-side preparation, 
   --strategy S       surge (default) | replace
   --phases LIST      phases to run (default 0,2,4: preflight, control planes, last control plane;
                      add 3 for the workers, which the example's checkout PDB stops by design)
-  --keep             leave the work directory's lab data in place (the lab processes always stop)
+  --keep             leave the lab's files (etcd data, PKI, logs) in DIR/lab when it stops (its
+                     processes always stop); the data then lives there rather than on /dev/shm.
+                     See them with \`ferry lab status --dir DIR/lab\`, remove them with
+                     \`ferry lab down --dir DIR/lab\` (the next rehearsal in DIR also replaces them)
 
 Exit codes: 0 the run completed and every check passed; 1 the run completed but a check failed
 (API errors, a lost write, a violated PodDisruptionBudget, a long etcd write gap); 2 bad usage or
-input; 3 the run stopped at a gate; 4 internal error.
+input; 3 the run stopped at a gate; 4 internal error (in ferry, the lab or a step).
 `;
 
 const options = {
@@ -52,13 +56,10 @@ export const command: Command = {
     const subnet = values.subnet === undefined ? 30 : Number(values.subnet);
     if (!Number.isInteger(subnet) || subnet < 1 || subnet > 254)
       throw usageError(`--subnet must be 1–254; got "${values.subnet}"`);
-    const phases = values.phases?.split(',').map((p) => {
-      const n = Number(p);
-      if (![0, 1, 2, 3, 4, 5].includes(n)) throw usageError(`--phases: ${p} is not a phase (0–5)`);
-      return n as 0 | 1 | 2 | 3 | 4 | 5;
-    });
+    const phases = parsePhases(values.phases);
     const strategy = oneOf('strategy', values.strategy, ['surge', 'replace'] as const, 'surge');
-    const { rehearse } = await import('../run/rehearse.js');
+    const { rehearse, rehearsalLabDir } = await import('../run/rehearse.js');
+    const dir = resolve(io.cwd, values.dir ?? '.ferry/rehearse');
     const t0 = Date.now();
     const log = (l: string) => io.stdout(`${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}  ${l}\n`);
     const ctl = new AbortController();
@@ -67,23 +68,54 @@ export const command: Command = {
     try {
       const r = await rehearse({
         snapshotPath: snapshot,
-        dir: resolve(io.cwd, values.dir ?? '.ferry/rehearse'),
+        dir,
         subnet,
         strategy,
         ...(phases && { phases }),
+        ...(values.keep && { keepData: true }),
         log,
         signal: ctl.signal,
       });
       io.stdout('\nchecks:\n');
       for (const c of r.checks) io.stdout(`  ${c.ok ? 'pass' : 'FAIL'}  ${c.name}: ${c.detail}\n`);
       for (const n of r.notes) io.stdout(`note: ${n}\n`);
-      if (r.result.status !== 'completed') {
-        io.stderr(`${describeError(r.result.error)}\n`);
-        return 3;
-      }
-      return r.checks.every((c) => c.ok) ? 0 : 1;
+      if (r.result.status !== 'completed') io.stderr(`${describeError(r.result.error)}\n`);
+      return rehearsalExitCode(r);
     } finally {
       process.off('SIGINT', onSignal);
+      // Also after a failure: what was kept is what there is to inspect.
+      if (values.keep) await sayKept(rehearsalLabDir(dir), io);
     }
   },
 };
+
+/**
+ * A rehearsal's exit code: a run that stopped keeps its own (3 at a gate, 4 an internal error,
+ * 2 bad input); a completed run is 0 when every check passed, else 1.
+ */
+export function rehearsalExitCode(r: Pick<RehearseResult, 'result' | 'checks'>): ExitCode {
+  if (r.result.status !== 'completed') return r.result.error?.exitCode ?? 3;
+  return r.checks.every((c) => c.ok) ? 0 : 1;
+}
+
+/** How to see and remove a kept lab, as commands that run as printed. */
+export function keptLabHint(labDir: string): string {
+  const d = shellWord(labDir);
+  return [
+    `lab files kept in ${labDir} (its processes have stopped):`,
+    `  see them:    ferry lab status --dir ${d}`,
+    `  remove them: ferry lab down --dir ${d}`,
+    '',
+  ].join('\n');
+}
+
+async function sayKept(labDir: string, io: Io): Promise<void> {
+  const { readLabState } = await import('../lab/state.js');
+  const state = await readLabState(labDir).catch(() => undefined);
+  if (state?.kept?.length) io.stdout(`\n${keptLabHint(labDir)}`);
+}
+
+/** A path as one shell word. */
+function shellWord(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
+}

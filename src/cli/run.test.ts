@@ -52,7 +52,7 @@ describe('ferry run: usage', () => {
     expect(io.err).toContain('unknown step kind reboot');
     io = memoryIo();
     expect(await runCli([...base, '--phases', '0,7'], io)).toBe(2);
-    expect(io.err).toContain('7 is not a phase');
+    expect(io.err).toContain('--phases: "7" is not a phase');
     // A kind without its seconds, or with none to speak of, is refused, not taken as 0.
     for (const bad of ['drain', 'drain=', 'drain=0', 'drain=-5', 'drain=ten', 'drain=5=6']) {
       io = memoryIo();

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { describeError, type ExitCode, FerryError, usageError } from '../errors.js';
-import { oneOf, parseFlags, requirePositional } from './args.js';
+import { oneOf, parseFlags, parsePhases, requirePositional } from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
 
@@ -165,11 +165,7 @@ export const command: Command = {
       throw usageError(
         `--poll-ms must be a whole number of milliseconds, 10 or more; got "${values['poll-ms']}"`,
       );
-    const phases = values.phases?.split(',').map((p) => {
-      const n = Number(p);
-      if (![0, 1, 2, 3, 4, 5].includes(n)) throw usageError(`--phases: ${p} is not a phase (0–5)`);
-      return n as 0 | 1 | 2 | 3 | 4 | 5;
-    });
+    const phases = parsePhases(values.phases);
     const connection = {
       kubeconfig: path(required(values.kubeconfig, 'kubeconfig')),
       ...(values.context && { context: values.context }),

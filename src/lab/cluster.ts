@@ -28,7 +28,7 @@ import { type EtcdMinor, locateEtcd } from './etcd/binaries.js';
 import { readCredentials } from './etcd/client.js';
 import { EtcdLabCluster } from './etcd/cluster.js';
 import { clientUrl } from './etcd/flags.js';
-import { describeLabData, labDataStorage } from './etcd/lifecycle.js';
+import { describeLabData, labDataStorageFor } from './etcd/lifecycle.js';
 import { type FaultHandle, type FaultTargets, injectFault, type LabFault, LabFaults } from './faults.js';
 import { LabLoadBalancer } from './lb/index.js';
 import { LabApiError, LabKubeClient } from './nodes/client.js';
@@ -58,6 +58,11 @@ export type LabClusterOptions = {
   timings?: Partial<Timings>;
   /** Pause between passes of the nodes controller. Default 150 ms. */
   controllerIntervalMs?: number;
+  /**
+   * Leave the etcd members' files (data, PKI, logs) under `dir` when the lab is disposed; the
+   * processes stop all the same. Their data then lives in `dir`, not on a tmpfs. Default false.
+   */
+  keepData?: boolean;
   /** Where the snapshot came from, recorded on loaded objects. */
   source?: string;
   log?: (line: string) => void;
@@ -186,7 +191,7 @@ export class LabCluster implements ProvisionerHost, FaultTargets {
       note: `the lab runs the snapshot's etcd members on etcd ${bins.version}${snapshotEtcd ? ` standing in for ${snapshotEtcd}` : ''}: the closest it has that lets Talos members (etcd ${opts.talosEtcdVersion ?? '3.5'}) join as a newer version`,
     };
     log(standIn.note);
-    const data = labDataStorage();
+    const data = labDataStorageFor({ keep: opts.keepData === true });
     const storage = describeLabData(data);
     log(storage);
     await mkdir(opts.dir, { recursive: true, mode: 0o700 });
@@ -195,6 +200,7 @@ export class LabCluster implements ProvisionerHost, FaultTargets {
       members: cps.map((c) => ({ name: c.name, version: kubeadmMinor })),
       root: join(opts.dir, 'etcd'),
       dataRoot: data.root ?? null,
+      keepDir: opts.keepData === true,
     });
     log(
       `etcd: ${etcd

@@ -40,6 +40,8 @@ export type LabState = {
   lab?: LabInfo;
   /** Unix socket for `ferry run --provisioner lab --lab-socket` (lab-control.ts), while the lab is ready. */
   controlSocket?: string;
+  /** What a stopped lab left on disk to be inspected (`ferry rehearse --keep`); `ferry lab down` removes it. */
+  kept?: string[];
 };
 
 export const labFiles = (dir: string) => ({
@@ -86,6 +88,29 @@ export function holderState(opts: { snapshot: string; dir: string; subnet: numbe
     dir: opts.dir,
     subnet: opts.subnet,
     startedAt: new Date().toISOString(),
+  };
+}
+
+/**
+ * The state a process leaves for a lab it ran itself and whose files it kept (`ferry rehearse
+ * --keep`): stopped, with what it left, so that `ferry lab status` shows it and `ferry lab down`
+ * removes it.
+ */
+export function keptLabState(opts: {
+  snapshot: string;
+  dir: string;
+  subnet: number;
+  startedAt: string;
+  lab: LabInfo;
+  kept: string[];
+}): LabState {
+  return {
+    ...holderState(opts),
+    phase: 'stopped',
+    startedAt: opts.startedAt,
+    stoppedAt: new Date().toISOString(),
+    lab: opts.lab,
+    kept: opts.kept,
   };
 }
 
@@ -140,7 +165,8 @@ export type StopResult = {
 export async function stopLab(dir: string, graceMs = 20_000): Promise<StopResult> {
   const state = await readLabState(dir);
   let holder: StopResult['holder'] = 'not-running';
-  if (state && holderAlive(state)) {
+  // A holder that recorded 'stopped' has stopped the lab itself (and may be the caller, after a kept rehearsal).
+  if (state && state.phase !== 'stopped' && holderAlive(state)) {
     const { pid, startTicks } = state.holder;
     try {
       process.kill(pid, 'SIGTERM');
@@ -179,6 +205,7 @@ export async function stopLab(dir: string, graceMs = 20_000): Promise<StopResult
     await rm(files.etcdctlEnv, { force: true });
     const next: LabState = { ...state, phase: 'stopped', stoppedAt: new Date().toISOString() };
     delete next.lab;
+    delete next.kept;
     await writeLabState(dir, next);
   }
   return { holder, orphansKilled: killed };

@@ -105,7 +105,7 @@ function kubeProxyStep(ds: DaemonSetFact): DraftStep {
     expect: { objects: [{ kind: 'DaemonSet', namespace: ns, name: ds.name, present: true }] },
     action: {
       summary:
-        "A DaemonSet's selector is immutable: save it, delete it, create it again with k8s-app=kube-proxy, tier=node (talos.md §9 step 18). Running proxies keep their rules during the swap",
+        "A DaemonSet's selector is immutable: save it, delete it, create it again with k8s-app=kube-proxy, tier=node (docs/rules.md#addons.kube-proxy-selector). Running proxies keep their rules during the swap",
       performer: 'operator',
       commands: [
         cmd(
@@ -178,9 +178,10 @@ function capiHandover(replicas: number): DraftStep {
     title: `Cluster API: hand the control planes to the TalosControlPlane (replicas ${replicas})`,
     target: {},
     params: {
+      // docs/knowledge/capi.md H1, H13, adoption recipe (e)
       instructions: [
-        `Only now that no kubeadm member remains: set spec.replicas to ${replicas} and remove the cluster.x-k8s.io/paused annotation (capi.md H1, adoption recipe (e)).`,
-        'Back up the management cluster (clusterctl move --to-directory) only once it is steady and unpaused (capi.md H13).',
+        `Only now that no kubeadm member remains: set spec.replicas to ${replicas} and remove the cluster.x-k8s.io/paused annotation (docs/rules.md#capi.tcp-etcd-audit).`,
+        'Back up the management cluster (clusterctl move --to-directory) only once it is steady and unpaused (docs/rules.md#capi.move-paused-or-unstable).',
       ],
     },
     expect: {},
@@ -224,7 +225,8 @@ function etcdUnpin(pin: { cluster: string; talos: string }): DraftStep {
     params: {
       instructions: [
         `The Talos members run the cluster's etcd ${pin.cluster} image, pinned for the mixed period (cluster.etcd.image). Removing the pin moves them to ${pin.talos}.`,
-        'One-way door: once every member runs the newer minor the cluster version upgrades and cannot be rolled back (etcd.md §4). Take an etcd snapshot first; check the upgrade preconditions (3.5 → 3.6 needs 3.5.26+ everywhere); one node at a time, waiting for all members healthy in between.',
+        // docs/knowledge/etcd.md §4
+        'One-way door: once every member runs the newer minor the cluster version upgrades and cannot be rolled back. Take an etcd snapshot first; check the upgrade preconditions (3.5 → 3.6 needs 3.5.26+ everywhere); one node at a time, waiting for all members healthy in between.',
       ],
     },
     expect: {},

@@ -1,11 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { exampleSnapshot } from '../../test/support/example.js';
+import { examplePlan, inputsFor, sealed, setLeader } from '../../test/support/example-plan.js';
 import { FerryError } from '../errors.js';
 import { memberIdHex } from '../util/member-id.js';
 import { buildPlan } from './build.js';
 import { parsePlan } from './load.js';
 import { allSteps, type Plan, type PlanContent, type Step, stepId } from './model.js';
 import { renderPlanJson } from './render-json.js';
-import { examplePlan, exampleSnapshot, inputsFor, sealed, setLeader } from './testing.js';
 
 let plan: Plan;
 let text: string;

@@ -155,10 +155,11 @@ export function etcdSnapshotStep(
 }
 
 function capiPreflight(): DraftStep {
+  // docs/knowledge/capi.md H1, H2, H6, H14
   const instructions = [
-    'The TalosControlPlane carries the annotation cluster.x-k8s.io/paused until no kubeadm member remains (capi.md H1: its etcd audit removes members it does not own).',
-    'The TalosControlPlane has status.bootstrapped: true before any of its Machines exists (H2: otherwise it may bootstrap a second etcd).',
-    'The Secrets <cluster>-talos and <cluster>-ca exist, made from the kubeadm PKI, with an ownerRef to the Cluster (H6, H14).',
+    'The TalosControlPlane carries the annotation cluster.x-k8s.io/paused until no kubeadm member remains (docs/rules.md#capi.tcp-etcd-audit: its etcd audit removes members it does not own).',
+    'The TalosControlPlane has status.bootstrapped: true before any of its Machines exists (docs/rules.md#capi.bootstrap-split-brain: otherwise it may bootstrap a second etcd).',
+    'The Secrets <cluster>-talos and <cluster>-ca exist, made from the kubeadm PKI, with an ownerRef to the Cluster (docs/rules.md#capi.secrets-not-precreated, docs/rules.md#capi.secret-not-moved).',
   ];
   return draft<'manual'>({
     kind: 'manual',

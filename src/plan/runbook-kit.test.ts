@@ -13,6 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
+import { EXAMPLE_DIR, exampleSnapshot } from '../../test/support/example.js';
+import { inputsFor } from '../../test/support/example-plan.js';
 import { generateKit } from '../generate/kit.js';
 import { validateTalosDocuments } from '../generate/schema/talos.js';
 import type { TalosSecretsBundle } from '../generate/secrets/bundle.js';
@@ -21,7 +23,6 @@ import { parsePrivateKeyPem } from '../pki/pem.js';
 import { buildPlan } from './build.js';
 import { readKit } from './kit.js';
 import { allSteps, type Plan, type Step } from './model.js';
-import { EXAMPLE_DIR, exampleSnapshot, inputsFor } from './testing.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: parsed YAML is walked freely in assertions
 type Doc = Record<string, any>;

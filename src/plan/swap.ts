@@ -197,7 +197,8 @@ function joinSteps(ctx: SwapContext, swap: ControlPlaneSwap): DraftStep[] {
       params: { member: tm, node: t },
       expect: joiningPre,
       action: {
-        summary: 'Talos adds its member as a learner itself (talos.md §4.8); ferry only watches',
+        // docs/knowledge/talos.md §4.8
+        summary: 'Talos adds its member as a learner itself; ferry only watches',
         performer: 'ferry',
         commands: [memberListCmd(`${memberLabel(tm)} listed, IS LEARNER true (or already false)`)],
       },
@@ -418,7 +419,7 @@ function leaveSteps(ctx: SwapContext, swap: ControlPlaneSwap): DraftStep[] {
         timeoutSeconds: TIMEOUTS.removeMember,
         destructive: true,
         undo: noUndo(
-          `a removed member cannot come back under its old id (test-infra.md pitfall 5); to go back, join a new kubeadm control plane (kubeadm join --control-plane) on a wiped machine`,
+          `a removed member cannot come back under its old id (docs/rules.md#etcd-tocommit-out-of-range); to go back, join a new kubeadm control plane (kubeadm join --control-plane) on a wiped machine`,
         ),
         idempotencyCheck: doneWhen(
           `${member.name} (id ${member.idHex}) is absent from a fresh member list (still listed: the removal did not apply)`,
@@ -426,10 +427,11 @@ function leaveSteps(ctx: SwapContext, swap: ControlPlaneSwap): DraftStep[] {
           'redo',
         ),
         notes: [
-          'the serving member needs 5 s connected to every voter before it accepts a change: "unhealthy cluster" is retried with backoff (test-infra.md pitfall 1)',
+          // docs/knowledge/test-infra.md etcd pitfall 1
+          'the serving member needs 5 s connected to every voter before it accepts a change: "unhealthy cluster" is retried with backoff',
           ...(swap.last
             ? [
-                'the last kubeadm member: afterwards etcd runs on Talos members only; with Cluster API, only now may the TalosControlPlane be unpaused (capi.md H1)',
+                'the last kubeadm member: afterwards etcd runs on Talos members only; with Cluster API, only now may the TalosControlPlane be unpaused (docs/rules.md#capi.tcp-etcd-audit)',
               ]
             : []),
         ],

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +6,7 @@ import { afterAll, expect, it } from 'vitest';
 import { scaled } from '../../test/support/slowness.js';
 import { missingReason } from '../lab/etcd/binaries.js';
 import { disposeAllLabs } from '../lab/etcd/cluster.js';
+import { readLabState, stopLab } from '../lab/state.js';
 import { Journal, journalPathFor } from './journal.js';
 import { lockPathFor, procStartTicks } from './lock.js';
 import { clearEarlierRehearsal, rehearse } from './rehearse.js';
@@ -83,11 +84,13 @@ it('rehearses examples/lab-cluster: three Talos control planes, no API error, no
 
     // Again in the same directory (the quick start run twice): a new lab, a new plan (the kit's
     // bootstrap token differs), so the first rehearsal's journal must not stand in the way.
+    // This time keeping the lab's files (--keep): they stay, and the lab state says what they are.
     const again = await rehearse({
       snapshotPath: 'examples/lab-cluster',
       dir,
       subnet: 44,
       phases: [0],
+      keepData: true,
       log: () => {},
     });
     expect(again.result.status, again.result.error?.message).toBe('completed');
@@ -97,6 +100,14 @@ it('rehearses examples/lab-cluster: three Talos control planes, no API error, no
     } finally {
       j2.close();
     }
+    expect(again.keptLab).toBe(join(dir, 'lab'));
+    const kept = await readLabState(join(dir, 'lab'));
+    expect(kept?.phase).toBe('stopped');
+    expect(kept?.kept?.length).toBeGreaterThan(0);
+    for (const k of kept?.kept ?? []) expect(readdirSync(k).length, k).toBeGreaterThan(0);
+    const down = await stopLab(join(dir, 'lab'));
+    expect(down.orphansKilled).toEqual([]);
+    for (const k of kept?.kept ?? []) expect(existsSync(k), k).toBe(false);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

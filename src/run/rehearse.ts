@@ -18,6 +18,7 @@ import { FerryError } from '../errors.js';
 import { deriveFacts } from '../facts/derive.js';
 import { LabCluster, type LabClusterOptions } from '../lab/cluster.js';
 import type { LabFault } from '../lab/faults.js';
+import { keptLabState, labFiles, readLabState, writeLabState } from '../lab/state.js';
 import { buildPlan } from '../plan/build.js';
 import { type KitSummary, readKit } from '../plan/kit.js';
 import type { PhaseId, Plan, Strategy } from '../plan/model.js';
@@ -54,6 +55,11 @@ export interface RehearseOptions {
   faults?: LabFault[];
   /** Keep the lab running after the run (the caller disposes `lab`). */
   keepLab?: boolean;
+  /**
+   * Leave the lab's files (etcd data, PKI, logs) in DIR/lab when it stops, with the state file
+   * `ferry lab status|down --dir DIR/lab` read (`ferry rehearse --keep`).
+   */
+  keepData?: boolean;
   /** Serve the lab's control socket here too (a separate `ferry run --provisioner lab` can drive it). */
   controlSocket?: string;
   probes?: { apiIntervalMs?: number; apiTimeoutMs?: number; etcdIntervalMs?: number } | false;
@@ -71,7 +77,12 @@ export interface RehearseResult {
   notes: string[];
   /** The lab, when kept. */
   lab?: LabCluster;
+  /** The lab directory whose files were kept (keepData). */
+  keptLab?: string;
 }
+
+/** The lab's directory inside a rehearsal's work directory. */
+export const rehearsalLabDir = (dir: string): string => join(dir, 'lab');
 
 /** Preflight and the control planes; workers (phase 3) with `phases: [0, 2, 3, 4]`. */
 export const REHEARSAL_PHASES: PhaseId[] = [0, 2, 4];
@@ -165,6 +176,8 @@ export interface LabRunSetup {
   planFile: string;
   notes: string[];
   control: LabControl;
+  /** Stops the lab (keeping its files with keepData). */
+  stop(): Promise<void>;
 }
 
 /**
@@ -190,20 +203,27 @@ export async function clearEarlierRehearsal(planFile: string): Promise<void> {
  * runbook plan.md). The caller owns the lab: dispose it.
  */
 export async function prepareLabRun(
-  o: Pick<RehearseOptions, 'snapshotPath' | 'dir' | 'subnet' | 'strategy' | 'lab' | 'faults' | 'log'>,
+  o: Pick<
+    RehearseOptions,
+    'snapshotPath' | 'dir' | 'subnet' | 'strategy' | 'lab' | 'faults' | 'log' | 'keepData'
+  >,
 ): Promise<LabRunSetup> {
   const log = o.log;
+  const startedAt = new Date().toISOString();
   await mkdir(o.dir, { recursive: true });
   await clearEarlierRehearsal(join(o.dir, 'plan.json'));
+  await clearKeptLab(rehearsalLabDir(o.dir));
   const snapshot = await loadSnapshot(resolve(o.snapshotPath), { strictPki: false });
   const notes: string[] = [];
   log(`lab: starting from ${o.snapshotPath} on 127.0.${o.subnet}.0/24`);
   const lab = await LabCluster.fromSnapshot(snapshot, {
-    dir: join(o.dir, 'lab'),
+    dir: rehearsalLabDir(o.dir),
     subnet: o.subnet,
     log: (l) => log(`lab: ${l}`),
     ...o.lab,
+    ...(o.keepData && { keepData: true }),
   });
+  const stop = () => stopLab(lab, o, startedAt);
   try {
     const info = lab.info();
     notes.push(info.etcd.standIn.note);
@@ -251,16 +271,47 @@ export async function prepareLabRun(
     await writeFileAtomic(planFile, renderPlan(plan, 'json'));
     await writeFileAtomic(join(o.dir, 'plan.md'), renderPlan(plan, 'md'));
     log(`plan: ${planFile} (${plan.phases.reduce((n, p) => n + p.steps.length, 0)} steps)`);
-    return { lab, plan, planFile, notes, control: localLabControl(lab) };
+    return { lab, plan, planFile, notes, control: localLabControl(lab), stop };
   } catch (err) {
-    await lab.dispose();
+    await stop();
     throw err;
   }
 }
 
+/**
+ * Stops the lab; with keepData its files stay, and a state file says what they are, so that
+ * `ferry lab status --dir` shows them and `ferry lab down --dir` removes them.
+ */
+async function stopLab(
+  lab: LabCluster,
+  o: Pick<RehearseOptions, 'snapshotPath' | 'subnet' | 'keepData'>,
+  startedAt: string,
+): Promise<void> {
+  const info = o.keepData ? lab.info() : undefined;
+  await lab.dispose();
+  if (!info) return;
+  await writeLabState(
+    lab.dir,
+    keptLabState({
+      snapshot: resolve(o.snapshotPath),
+      dir: lab.dir,
+      subnet: o.subnet,
+      startedAt,
+      lab: info,
+      kept: lab.etcd.dirs,
+    }),
+  );
+}
+
+/** The files an earlier rehearsal kept in this lab directory: the new lab's start reaps them, so their state goes too. */
+async function clearKeptLab(labDir: string): Promise<void> {
+  const state = await readLabState(labDir).catch(() => undefined);
+  if (state?.phase === 'stopped') await rm(labFiles(labDir).state, { force: true });
+}
+
 export async function rehearse(o: RehearseOptions): Promise<RehearseResult> {
   const log = o.log;
-  const { lab, plan, planFile, notes, control } = await prepareLabRun(o);
+  const { lab, plan, planFile, notes, control, stop } = await prepareLabRun(o);
   let served: { close(): Promise<void> } | undefined;
   try {
     if (o.controlSocket) served = await serveLabControl(control, o.controlSocket);
@@ -323,10 +374,11 @@ export async function rehearse(o: RehearseOptions): Promise<RehearseResult> {
       reports,
       notes,
       ...(o.keepLab && { lab }),
+      ...(o.keepData && !o.keepLab && { keptLab: lab.dir }),
     };
   } finally {
     await served?.close();
-    if (!o.keepLab) await lab.dispose();
+    if (!o.keepLab) await stop();
   }
 }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { exampleSnapshot } from '../../../test/support/example.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import {
   bootstrapObjects,
@@ -15,7 +16,6 @@ import {
   daemonSet,
   deployment,
   findings,
-  labSnapshot,
   service,
 } from './testing-network.js';
 
@@ -84,7 +84,7 @@ describe('addons.kube-proxy-selector', () => {
 
 describe('addons.kube-proxy-conflict', () => {
   it('fires when the cluster has no kube-proxy (example cluster, trap 14), target-dependent fix', async () => {
-    const lab = await labSnapshot();
+    const lab = await exampleSnapshot();
     const f = findings(kubeProxyConflict.check(contextOf(lab)))[0]!;
     expect(f.message).toContain('Cilium replaces it (kube-proxy-replacement: true)');
     expect(f.remediation).toContain('cluster.proxy.disabled: true');
@@ -123,7 +123,7 @@ describe('addons.coredns-conflict', () => {
   });
 
   it('fires for a customised Corefile (example cluster, trap 15)', async () => {
-    const f = findings(corednsConflict.check(contextOf(await labSnapshot())))[0]!;
+    const f = findings(corednsConflict.check(contextOf(await exampleSnapshot())))[0]!;
     expect(f.message).toContain('server block "lab.example:53"');
     expect(f.evidence[0]).toMatchObject({
       object: { kind: 'ConfigMap', name: 'coredns' },

@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { exampleSnapshot } from '../../../test/support/example.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import { ciliumUpdateStrategy, ciliumValues, resolveMaxUnavailable, talosDefaultFlannel } from './cni.js';
-import {
-  buildSnapshot,
-  configMap,
-  contextOf,
-  daemonSet,
-  findings,
-  labSnapshot,
-  run,
-} from './testing-network.js';
+import { buildSnapshot, configMap, contextOf, daemonSet, findings, run } from './testing-network.js';
 
 /** A Cilium agent DaemonSet as the Talos guide's values render it, with overrides. */
 function cilium(
@@ -90,7 +83,7 @@ describe('cni.cilium-values', () => {
   });
 
   it('fires for SYS_MODULE and Cilium-managed cgroups (example cluster, trap 13)', async () => {
-    const fs = findings(ciliumValues.check(contextOf(await labSnapshot())));
+    const fs = findings(ciliumValues.check(contextOf(await exampleSnapshot())));
     expect(fs.map((f) => f.field).sort()).toEqual(['capabilities.SYS_MODULE', 'cgroup']);
     const caps = fs.find((f) => f.field === 'capabilities.SYS_MODULE')!;
     expect(caps.evidence.map((e) => (e.kind === 'object' ? e.field : ''))).toEqual([
@@ -134,7 +127,7 @@ describe('cni.cilium-update-strategy', () => {
   });
 
   it('fires for maxUnavailable above one (example cluster, trap 12) and for OnDelete', async () => {
-    const lab = findings(ciliumUpdateStrategy.check(contextOf(await labSnapshot())))[0]!;
+    const lab = findings(ciliumUpdateStrategy.check(contextOf(await exampleSnapshot())))[0]!;
     expect(lab.message).toContain('maxUnavailable 2 (2 of 8 node(s) at once)');
     const half = cilium({
       updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '50%' } },
@@ -160,6 +153,6 @@ describe('cni.cilium-update-strategy', () => {
 
 describe('the example cluster (trap 14)', () => {
   it('needs the Talos CNI set to none', async () => {
-    expect(findings(talosDefaultFlannel.check(contextOf(await labSnapshot())))).toHaveLength(1);
+    expect(findings(talosDefaultFlannel.check(contextOf(await exampleSnapshot())))).toHaveLength(1);
   });
 });

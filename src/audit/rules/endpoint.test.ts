@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { exampleSnapshot } from '../../../test/support/example.js';
 import { obj } from '../testing.js';
 import { controlPlaneEndpointMissing, lbBackends, vipOnControlPlane } from './endpoint.js';
 import { CONTROL_PLANES } from './testing-etcd.js';
@@ -11,7 +12,6 @@ import {
   daemonSet,
   etcdPod,
   findings,
-  labSnapshot,
   node,
   staticPod,
 } from './testing-network.js';
@@ -21,7 +21,7 @@ const kubeconfig = (server: string) =>
 
 describe('endpoint.control-plane-endpoint-missing', () => {
   it('does not fire for a load-balanced endpoint (example cluster)', async () => {
-    expect(controlPlaneEndpointMissing.check(contextOf(await labSnapshot()))).toEqual([]);
+    expect(controlPlaneEndpointMissing.check(contextOf(await exampleSnapshot()))).toEqual([]);
     expect(controlPlaneEndpointMissing.check(contextOf(buildSnapshot()))).toEqual([]);
   });
 
@@ -114,7 +114,7 @@ describe('endpoint.vip-on-control-plane', () => {
   });
 
   it('is skipped (not passed) when nothing runs as a pod: host services are invisible', async () => {
-    const r = vipOnControlPlane.check(contextOf(await labSnapshot()));
+    const r = vipOnControlPlane.check(contextOf(await exampleSnapshot()));
     expect(r).toMatchObject({ kind: 'skipped' });
     expect((r as { howToProvide: string }).howToProvide).toContain('k8s-api.lab.example');
   });
@@ -127,7 +127,7 @@ describe('endpoint.vip-on-control-plane', () => {
 
 describe('endpoint.lb-backends', () => {
   it('lists the current backends with their sources', async () => {
-    const f = findings(lbBackends.check(contextOf(await labSnapshot())))[0]!;
+    const f = findings(lbBackends.check(contextOf(await exampleSnapshot())))[0]!;
     expect(f.message).toContain('cp-1 10.20.0.11:6443, cp-2 10.20.0.12:6443, cp-3 10.20.0.13:6443');
     expect(f.evidence[0]).toMatchObject({
       kind: 'flag',

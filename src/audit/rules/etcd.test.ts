@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { externalEtcdSnapshot } from '../../../test/fixtures/external-etcd.js';
+import { exampleSnapshot } from '../../../test/support/example.js';
 import { planControlPlaneHostnames, reservedNames } from '../../facts/hostnames.js';
 import { runAudit } from '../engine.js';
 import {
@@ -24,7 +25,6 @@ import {
   controlPlanePods,
   etcdPod,
   findings,
-  labSnapshot,
   run,
 } from './testing-network.js';
 
@@ -178,7 +178,7 @@ describe('etcd.unhealthy', () => {
   });
 
   it('finds nothing wrong with the example cluster', async () => {
-    const s = await labSnapshot();
+    const s = await exampleSnapshot();
     expect(unhealthy.check(contextOf(s))).toEqual([]);
   });
 });
@@ -362,7 +362,7 @@ describe('etcd.extra-args', () => {
   });
 
   it('finds the example cluster’s listen-metrics-urls (trap 3) in the manifests and kubeadm-config', async () => {
-    const fs = findings(extraArgs.check(contextOf(await labSnapshot())));
+    const fs = findings(extraArgs.check(contextOf(await exampleSnapshot())));
     expect(fs.map((f) => f.field)).toEqual(['--listen-metrics-urls']);
     expect(fs[0]!.evidence).toHaveLength(4);
   });
@@ -399,7 +399,7 @@ describe('etcd.db-size', () => {
 
 describe('the example cluster (trap 16: etcd 3.5.16)', () => {
   it('is a learner-bug blocker on every target from v1.11 and a skew blocker on v1.14 only', async () => {
-    const s = await labSnapshot();
+    const s = await exampleSnapshot();
     expect(findings(run(versionLearnerBug, contextOf(s)))).toHaveLength(1);
     expect(run(versionSkew, contextOf(s))).toEqual([]);
     expect(findings(run(versionSkew, contextOf(s, { talosVersion: 'v1.14' })))).toHaveLength(1);

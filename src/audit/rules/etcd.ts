@@ -301,8 +301,9 @@ export const unhealthy: Rule = {
     // External members run on the etcd hosts: no Node is expected for them (etcd.external says what that means).
     const expectNodes = ctx.snapshot.resources.nodes.length > 0 && !isExternal(ctx);
     const out: RuleFinding[] = [];
+    // docs/knowledge/etcd.md §2: remove-first for a failed member.
     const repair =
-      'Repair or remove the member before migrating (etcd.md §2: a failed member is removed first, then replaced); ferry refuses to add a Talos member to an unhealthy cluster.';
+      'Repair or remove the member before migrating (a failed member is removed first, then replaced); ferry refuses to add a Talos member to an unhealthy cluster.';
 
     for (const m of members) {
       const name = memberLabel(m);
@@ -390,7 +391,8 @@ export const unhealthy: Rule = {
         out.push({
           message: `etcd has no leader among its members (reported leader: ${leader.value ?? 'none'}): the cluster cannot accept writes.`,
           evidence: factEvidence(leader, (x) => x ?? 'none'),
-          remediation: 'Restore quorum before anything else (etcd.md §1–2).',
+          // docs/knowledge/etcd.md §1–2
+          remediation: 'Restore quorum before anything else.',
           subject: CLUSTER_SUBJECT,
           field: 'leader',
         });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { exampleSnapshot } from '../../../test/support/example.js';
 import {
   cidrWithin,
   dnsDomainMismatch,
@@ -17,7 +18,6 @@ import {
   controlPlanePods,
   etcdPod,
   findings,
-  labSnapshot,
   node,
   service,
   staticPod,
@@ -252,7 +252,7 @@ describe('helpers', () => {
 
 describe('the example cluster', () => {
   it('is healthy on every network rule except the reachability probes (README: same CIDRs everywhere)', async () => {
-    const ctx = contextOf(await labSnapshot());
+    const ctx = contextOf(await exampleSnapshot());
     for (const rule of NETWORK_RULES.filter((r) => r !== portReachability)) {
       expect(rule.check(ctx), rule.id).toEqual([]);
     }

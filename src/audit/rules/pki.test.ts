@@ -2,6 +2,15 @@ import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  inventory,
+  makePkiFixture,
+  type PkiFixture,
+  pkiContext,
+  put,
+  remove,
+  staticPod,
+} from '../../../test/support/pki-fixture.js';
 import { createCA, generateKeyPairPem, issueCertificate, loadIssued } from '../../pki/forge.js';
 import type { PkiInventory } from '../../snapshot/model.js';
 import { certificateInfoFromPem } from '../../snapshot/pki.js';
@@ -21,15 +30,6 @@ import {
   saExtraVerifyKeys,
   saKeyMissing,
 } from './pki.js';
-import {
-  inventory,
-  makePkiFixture,
-  type PkiFixture,
-  pkiContext,
-  put,
-  remove,
-  staticPod,
-} from './testing-pki.js';
 
 const DAY = 86_400_000;
 let fx: PkiFixture;

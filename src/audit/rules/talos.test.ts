@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { exampleSnapshot } from '../../../test/support/example.js';
 import { obj } from '../testing.js';
 import { discoveryEgress, workloadIsolation } from './talos.js';
 import {
@@ -8,7 +9,6 @@ import {
   daemonSet,
   deployment,
   findings,
-  labSnapshot,
   run,
 } from './testing-network.js';
 
@@ -98,7 +98,9 @@ describe('talos.workload-isolation', () => {
   });
 
   it('finds the CSI node plugin and Cilium in the example cluster on v1.14', async () => {
-    const fs = findings(run(workloadIsolation, contextOf(await labSnapshot(), { talosVersion: 'v1.14' })));
+    const fs = findings(
+      run(workloadIsolation, contextOf(await exampleSnapshot(), { talosVersion: 'v1.14' })),
+    );
     expect(fs.map((f) => f.subject?.name).sort()).toEqual(['cilium', 'csi-cinder-nodeplugin']);
   });
 });

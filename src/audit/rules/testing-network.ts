@@ -1,11 +1,10 @@
 /**
  * Test builders for the etcd, network, cni, addons, version, talos and endpoint rule tests: a
  * hand-built kubeadm cluster (ClusterConfiguration, static pods, Nodes, add-on objects) small enough
- * to read in a test, plus the example cluster (examples/lab-cluster) loaded once and cloned per test.
+ * to read in a test. The example cluster is test/support/example.ts.
  */
 import { deriveFacts } from '../../facts/derive.js';
 import type { TargetInput } from '../../facts/target.js';
-import { loadSnapshot } from '../../snapshot/load.js';
 import type {
   ClusterConfiguration,
   ComponentConfig,
@@ -268,15 +267,4 @@ export function run(rule: Rule, ctx: AuditContext): RuleResult {
 export function findings(result: RuleResult): RuleFinding[] {
   if (!Array.isArray(result)) throw new Error(`expected findings, got ${JSON.stringify(result)}`);
   return result;
-}
-
-// ---------------------------------------------------------------------------------------------
-// The example cluster
-
-let lab: Promise<Snapshot> | undefined;
-
-/** examples/lab-cluster, loaded once per test file; every caller gets its own deep copy. */
-export async function labSnapshot(): Promise<Snapshot> {
-  lab ??= loadSnapshot('examples/lab-cluster', { strictPki: false });
-  return structuredClone(await lab);
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { exampleSnapshot } from '../../../test/support/example.js';
 import { CONTROL_PLANES } from './testing-etcd.js';
 import {
   buildSnapshot,
@@ -7,7 +8,6 @@ import {
   controlPlanePods,
   etcdPod,
   findings,
-  labSnapshot,
   node,
 } from './testing-network.js';
 import { k8sOutsideTalosWindow, k8sPatchMismatch, releasesFor } from './version.js';
@@ -61,7 +61,7 @@ describe('version.k8s-outside-talos-window', () => {
 
 describe('version.k8s-patch-mismatch', () => {
   it('does not fire when every control-plane component runs the target version (example cluster)', async () => {
-    expect(k8sPatchMismatch.check(contextOf(await labSnapshot()))).toEqual([]);
+    expect(k8sPatchMismatch.check(contextOf(await exampleSnapshot()))).toEqual([]);
   });
 
   it('fires for control planes on different patches (the target defaults to the lowest)', () => {

@@ -4,8 +4,8 @@
  * that can match it. Built once per audit and cached on the SnapshotIndex.
  */
 import type { KubeObject } from '../../snapshot/model.js';
+import { selects } from '../../util/label-selector.js';
 import { type IndexedPdb, type LabelTree, type SnapshotIndex, treePush } from '../index.js';
-import { matches } from '../selector.js';
 
 export interface PdbModel {
   /** PDBs whose selector matches these labels in this namespace. */
@@ -30,9 +30,10 @@ export function pdbModel(index: SnapshotIndex): PdbModel {
   for (const list of index.pdbsByNamespace.values()) {
     for (const b of list) {
       all.push(b);
-      if (b.selector.kind === 'nothing') continue;
-      const anchor = b.selector.requirements.find((r) => r.op === 'In');
-      if (anchor && anchor.op === 'In') {
+      if (b.selector === null) continue;
+      const anchor = b.selector.find((r) => r.op === 'eq' || r.op === 'in');
+      if (anchor?.op === 'eq') treePush(byLabel, b.namespace, anchor.key, anchor.value, b);
+      else if (anchor?.op === 'in') {
         for (const v of new Set(anchor.values)) treePush(byLabel, b.namespace, anchor.key, v, b);
       } else {
         const l = unindexed.get(b.namespace);
@@ -47,7 +48,7 @@ export function pdbModel(index: SnapshotIndex): PdbModel {
     const loose = unindexed.get(namespace);
     if (loose) {
       for (const b of loose) {
-        if (!matches(b.selector, labels)) continue;
+        if (!selects(b.selector, labels)) continue;
         if (out) out.push(b);
         else out = [b];
       }
@@ -58,7 +59,7 @@ export function pdbModel(index: SnapshotIndex): PdbModel {
         const list = byKey.get(k)?.get(labels[k]!);
         if (!list) continue;
         for (const b of list) {
-          if (!matches(b.selector, labels)) continue;
+          if (!selects(b.selector, labels)) continue;
           if (out) out.push(b);
           else out = [b];
         }

@@ -145,9 +145,9 @@ export function capiArtifacts(
     {
       path: 'capi/secrets.yaml',
       content: `${head([
-        'Secrets the Talos providers must find so they reuse the kubeadm PKI instead of generating new CAs (H6). Holds keys: keep it secret.',
+        'Secrets the Talos providers must find so they reuse the kubeadm PKI instead of generating new CAs (docs/rules.md#capi.secrets-not-precreated). Holds keys: keep it secret.',
         `Apply BEFORE capi/cluster.yaml: kubectl apply -f capi/secrets.yaml`,
-        `After the Cluster exists, give them an owner so clusterctl move carries them (H14): for s in ca etcd sa proxy talos; do kubectl -n ${namespace} patch secret ${values.clusterName.value}-$s --type merge -p "{\\"metadata\\":{\\"ownerReferences\\":[{\\"apiVersion\\":\\"cluster.x-k8s.io/v1beta2\\",\\"kind\\":\\"Cluster\\",\\"name\\":\\"${values.clusterName.value}\\",\\"uid\\":\\"$(kubectl -n ${namespace} get cluster ${values.clusterName.value} -o jsonpath='{.metadata.uid}')\\"}]}}"; done`,
+        `After the Cluster exists, give them an owner so clusterctl move carries them (docs/rules.md#capi.secret-not-moved): for s in ca etcd sa proxy talos; do kubectl -n ${namespace} patch secret ${values.clusterName.value}-$s --type merge -p "{\\"metadata\\":{\\"ownerReferences\\":[{\\"apiVersion\\":\\"cluster.x-k8s.io/v1beta2\\",\\"kind\\":\\"Cluster\\",\\"name\\":\\"${values.clusterName.value}\\",\\"uid\\":\\"$(kubectl -n ${namespace} get cluster ${values.clusterName.value} -o jsonpath='{.metadata.uid}')\\"}]}}"; done`,
       ])}\n${yamlDocs(clusterSecrets(values.clusterName.value, namespace, bundle, values.release.version))}`,
       mode: 0o600,
       purpose:
@@ -177,7 +177,7 @@ export function capiArtifacts(
       path: 'capi/tcp-status-patch.yaml',
       content: `${head([
         'Marks the TalosControlPlane bootstrapped BEFORE any of its Machines exists: the etcd cluster already exists, and an unbootstrapped TCP',
-        'would call Talos Bootstrap on a node still waiting to join — a second etcd cluster (H2). Re-apply after every clusterctl move (status is not moved).',
+        'would call Talos Bootstrap on a node still waiting to join — a second etcd cluster (docs/rules.md#capi.bootstrap-split-brain). Re-apply after every clusterctl move (status is not moved).',
         `Apply: kubectl -n ${namespace} patch taloscontrolplane ${built.tcpName} --subresource=status --type=merge --patch-file capi/tcp-status-patch.yaml`,
         `Verify: kubectl -n ${namespace} get taloscontrolplane ${built.tcpName} -o jsonpath='{.status.bootstrapped}'   # true`,
       ])}\n${stringify(tcpStatusPatch())}`,

@@ -130,7 +130,8 @@ export function deriveApiserverValues(
     issuer: sourced(
       endpoint.value,
       endpoint.sources,
-      'Talos signs service-account tokens for the cluster endpoint URL (talos.md §4.1)',
+      // docs/knowledge/talos.md §4.1
+      'Talos signs service-account tokens for the cluster endpoint URL',
     ),
     acceptedIssuers: sourced(
       oldIssuers,

@@ -198,7 +198,8 @@ export function deriveTalosValues(facts: Facts): ValuesResult {
       image: sourced(
         etcdImage,
         facts.etcd.version.provenance,
-        'pinned to the cluster etcd version during the mixed period (talos.md §10.6)',
+        // docs/knowledge/talos.md §10.6
+        'pinned to the cluster etcd version during the mixed period',
       ),
       args: etcdArgs.args,
     },

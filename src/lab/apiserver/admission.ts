@@ -5,9 +5,9 @@
  * and the validation errors (required names, immutable fields, selector/template mismatch). Pure.
  */
 import { randomInt } from 'node:crypto';
+import { fromLabelSelector, matchesLabels, type SelectorError } from '../../util/label-selector.js';
 import { clone, deepEqual, isPlainObject, type KObj, metaOf, valueAt } from './object.js';
 import type { ResourceDef } from './resources.js';
-import { fromLabelSelector, matchesLabels, type SelectorError } from './selectors.js';
 import type { FieldError } from './status.js';
 
 const LABEL_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

@@ -3,8 +3,8 @@
  * answers, and the mapping of internal failures to the Status a kube-apiserver would send.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SelectorError } from '../../util/label-selector.js';
 import { PatchError } from './patch.js';
-import { SelectorError } from './selectors.js';
 import {
   ApiError,
   badRequest,

@@ -2,18 +2,17 @@
  * The list query of a collection request: label and field selectors checked against the resource's
  * supported fields, and continue tokens that pin a paged list to one store revision. Pure.
  */
+
+import {
+  type LabelRequirement,
+  matchesLabels,
+  parseLabelSelector,
+  SelectorError,
+} from '../../util/label-selector.js';
 import type { KObj } from './object.js';
 import { metaOf } from './object.js';
 import type { ResourceDef } from './resources.js';
-import {
-  type FieldRequirement,
-  type LabelRequirement,
-  matchesFields,
-  matchesLabels,
-  parseFieldSelector,
-  parseLabelSelector,
-  SelectorError,
-} from './selectors.js';
+import { type FieldRequirement, matchesFields, parseFieldSelector } from './selectors.js';
 import { badRequest } from './status.js';
 
 export type ListQuery = {

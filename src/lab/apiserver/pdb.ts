@@ -4,8 +4,9 @@
  * eviction.go) compute them. Pure: the registry feeds in the PDB, the pods of its namespace and the
  * workloads that own them.
  */
+
+import { fromLabelSelector, matchesLabels } from '../../util/label-selector.js';
 import { isPlainObject, type KObj, metaOf, rfc3339 } from './object.js';
-import { fromLabelSelector, matchesLabels } from './selectors.js';
 
 /** After this long an evicted pod that still is not being deleted leaves disruptedPods. */
 export const DELETION_TIMEOUT_MS = 2 * 60_000;

@@ -3,12 +3,13 @@
  * and its bookkeeping), pods/binding (what a scheduler posts) and the scale subresource (autoscaling/v1 Scale
  * over the replicas field of a workload or custom resource).
  */
+
+import { labelSelectorString } from '../../util/label-selector.js';
 import type { EvictionLog } from './eviction-log.js';
 import { clone, isPlainObject, type KObj, metaOf, rfc3339, setValueAt, valueAt } from './object.js';
 import { computePdbStatus, decideEviction, type PdbStatus } from './pdb.js';
 import { gr, type Registry, type RequestUser } from './registry.js';
 import { collectionPrefix, def, type ResourceDef } from './resources.js';
-import { labelSelectorString } from './selectors.js';
 import {
   ApiError,
   badRequest,

@@ -1,6 +1,6 @@
 import { statfsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { labDataStorage, TMPFS_MAGIC } from './lifecycle.js';
+import { labDataStorage, labDataStorageFor, TMPFS_MAGIC } from './lifecycle.js';
 
 describe('labDataStorage', () => {
   it('takes FERRY_LAB_DATA when it is set', () => {
@@ -37,5 +37,21 @@ describe('labDataStorage', () => {
       kind: 'tmpfs',
       why: '/dev/shm is a tmpfs',
     });
+  });
+});
+
+describe('labDataStorageFor', () => {
+  it('keeps the data of a lab kept after it stops in the lab directory, whatever the machine offers', () => {
+    expect(labDataStorageFor({ keep: true }, { FERRY_LAB_DATA: '/somewhere/labs' })).toMatchObject({
+      root: undefined,
+      kind: 'lab-dir',
+    });
+    expect(labDataStorageFor({ keep: false }, { FERRY_LAB_DATA: '/somewhere/labs' })).toMatchObject({
+      root: '/somewhere/labs',
+      kind: 'chosen',
+    });
+    expect(labDataStorageFor({}, {}, '/nonexistent/ferry-shm')).toEqual(
+      labDataStorage({}, '/nonexistent/ferry-shm'),
+    );
   });
 });

@@ -54,6 +54,20 @@ export function labDataStorage(env: NodeJS.ProcessEnv = process.env, shm = SHM):
   }
 }
 
+/**
+ * Where the members of a lab whose files outlive it (`ferry rehearse --keep`) keep their data: in
+ * the lab directory, beside their PKI and logs, where `ferry lab down` removes it. Not on the shared
+ * tmpfs: there the next lab started anywhere on the machine reaps data whose owner has exited.
+ */
+export function labDataStorageFor(
+  opts: { keep?: boolean },
+  env: NodeJS.ProcessEnv = process.env,
+  shm = SHM,
+): LabDataStorage {
+  if (opts.keep) return { root: undefined, kind: 'lab-dir', why: 'kept after the lab stops' };
+  return labDataStorage(env, shm);
+}
+
 /** One line for logs and reports. */
 export function describeLabData(s: LabDataStorage): string {
   return s.root

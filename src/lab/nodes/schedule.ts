@@ -4,8 +4,15 @@
  * which fitting node it goes to. Messages follow the real scheduler's "0/N nodes are available: …"
  * so that whoever reads a Pending pod's condition sees what they would on a real cluster.
  */
+
+import {
+  type LabelRequirement,
+  matchesLabels,
+  nodeSelectorRequirement,
+  readLabelSelector,
+  selects,
+} from '../../util/label-selector.js';
 import { isPlainObject, type KObj, metaOf } from '../apiserver/object.js';
-import { fromLabelSelector, matchesLabels } from '../apiserver/selectors.js';
 import { cpuMillis, parseQuantity } from './quantity.js';
 
 export type Taint = { key: string; value?: string; effect: string };
@@ -100,53 +107,37 @@ export function untoleratedTaint(taints: Taint[], tolerations: Toleration[]): Ta
   );
 }
 
-type NodeSelectorRequirement = { key: string; operator: string; values?: string[] };
-
-function matchesRequirement(r: NodeSelectorRequirement, labels: Record<string, string>): boolean {
-  const has = r.key in labels;
-  const v = labels[r.key];
-  switch (r.operator) {
-    case 'In':
-      return has && (r.values ?? []).includes(v!);
-    case 'NotIn':
-      return !has || !(r.values ?? []).includes(v!);
-    case 'Exists':
-      return has;
-    case 'DoesNotExist':
-      return !has;
-    case 'Gt':
-    case 'Lt': {
-      const n = Number(v);
-      const bound = Number(r.values?.[0]);
-      if (!has || !Number.isInteger(n) || !Number.isInteger(bound)) return false;
-      return r.operator === 'Gt' ? n > bound : n < bound;
-    }
-    default:
-      return false;
+/** The requirements of a node selector term's list; undefined when one is invalid (it matches no node). */
+function requirements(list: unknown): LabelRequirement[] | undefined {
+  try {
+    return (Array.isArray(list) ? list : []).map(nodeSelectorRequirement);
+  } catch {
+    return undefined;
   }
 }
 
 /** spec.nodeSelector and requiredDuringSchedulingIgnoredDuringExecution node affinity. */
 export function matchesNodeSelection(pod: KObj, node: KObj): boolean {
-  const labels = metaOf(node).labels ?? {};
-  const name = metaOf(node).name ?? '';
+  const labels = metaOf(node).labels;
   const spec = specOf(pod);
-  const selector = isPlainObject(spec.nodeSelector) ? (spec.nodeSelector as Record<string, string>) : {};
-  if (!Object.entries(selector).every(([k, v]) => labels[k] === v)) return false;
+  // An absent or empty nodeSelector constrains nothing.
+  const nodeSelector = readLabelSelector({
+    matchLabels: isPlainObject(spec.nodeSelector) ? spec.nodeSelector : {},
+  });
+  if (!selects(nodeSelector, labels)) return false;
   const terms =
     spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
   if (!Array.isArray(terms) || terms.length === 0) return true;
-  // Terms are ORed, requirements inside a term ANDed.
+  // Terms are ORed, requirements inside a term ANDed; a term without requirements matches nothing.
   return terms.some((term: AnySpec) => {
-    const exprs: NodeSelectorRequirement[] = Array.isArray(term?.matchExpressions)
-      ? term.matchExpressions
-      : [];
-    const fields: NodeSelectorRequirement[] = Array.isArray(term?.matchFields) ? term.matchFields : [];
-    if (exprs.length === 0 && fields.length === 0) return false;
+    const exprs = requirements(term?.matchExpressions);
+    const fields = requirements(term?.matchFields);
+    if (!exprs || !fields || exprs.length + fields.length === 0) return false;
     return (
-      exprs.every((r) => matchesRequirement(r, labels)) &&
+      matchesLabels(exprs, labels) &&
       // matchFields supports metadata.name only (what the DaemonSet controller uses).
-      fields.every((r) => r.key === 'metadata.name' && matchesRequirement({ ...r, key: 'n' }, { n: name }))
+      fields.every((r) => r.key === 'metadata.name') &&
+      matchesLabels(fields, { 'metadata.name': metaOf(node).name ?? '' })
     );
   });
 }
@@ -160,14 +151,9 @@ function antiAffinityViolated(pod: KObj, node: KObj, all: NodeView[]): boolean {
     const key = typeof term?.topologyKey === 'string' ? term.topologyKey : 'kubernetes.io/hostname';
     const domain = metaOf(node).labels?.[key];
     if (domain === undefined) return false;
-    let reqs: ReturnType<typeof fromLabelSelector>;
-    try {
-      reqs = fromLabelSelector(term.labelSelector);
-    } catch {
-      // An invalid selector matches nothing (the API would have refused the pod).
-      return false;
-    }
-    if (!reqs) return false;
+    // An absent or invalid selector matches nothing (the API would have refused an invalid one).
+    const sel = readLabelSelector(term.labelSelector);
+    if (sel === null) return false;
     const namespaces: string[] =
       Array.isArray(term.namespaces) && term.namespaces.length > 0 ? term.namespaces : [ns];
     return all.some(
@@ -177,7 +163,7 @@ function antiAffinityViolated(pod: KObj, node: KObj, all: NodeView[]): boolean {
           (p) =>
             metaOf(p).name !== metaOf(pod).name &&
             namespaces.includes(metaOf(p).namespace ?? '') &&
-            matchesLabels(reqs, metaOf(p).labels),
+            selects(sel, metaOf(p).labels),
         ),
     );
   });

@@ -4,10 +4,10 @@
  * verification, journal, resume) is orchestrator.test.ts's.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { examplePlan } from '../../../test/support/example-plan.js';
 import { FerryError } from '../../errors.js';
 import type { KubeadmMemberRef, MemberRef, NodeRef } from '../../plan/expected-state.js';
 import { allSteps, type Plan, type StepKind, type StepOf } from '../../plan/model.js';
-import { examplePlan } from '../../plan/testing.js';
 import { Bindings, type NodeBinding, resolveMember } from '../bindings.js';
 import type { RunDeps, RunOptions } from '../deps.js';
 import type { EtcdMemberInfo, EtcdView, LoadBalancerPort } from '../ports.js';

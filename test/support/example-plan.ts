@@ -1,30 +1,19 @@
 /**
- * Inputs for the plan's tests: the example cluster (examples/lab-cluster: 3 control planes, etcd
- * leader cp-2 per etcd/endpoint-status.json, 5 workers) loaded, derived and audited for real, and
+ * Inputs for the plan's tests: the example cluster (./example.ts) derived and audited for real, and
  * a way to vary it (another leader, fewer members) without touching the files.
  */
-import { fileURLToPath } from 'node:url';
-import { runAudit } from '../audit/engine.js';
-import { ALL_RULES } from '../audit/rules/index.js';
-import { deriveFacts } from '../facts/derive.js';
-import type { TargetInput } from '../facts/target.js';
-import { loadSnapshot } from '../snapshot/load.js';
-import type { Snapshot } from '../snapshot/model.js';
-import { buildPlan, type PlanInput } from './build.js';
-import { sealPlan } from './integrity.js';
-import type { KitSummary } from './kit.js';
-import type { Plan, Step, Strategy } from './model.js';
+import { runAudit } from '../../src/audit/engine.js';
+import { ALL_RULES } from '../../src/audit/rules/index.js';
+import { deriveFacts } from '../../src/facts/derive.js';
+import type { TargetInput } from '../../src/facts/target.js';
+import { buildPlan, type PlanInput } from '../../src/plan/build.js';
+import { sealPlan } from '../../src/plan/integrity.js';
+import type { KitSummary } from '../../src/plan/kit.js';
+import type { Plan, Step, Strategy } from '../../src/plan/model.js';
+import type { Snapshot } from '../../src/snapshot/model.js';
+import { exampleSnapshot } from './example.js';
 
-export const EXAMPLE_DIR = fileURLToPath(new URL('../../examples/lab-cluster', import.meta.url));
 export const FIXED_NOW = new Date('2026-09-01T12:00:00.000Z');
-
-let cached: Promise<Snapshot> | undefined;
-
-/** A fresh deep copy of the example snapshot each call (tests mutate it). */
-export async function exampleSnapshot(): Promise<Snapshot> {
-  cached ??= loadSnapshot(EXAMPLE_DIR, { strictPki: false });
-  return structuredClone(await cached);
-}
 
 export function inputsFor(
   snapshot: Snapshot,

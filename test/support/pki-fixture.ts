@@ -6,12 +6,12 @@
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TargetInput } from '../../facts/target.js';
-import { writeKubeadmPki } from '../../pki/kubeadm-layout.js';
-import type { PkiInventory, Snapshot, SnapshotPart, StaticPod } from '../../snapshot/model.js';
-import { inventoryPki } from '../../snapshot/pki.js';
-import type { AuditContext } from '../rule.js';
-import { makeContext, makeSnapshot } from '../testing.js';
+import type { AuditContext } from '../../src/audit/rule.js';
+import { makeContext, makeSnapshot } from '../../src/audit/testing.js';
+import type { TargetInput } from '../../src/facts/target.js';
+import { writeKubeadmPki } from '../../src/pki/kubeadm-layout.js';
+import type { PkiInventory, Snapshot, SnapshotPart, StaticPod } from '../../src/snapshot/model.js';
+import { inventoryPki } from '../../src/snapshot/pki.js';
 
 export interface PkiFixture {
   /** A pristine kubeadm PKI; never changed by tests. */
