@@ -586,7 +586,7 @@ export const external: Rule = {
           expected: 'stacked: https://127.0.0.1:2379',
         }),
         remediation:
-          "Move etcd onto the kubeadm control planes before migrating (ferry does not automate it): one control plane at a time, add a member there to the external cluster as a learner, promote it once in sync, and point that node's kube-apiserver at https://127.0.0.1:2379 (kubeadm-config etcd.local); when every control plane runs a member, remove the external members one at a time (etcd.md §2: one membership change at a time, learner first). Copy the etcd CA (ca.crt and ca.key) to /etc/kubernetes/pki/etcd/ so that Talos can import it (pki.etcd-ca-missing). Then take a new snapshot and re-run the audit.",
+          "Move etcd onto the kubeadm control planes before migrating (ferry does not automate it): one control plane at a time, add a member there to the external cluster as a learner, promote it once in sync, and point that node's kube-apiserver at https://127.0.0.1:2379 (kubeadm-config etcd.local); when every control plane runs a member, remove the external members one at a time (one membership change at a time, learner first; docs/rules.md#etcd.external). Copy the etcd CA (ca.crt and ca.key) to /etc/kubernetes/pki/etcd/ so that Talos can import it (pki.etcd-ca-missing). Then take a new snapshot and re-run the audit.",
         subject: { kind: 'Fact', name: fact.key },
         field: 'mode',
       },
