@@ -4,9 +4,10 @@
  * which fitting node it goes to. Messages follow the real scheduler's "0/N nodes are available: …"
  * so that whoever reads a Pending pod's condition sees what they would on a real cluster.
  */
+
+import { cpuMillis, parseQuantity } from '../../util/quantity.js';
 import { isPlainObject, type KObj, metaOf } from '../apiserver/object.js';
 import { fromLabelSelector, matchesLabels } from '../apiserver/selectors.js';
-import { cpuMillis, parseQuantity } from './quantity.js';
 
 export type Taint = { key: string; value?: string; effect: string };
 export type Toleration = {
