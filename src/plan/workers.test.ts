@@ -45,6 +45,17 @@ describe('the example cluster: worker batches', () => {
     for (const b of plan.workerRoll.batches) expect(b.why).toMatch(/bounded by /);
   });
 
+  it('--max-unavailable 40% of 5 workers: batches of at most 2, and the plan says so', async () => {
+    const plan = await planWith({ surgeReplicas: true, maxUnavailable: { kind: 'percent', percent: 40 } });
+    expect(plan.workerRoll.maxUnavailable).toEqual({ given: '40%', nodes: 2 });
+    expect(Math.max(...plan.workerRoll.batches.map((b) => b.nodes.length))).toBe(2);
+    // The default: 25% of 5 workers, rounded down, is one at a time.
+    const dflt = await planWith({ surgeReplicas: true });
+    expect(dflt.workerRoll.maxUnavailable).toEqual({ given: '25%', nodes: 1 });
+    expect(dflt.workerRoll.batches.map((b) => b.nodes.length)).toEqual([1, 1, 1, 1, 1]);
+    expect(dflt.workerRoll.batches[0]!.bound).toEqual({ kind: 'max-unavailable', max: 1 });
+  });
+
   it('without --surge-replicas, shop/checkout blocks: worker-1 drains alone, and the roll names the budget and the fix', async () => {
     const plan = await planWith();
     expect(plan.workerRoll.blocked).toEqual([

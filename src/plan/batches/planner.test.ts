@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { makespan } from './estimate.js';
-import { resolveMaxUnavailable } from './limits.js';
+import { parseMaxUnavailable, resolveMaxUnavailable } from './limits.js';
 import type { ClusterModel, ModelPod } from './model.js';
 import { type PlannerOptions, planWorkerBatches } from './planner.js';
 import { ANYWHERE, deployment, model, pdb, pod, syntheticModel, worker } from './testing.js';
@@ -249,6 +249,13 @@ describe('--max-unavailable', () => {
     const r = plan(model({ workers }), { maxUnavailable: 3 });
     expect(r.batches.map((b) => b.nodes.length)).toEqual([3, 3, 3, 1]);
     expect(r.batches[0]!.bound).toEqual({ kind: 'max-unavailable', max: 3 });
+  });
+
+  it('reads N or P%, and refuses anything else as bad usage', () => {
+    expect(parseMaxUnavailable('3')).toEqual({ kind: 'count', nodes: 3 });
+    expect(parseMaxUnavailable('25%')).toEqual({ kind: 'percent', percent: 25 });
+    for (const bad of ['0', '0%', '101%', '-2', '2.5', 'x', '%'])
+      expect(() => parseMaxUnavailable(bad), bad).toThrow(/--max-unavailable must be/);
   });
 
   it('a percentage of the workers, rounded down, at least one', () => {
