@@ -7,14 +7,16 @@
  * (surge strategy) provision + Ready, cordon, drain rounds, decommission, delete, (replace
  * strategy) provision + Ready, and the scale-up/restore of --surge-replicas.
  *
- * The lower bound is the largest of three terms, each a floor for any batching of these workers
+ * The lower bound is the largest of these terms, each a floor for any batching of these workers
  * under the same budgets and the same per-batch work (the overhead is one batch's work bar its
  * drain; a drain round lasts at least one pod-Ready time):
- * - the most disruption-limited PDB: ⌈its pods ÷ its allowed disruptions⌉ rounds;
- * - workers ÷ --max-unavailable batches;
- * - (replace strategy) the requests the batches move ÷ the spare capacity they move into: each
- *   batch moves at most the spare room. With surge, each batch brings its own room.
- * Both are sums over the plan's batches, so the estimate is never below the bound.
+ * - the most disruption-limited PDB: one batch's overhead plus ⌈its pods ÷ its allowed
+ *   disruptions⌉ rounds (every pod is evicted at least once, at most `allowed` per round);
+ * - ⌈workers ÷ --max-unavailable⌉ batches;
+ * - (replace strategy) ⌈requests moved ÷ spare capacity⌉ batches: a batch moves at most the room
+ *   free outside it, which is never more than the spare room at the start plus what left for good.
+ *   With surge, each batch brings its own room: no such term.
+ * Every batch of the plan pays its overhead and its rounds, so the estimate is never below it.
  */
 import type { Strategy } from '../model.js';
 import type { LowerBoundTerm, PlannedBatch } from './model.js';

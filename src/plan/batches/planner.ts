@@ -3,11 +3,14 @@
  * a batch starts with the first worker left and takes every following worker that
  * - holds no pod that moved in during this batch (it takes this batch's pods),
  * - keeps every PodDisruptionBudget within its allowed disruptions, counting its pods on all the
- *   batch's nodes (they drain together),
+ *   batch's nodes (they drain together): their pods can all go at once,
  * - has pods that all fit on the nodes that stay schedulable (capacity.ts),
  * until the batch has --max-unavailable nodes. The first worker of a batch goes even when one of
- * its PDBs has more pods on it than it allows (its drain goes round by round), or when some of
- * its pods fit nowhere: those become outages, listed, never hidden.
+ * its PDBs has more pods on it than it allows: its drain goes round by round, and the batch's
+ * other workers may use those rounds (never more of them); and when some of its pods fit
+ * nowhere: those become outages, listed, never hidden. A PDB that allows no disruption makes its
+ * worker's batch a batch of one whose drain waits on it (plan refuses, unless --surge-replicas
+ * scales the workload up by one first: its extra pod is placed, and counted, like any other).
  *
  * Each worker is looked at once per batch, a pod placed in about log(nodes): near-linear in the
  * workers and pods for batch counts that do not grow with the cluster (the PDBs' sizes and
