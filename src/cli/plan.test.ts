@@ -44,7 +44,15 @@ describe('ferry plan', () => {
   });
 
   it('--allow-blockers writes plan.json; the preflight step records the blockers', async () => {
-    const r = await run(EXAMPLE_DIR, '--allow-blockers', '-o', 'out/plan.json', '--strategy', 'replace');
+    const r = await run(
+      EXAMPLE_DIR,
+      '--allow-blockers',
+      '--surge-replicas',
+      '-o',
+      'out/plan.json',
+      '--strategy',
+      'replace',
+    );
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^json plan written to out\/plan.json: \d+ steps in 6 phases/);
     const plan = parsePlan(await readFile(join(dir, 'out', 'plan.json'), 'utf8'), 'plan.json');
@@ -65,7 +73,7 @@ describe('ferry plan', () => {
       join(dir, '.ferry', 'suppressions.yaml'),
       "- rule: '*'\n  reason: accepted for this test\n",
     );
-    const r = await run(EXAMPLE_DIR, '-o', 'plan.md');
+    const r = await run(EXAMPLE_DIR, '-o', 'plan.md', '--surge-replicas');
     expect(r.code).toBe(0);
     const md = await readFile(join(dir, 'plan.md'), 'utf8');
     expect(md).toMatch(/^# Migration plan: lab → Talos v1\.13\.9/);
@@ -73,10 +81,10 @@ describe('ferry plan', () => {
   });
 
   it('prints markdown on stdout without -o; html by extension', async () => {
-    const md = await run(EXAMPLE_DIR, '--allow-blockers');
+    const md = await run(EXAMPLE_DIR, '--allow-blockers', '--surge-replicas');
     expect(md.code).toBe(0);
     expect(md.out).toContain('## Phase 2: Control planes');
-    const html = await run(EXAMPLE_DIR, '--allow-blockers', '-o', 'plan.html');
+    const html = await run(EXAMPLE_DIR, '--allow-blockers', '--surge-replicas', '-o', 'plan.html');
     expect(html.code).toBe(0);
     expect(await readFile(join(dir, 'plan.html'), 'utf8')).toMatch(/^<!doctype html>/);
   });
@@ -84,7 +92,10 @@ describe('ferry plan', () => {
   it('bad usage exits 2 before any work', async () => {
     expect((await run(EXAMPLE_DIR, '-o', 'plan.txt')).code).toBe(2);
     expect((await run(EXAMPLE_DIR, '--strategy', 'yolo')).code).toBe(2);
-    expect((await run(EXAMPLE_DIR, '--worker-batch', '0')).code).toBe(2);
+    for (const bad of ['0', '0%', '101%', 'many', '-1', '1.5'])
+      expect((await run(EXAMPLE_DIR, '--max-unavailable', bad)).code, bad).toBe(2);
+    for (const bad of ['-1', 'two', '1.5'])
+      expect((await run(EXAMPLE_DIR, '--surge', bad)).code, bad).toBe(2);
     expect((await run()).code).toBe(2);
     const missingKit = await run(EXAMPLE_DIR, '--kit', 'nope');
     expect(missingKit.code).toBe(2);
@@ -107,9 +118,78 @@ describe('ferry plan', () => {
     const r = await run(EXAMPLE_DIR, '--kit', 'kit', '--talos-version', 'v1.13', '--allow-blockers');
     expect(r.code).toBe(2);
     expect(r.err).toContain('generated for --talos-version v1.12.11');
-    const ok = await run(EXAMPLE_DIR, '--kit', 'kit', '--allow-blockers', '-o', 'plan.json');
+    const ok = await run(
+      EXAMPLE_DIR,
+      '--kit',
+      'kit',
+      '--allow-blockers',
+      '--surge-replicas',
+      '-o',
+      'plan.json',
+    );
     expect(ok.code).toBe(0);
     const plan = parsePlan(await readFile(join(dir, 'plan.json'), 'utf8'), 'plan.json');
     expect([plan.target.talosVersion, plan.provisioner]).toEqual(['v1.12.11', 'exec']);
+  });
+
+  it('refuses (exit 1, nothing written) while a PodDisruptionBudget allows no disruption, naming it and the fix', async () => {
+    const r = await run(EXAMPLE_DIR, '--allow-blockers', '-o', 'plan.json');
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('ferry plan refuses: 1 PodDisruptionBudget(s) allow no disruption');
+    expect(r.err).toContain('shop/checkout (minAvailable 2) on worker-1, worker-4');
+    expect(r.err).toContain('pass --surge-replicas');
+    expect(existsSync(join(dir, 'plan.json'))).toBe(false);
+  });
+
+  it('--surge-replicas plans the scale-up around the checkout drains; the summary gives the estimate and its bound', async () => {
+    const r = await run(EXAMPLE_DIR, '--allow-blockers', '--surge-replicas', '-o', 'plan.json');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/workers: \d+ batch\(es\), estimate \d+ s, lower bound \d+ s, 1 outage\(s\)/);
+    const plan = parsePlan(await readFile(join(dir, 'plan.json'), 'utf8'), 'plan.json');
+    const kinds = plan.phases[3]!.steps.map((s) => s.kind);
+    expect(kinds.filter((k) => k === 'scale-workload')).toHaveLength(2);
+    expect(plan.workerRoll.surged.map((s) => `${s.workload.name} ${s.from}→${s.to}`)).toEqual([
+      'checkout 2→3',
+    ]);
+  });
+
+  it('--fail-on-outage refuses, naming what the roll would take down', async () => {
+    const r = await run(
+      EXAMPLE_DIR,
+      '--allow-blockers',
+      '--surge-replicas',
+      '--fail-on-outage',
+      '-o',
+      'plan.json',
+    );
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('--fail-on-outage: the worker roll would cause 1 outage(s)');
+    expect(r.err).toContain('Pod default/netshoot: bare-pod when worker-2 drains');
+    expect(existsSync(join(dir, 'plan.json'))).toBe(false);
+  });
+
+  it('--max-unavailable and --surge shape the batches', async () => {
+    const r = await run(
+      EXAMPLE_DIR,
+      '--allow-blockers',
+      '--surge-replicas',
+      '--max-unavailable',
+      '1',
+      '--surge',
+      '2',
+      '-o',
+      'plan.json',
+    );
+    expect(r.code).toBe(0);
+    expect(r.err).toContain('--surge 2: 2 more Talos worker(s) stay after the roll');
+    const plan = parsePlan(await readFile(join(dir, 'plan.json'), 'utf8'), 'plan.json');
+    expect(plan.workerRoll.batches.every((b) => b.nodes.length === 1)).toBe(true);
+    expect(plan.workerRoll.surgeWorkers?.count).toBe(2);
+    const batch1 = plan.phases[3]!.steps.filter((s) => s.batch === 1 && s.kind === 'provision');
+    expect(batch1.map((s) => (s.kind === 'provision' ? s.params.node.replaces : ''))).toEqual([
+      'surge-1',
+      'surge-2',
+      'worker-1',
+    ]);
   });
 });

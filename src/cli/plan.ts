@@ -8,7 +8,7 @@ import {
   targetInputFromFlags,
 } from '../facts/target.js';
 import type { KitSummary } from '../plan/kit.js';
-import { STRATEGIES } from '../plan/model.js';
+import { STRATEGIES, type WorkerRoll } from '../plan/model.js';
 import { oneOf, parseFlags, requirePositional } from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
@@ -21,6 +21,12 @@ timeout, whether it is destructive, how to undo it and how a resumed run tells i
 Nothing in the cluster changes; \`ferry run PLAN\` executes plan.json. The preflight runs the audit:
 with an unsuppressed blocker ferry plan refuses (exit 1), unless --allow-blockers.
 
+Workers go in computed batches: a batch holds only workers whose pods can all go at once within
+every PodDisruptionBudget and fit on the workers that stay (requests, taints, selectors, affinity,
+spreading). The plan explains each batch's size, lists the outages the roll causes (single
+replicas, pods without a controller, pods no node can take) and prints its estimate next to a
+lower bound. A PodDisruptionBudget that allows no disruption makes ferry plan refuse (exit 1).
+
   --kit KIT                the kit written by ferry generate: its kubeadm-side steps and files become
                            the preparation phase, and its target is the default target
   --strategy S             surge (default): a new node at a new address joins, then the old one leaves
@@ -29,13 +35,22 @@ with an unsuppressed blocker ferry plan refuses (exit 1), unless --allow-blocker
   --format F               json | md | html
   --allow-blockers         plan anyway; the preflight step records the accepted blockers
   --suppressions FILE      accepted findings (default ${DEFAULT_SUPPRESSIONS_FILE} when it exists)
-  --worker-batch N         workers per batch (default 1; nodes of a batch share no PodDisruptionBudget)
+  --max-unavailable N|P%   at most N workers (or P% of them, rounded down, at least 1) per batch
+                           (default 25%)
+  --surge N                bring N more Talos workers up before the first drain, so batches can grow;
+                           each is assumed shaped like the largest pool (they stay after the roll)
+  --surge-replicas         for a workload whose PodDisruptionBudget allows no disruption: scale it
+                           up by one before its first worker drains, back after its last (a stopped
+                           run scales it back); without it, ferry plan refuses naming the budget
+  --fail-on-outage         refuse (exit 1) when the worker roll would take anything down
   --drain-timeout SECONDS  per-node drain timeout (default 900)
 ${TARGET_FLAGS_USAGE}
 
 Exit codes: 0 plan written; 1 refused: the audit has unsuppressed blockers (as \`ferry audit
---fail-on blocker\`; fix, suppress with a reason, or pass --allow-blockers); 2 bad usage or input
-(nothing can be planned: say what is missing); 4 internal error (an audit rule failed).
+--fail-on blocker\`; fix, suppress with a reason, or pass --allow-blockers), a PodDisruptionBudget
+allows no disruption (fix it or pass --surge-replicas), or --fail-on-outage and the roll has
+outages; nothing is written; 2 bad usage or input (nothing can be planned: say what is missing);
+4 internal error (an audit rule failed).
 `;
 
 const options = {
@@ -45,15 +60,19 @@ const options = {
   format: { type: 'string' },
   'allow-blockers': { type: 'boolean' },
   suppressions: { type: 'string' },
-  'worker-batch': { type: 'string' },
+  'max-unavailable': { type: 'string' },
+  surge: { type: 'string' },
+  'surge-replicas': { type: 'boolean' },
+  'fail-on-outage': { type: 'boolean' },
   'drain-timeout': { type: 'string' },
   ...TARGET_FLAG_OPTIONS,
 } as const;
 
-function positiveInt(flag: string, v: string | undefined): number | undefined {
+function positiveInt(flag: string, v: string | undefined, min = 1): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw usageError(`--${flag} must be a positive integer; got "${v}"`);
+  if (!/^\d+$/.test(v.trim()) || !Number.isInteger(n) || n < min)
+    throw usageError(`--${flag} must be ${min === 0 ? 'a whole number' : 'a positive integer'}; got "${v}"`);
   return n;
 }
 
@@ -70,7 +89,11 @@ export const command: Command = {
     const strategy = oneOf('strategy', values.strategy, STRATEGIES, 'surge');
     const { formatFor, renderPlan } = await import('../plan/render.js');
     const format = formatFor(values.output, values.format);
-    const workerBatchSize = positiveInt('worker-batch', values['worker-batch']);
+    const { parseMaxUnavailable } = await import('../plan/batches/limits.js');
+    const maxUnavailable =
+      values['max-unavailable'] === undefined ? undefined : parseMaxUnavailable(values['max-unavailable']);
+    const surgeWorkers = positiveInt('surge', values.surge, 0);
+    const surgeReplicas = values['surge-replicas'] === true;
     const drainTimeoutSeconds = positiveInt('drain-timeout', values['drain-timeout']);
     const flagTarget = targetInputFromFlags(values);
 
@@ -130,10 +153,22 @@ export const command: Command = {
       allowBlockers,
       now,
       options: {
-        ...(workerBatchSize !== undefined ? { workerBatchSize } : {}),
+        ...(maxUnavailable !== undefined ? { maxUnavailable } : {}),
+        ...(surgeWorkers !== undefined ? { surgeWorkers } : {}),
+        surgeReplicas,
         ...(drainTimeoutSeconds !== undefined ? { drainTimeoutSeconds } : {}),
       },
     });
+    const { workerRefusals } = await import('../plan/refusals.js');
+    const refusals = workerRefusals(plan.workerRoll, { failOnOutage: values['fail-on-outage'] === true });
+    if (refusals.length > 0) {
+      for (const r of refusals) {
+        io.stderr(`ferry plan refuses: ${r.title}; no plan written\n`);
+        for (const l of r.lines) io.stderr(`  ${l}\n`);
+        io.stderr(`${r.remedy}\n`);
+      }
+      return 1;
+    }
     const text = renderPlan(plan, format);
     for (const w of plan.warnings) io.stderr(`warning: ${w}\n`);
     if (values.output === undefined) {
@@ -147,11 +182,17 @@ export const command: Command = {
     io.stdout(
       `${format} plan written to ${values.output}: ${steps.length} steps in ${plan.phases.length} phases (${destructive} destructive), ` +
         `strategy ${plan.strategy}, provisioner ${plan.provisioner}, Talos ${plan.target.talosVersion}` +
-        `${plan.audit.blockers.length > 0 ? `, ${plan.audit.blockers.length} blocker(s) accepted` : ''}\n`,
+        `${plan.audit.blockers.length > 0 ? `, ${plan.audit.blockers.length} blocker(s) accepted` : ''}` +
+        `; workers: ${workerLine(plan.workerRoll)}\n`,
     );
     return 0;
   },
 };
+
+function workerLine(r: WorkerRoll): string {
+  const e = r.estimate;
+  return `${r.batches.length} batch(es), estimate ${e.seconds} s, lower bound ${e.lowerBoundSeconds} s, ${r.outages.length} outage(s)`;
+}
 
 /** The kit's target as defaults: a plan for the kit that exists, unless a flag says otherwise. */
 function kitTarget(kit: KitSummary): TargetInput {

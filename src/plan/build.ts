@@ -19,6 +19,17 @@ import type { Snapshot } from '../snapshot/model.js';
 import { memberIdHex } from '../util/member-id.js';
 import { VERSION } from '../version.js';
 import { afterCareSteps } from './aftercare.js';
+import { makespan } from './batches/estimate.js';
+import { explainBatch } from './batches/explain.js';
+import { clusterModel } from './batches/from-snapshot.js';
+import {
+  DEFAULT_MAX_UNAVAILABLE,
+  type MaxUnavailable,
+  resolveMaxUnavailable,
+  showMaxUnavailable,
+} from './batches/limits.js';
+import { type PlannedRoll, planWorkerBatches } from './batches/planner.js';
+import { timingFor } from './batches/timing.js';
 import { addressArg, setupCommands } from './commands.js';
 import { digestOf } from './digest.js';
 import { EtcdModel } from './etcd-sim.js';
@@ -40,8 +51,9 @@ import {
   type Strategy,
   stepId,
   type WorkerOrder,
+  type WorkerRoll,
 } from './model.js';
-import { batchWorkers, orderControlPlanes } from './order.js';
+import { orderControlPlanes } from './order.js';
 import { ETCD_BACKUP_BEFORE, etcdSnapshotStep, preflightSteps, preparationSteps } from './prep.js';
 import { MAX_INDEX_LAG, TIMEOUTS } from './steps.js';
 import { type ControlPlaneSwap, controlPlaneSwap, type SwapContext } from './swap.js';
@@ -49,8 +61,12 @@ import { refuseExternalEtcd } from './topology.js';
 import { type WorkerSwap, workerBatch } from './workers.js';
 
 export interface PlanOptions {
-  /** Workers per batch (default 1). */
-  workerBatchSize?: number;
+  /** Workers per batch at most (default 25% of the workers, at least 1). */
+  maxUnavailable?: MaxUnavailable;
+  /** Talos workers brought up before the first drain (default 0). */
+  surgeWorkers?: number;
+  /** Scale a workload whose PDB allows no disruption up by one around its drains (default off). */
+  surgeReplicas?: boolean;
   /** Per-node drain timeout (default 900 s). */
   drainTimeoutSeconds?: number;
   /** Hostname of the Talos node replacing a kubeadm node (default: the hostname rule of src/facts/hostnames.ts, as the kit writes it); ignored for capi. */
@@ -191,14 +207,36 @@ export function buildPlan(input: PlanInput): Plan {
     warnings.push(`workers unknown (${facts.nodes.workers.missing ?? 'no Node objects'}): phase 3 is empty`);
   const index = buildIndex(snapshot);
   const drainInfo = drainInfoFrom(index);
-  const pdbsOnNode = (node: string) => new Set(drainInfo(node).pdbs.map((p) => `${p.namespace}/${p.name}`));
-  const batches = batchWorkers(workerFacts ?? [], Math.max(1, opts.workerBatchSize ?? 1), pdbsOnNode);
-  const workerSwaps: WorkerSwap[][] = batches.map((b) =>
-    b.map((w) => {
-      const old = oldRef(w);
+  const model = clusterModel(snapshot, index, workerFacts ?? []);
+  const maxUnavailable = opts.maxUnavailable ?? DEFAULT_MAX_UNAVAILABLE;
+  const perBatch = resolveMaxUnavailable(maxUnavailable, model.workers.length);
+  const timing = timingFor(provisioner);
+  const roll = planWorkerBatches(model, {
+    strategy,
+    maxUnavailable: perBatch,
+    surgeNodes: opts.surgeWorkers ?? 0,
+    surgeReplicas: opts.surgeReplicas === true,
+    timing,
+  });
+  const times = makespan(roll, { timing, strategy, maxUnavailable: perBatch, workers: model.workers.length });
+  const workerRoll = workerRollOf(roll, times, {
+    maxUnavailable: showMaxUnavailable(maxUnavailable),
+    perBatch,
+    surgeReplicas: opts.surgeReplicas === true,
+  });
+  const workerByName = new Map((workerFacts ?? []).map((w) => [w.name, w]));
+  const workerSwaps: WorkerSwap[][] = roll.batches.map((b) =>
+    b.nodes.map((name) => {
+      const old = oldRef(workerByName.get(name)!);
       return { old, replacement: replacementOf(old, 'worker') };
     }),
   );
+  const surgeNodes: TalosNodeRef[] = Array.from({ length: roll.surge.nodes }, (_, i) => ({
+    kind: 'talos',
+    replaces: `surge-${i + 1}`,
+    name: null,
+    address: null,
+  }));
 
   const talosNodes = new Map<string, TalosNodeRef>();
   for (const s of cpSwaps) talosNodes.set(s.old.name, s.replacement);
@@ -231,6 +269,18 @@ export function buildPlan(input: PlanInput): Plan {
   if (provisioner === 'capi')
     warnings.push(
       'provisioner capi: Talos node names are chosen by Cluster API; the run records them as they appear',
+    );
+  for (const b of roll.blocked)
+    warnings.push(
+      `PodDisruptionBudget ${b.pdb} (${b.rule}) allows no disruption: the drains of ${b.nodes.join(', ')} cannot finish; ${b.fix}`,
+    );
+  if (roll.outages.length > 0)
+    warnings.push(
+      `the worker roll takes down ${roll.outages.length} pod(s) or workload(s) for a while (single replicas, pods without a controller, pods that cannot move): see Outages`,
+    );
+  if (roll.surge.nodes > 0)
+    warnings.push(
+      `--surge ${roll.surge.nodes}: ${roll.surge.nodes} more Talos worker(s) stay after the roll; remove them, or scale their pool down, once it is done`,
     );
   const kitWarning = kitMismatch(input.kit, facts);
   if (kitWarning) warnings.push(kitWarning);
@@ -283,7 +333,9 @@ export function buildPlan(input: PlanInput): Plan {
   drafts[0] = preflightSteps(prepCtx);
   drafts[1] = preparationSteps(prepCtx);
   for (const s of cpSwaps.filter((x) => !x.last)) drafts[2].push(...controlPlaneSwap(swapCtx, s));
-  workerSwaps.forEach((b, i) => {
+  const surgedPdbs = new Set(roll.surged.map((s) => s.pdb));
+  workerSwaps.forEach((swaps, i) => {
+    const batch = workerRoll.batches[i]!;
     drafts[3].push(
       ...workerBatch(
         {
@@ -296,8 +348,14 @@ export function buildPlan(input: PlanInput): Plan {
           drainTimeoutSeconds,
           drainInfo,
         },
-        i + 1,
-        b,
+        {
+          batch,
+          swaps,
+          surge: i === 0 && surgeNodes.length > 0 ? { nodes: surgeNodes, like: roll.surge.pool[0]! } : null,
+          scaleUp: roll.surged.filter((s) => s.firstBatch === batch.index),
+          restore: roll.surged.filter((s) => s.lastBatch === batch.index),
+          surgedPdbs,
+        },
       ),
     );
   });
@@ -380,6 +438,7 @@ export function buildPlan(input: PlanInput): Plan {
         replacement: s.replacement,
       }),
     ),
+    workerRoll,
     workers: workerSwaps.flatMap((b, i) =>
       b.map(
         (w): WorkerOrder => ({
@@ -397,6 +456,36 @@ export function buildPlan(input: PlanInput): Plan {
     warnings,
     phases,
   });
+}
+
+/** The planner's batches and makespan as the plan records them. */
+function workerRollOf(
+  roll: PlannedRoll,
+  times: ReturnType<typeof makespan>,
+  o: { maxUnavailable: string; perBatch: number; surgeReplicas: boolean },
+): WorkerRoll {
+  return {
+    maxUnavailable: { given: o.maxUnavailable, nodes: o.perBatch },
+    surgeWorkers:
+      roll.surge.nodes > 0
+        ? {
+            count: roll.surge.nodes,
+            note: `each shaped like the largest pool (${roll.surge.pool.length} worker(s) with the labels and taints of ${roll.surge.pool[0]}): its labels and taints, its smallest allocatable and its largest DaemonSet requests`,
+          }
+        : null,
+    surgeReplicas: o.surgeReplicas,
+    batches: roll.batches.map((b, i) => ({ ...b, seconds: times.batchSeconds[i]!, why: explainBatch(b) })),
+    outages: roll.outages,
+    blocked: roll.blocked,
+    surged: roll.surged,
+    estimate: {
+      seconds: times.estimateSeconds,
+      surgeSeconds: times.surgeSeconds,
+      lowerBoundSeconds: times.lowerBoundSeconds,
+      lowerBound: times.lowerBound,
+      assumptions: times.assumptions,
+    },
+  };
 }
 
 /**
@@ -440,7 +529,7 @@ const PHASE_TITLES: Record<PhaseId, [string, string]> = {
   ],
   3: [
     'Workers',
-    'In batches whose nodes share no PodDisruptionBudget, while one kubeadm control plane still stands.',
+    "In computed batches, while one kubeadm control plane still stands: a batch's pods can all go at once within every PodDisruptionBudget and fit on the workers that stay.",
   ],
   4: ['Last kubeadm control plane', 'After it, etcd and the API run on Talos only: an etcd snapshot first.'],
   5: ['After-care', 'Remove what only the migration needed, and prove a node can be replaced.'],

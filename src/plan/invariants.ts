@@ -9,7 +9,10 @@
  *   no destructive step comes before it. A swap removes its own etcd member only, and with surge
  *   only once its replacement is a voter; with replace, the old machine goes before the new one
  *   comes to the same address;
- * - workers batch by batch (phase 3): each batch begins with its gate;
+ * - workers batch by batch (phase 3): each batch begins with its gate; its workers are those of
+ *   `workerRoll.batches`, in that order;
+ * - a workload --surge-replicas scales (phase 3 only) is scaled up once, waited for, and restored
+ *   once, in a later step, to the count it had: never left scaled up, never restored first;
  * - every destructive step in a swap or batch has its own precondition;
  * - after-care (phase 5) has no gate: its destructive steps are the operator's to do, the run
  *   instructs and waits;
@@ -68,6 +71,7 @@ export function invariantIssues(plan: PlanContent): Issue[] {
   controlPlaneOrder(plan, out);
   for (const phase of [2, 4] as const) controlPlaneSwaps(plan, phase, out);
   workerBatches(plan, out);
+  surgedReplicas(plan, out);
   afterCare(plan, out);
   provisioners(plan, out);
   return out.list;
@@ -254,6 +258,21 @@ function controlPlaneSwaps(plan: PlanContent, phase: 2 | 4, out: Issues): void {
 }
 
 function workerBatches(plan: PlanContent, out: Issues): void {
+  const planned = plan.workerRoll.batches.map((b) => b.nodes.join(', '));
+  const ordered = plan.workerRoll.batches.map((b) =>
+    plan.workers
+      .filter((w) => w.batch === b.index)
+      .map((w) => w.node)
+      .join(', '),
+  );
+  plan.workerRoll.batches.forEach((b, k) => {
+    if (b.index !== k + 1) out.add(`workerRoll.batches[${k}].index`, `must be ${k + 1}; got ${b.index}`);
+    if (planned[k] !== ordered[k])
+      out.add(
+        `workerRoll.batches[${k}].nodes`,
+        `batch ${b.index} was planned for ${planned[k] || 'no worker'}; workers puts ${ordered[k] || 'none'} in it`,
+      );
+  });
   const steps = placed(plan, 3);
   for (const p of steps)
     if (p.step.batch === undefined) issue(out, p, 'batch', 'a worker step belongs to a batch');
@@ -275,6 +294,72 @@ function workerBatches(plan: PlanContent, out: Issues): void {
         issue(out, p, 'subject', `${p.step.subject} is not a worker of batch ${b.key} (workers)`);
     }
   });
+}
+
+function surgedReplicas(plan: PlanContent, out: Issues): void {
+  plan.phases.forEach((_, i) => {
+    if (i === 3) return;
+    for (const p of placed(plan, i))
+      if (p.step.kind === 'scale-workload' || p.step.kind === 'wait-workload-ready')
+        issue(
+          out,
+          p,
+          'kind',
+          `a ${p.step.kind} step belongs to the worker phase (3), around the drains it makes room for`,
+        );
+  });
+  const steps = placed(plan, 3);
+  const label = (w: { kind: string; namespace: string; name: string }) =>
+    `${w.kind} ${w.namespace}/${w.name}`;
+  const byWorkload = new Map<string, { up: number[]; restore: number[] }>();
+  steps.forEach((p, k) => {
+    if (p.step.kind !== 'scale-workload') return;
+    const key = label(p.step.params.workload);
+    const e = byWorkload.get(key) ?? { up: [], restore: [] };
+    (p.step.params.purpose === 'surge' ? e.up : e.restore).push(k);
+    byWorkload.set(key, e);
+  });
+  for (const [w, e] of byWorkload) {
+    const up = e.up[0];
+    const restore = e.restore[0];
+    const first = steps[up ?? restore!]!;
+    if (e.up.length !== 1 || e.restore.length !== 1 || up === undefined || restore === undefined) {
+      issue(
+        out,
+        first,
+        null,
+        `${w} is scaled up once and restored once (--surge-replicas); the plan scales it up ${e.up.length} and restores it ${e.restore.length} time(s)`,
+      );
+      continue;
+    }
+    const u = steps[up]!.step;
+    const r = steps[restore]!.step;
+    if (restore < up) issue(out, steps[restore]!, null, `${w} is restored before it is scaled up`);
+    const wait = steps[up + 1]?.step;
+    if (wait?.kind !== 'wait-workload-ready' || label(wait.params.workload) !== w)
+      issue(
+        out,
+        steps[up]!,
+        null,
+        `${w}: the scale-up is followed by the wait for its Ready replicas, before any drain`,
+      );
+    if (u.kind === 'scale-workload' && r.kind === 'scale-workload') {
+      if (r.params.replicas !== u.params.from || u.params.from !== r.params.from)
+        issue(
+          out,
+          steps[restore]!,
+          'params.replicas',
+          `${w} is restored to the ${u.params.from} replicas it had; got ${r.params.replicas}`,
+        );
+      if (u.params.replicas <= u.params.from)
+        issue(
+          out,
+          steps[up]!,
+          'params.replicas',
+          `${w}: the scale-up adds a replica to ${u.params.from}; got ${u.params.replicas}`,
+        );
+    }
+  }
 }
 
 function afterCare(plan: PlanContent, out: Issues): void {

@@ -422,11 +422,14 @@ describe('every plan buildPlan makes loads', () => {
     ['capi', async () => buildPlan(inputsFor(await exampleSnapshot(), { target: { provisioner: 'capi' } }))],
     ['exec', async () => buildPlan(inputsFor(await exampleSnapshot(), { target: { provisioner: 'exec' } }))],
     [
-      'leader cp-1, workers in batches of 3',
+      'leader cp-1, batches of up to 3 workers, 2 surge workers, --surge-replicas',
       async () => {
         const snap = await exampleSnapshot();
         setLeader(snap, 'cp-1');
-        return buildPlan({ ...inputsFor(snap), options: { workerBatchSize: 3 } });
+        return buildPlan({
+          ...inputsFor(snap),
+          options: { maxUnavailable: { kind: 'count', nodes: 3 }, surgeWorkers: 2, surgeReplicas: true },
+        });
       },
     ],
     [

@@ -15,9 +15,18 @@
  *   run time, e.g. leadership is moved only if the old member leads *then*.
  */
 import type { Provisioner } from '../facts/target.js';
+import type {
+  BatchBound,
+  BlockedPdb,
+  LowerBoundTerm,
+  Outage,
+  PlannedBatch,
+  SurgedWorkload,
+} from './batches/model.js';
 import type { Command, ExpectedState, MemberRef, NodeRef, TalosNodeRef } from './expected-state.js';
 
-export const PLAN_FORMAT_VERSION = 1;
+/** 2: worker batches are computed (workerRoll), and the scale-workload steps of --surge-replicas. */
+export const PLAN_FORMAT_VERSION = 2;
 export const PLAN_KIND = 'FerryPlan';
 
 export const STRATEGIES = ['surge', 'replace'] as const;
@@ -131,7 +140,7 @@ interface StepBase {
   condition?: StepCondition;
   /** Offered, not required: the run asks before doing it (the drill). */
   optional?: boolean;
-  /** Worker batch (phase 3): nodes of one batch share no PodDisruptionBudget. */
+  /** Worker batch (phase 3): its nodes' pods can all go at once within every PodDisruptionBudget. */
   batch?: number;
   /** Steps (ids) that must be done first, beyond the order of the plan. */
   after?: string[];
@@ -144,6 +153,13 @@ export interface PdbRef {
   name: string;
   /** status.disruptionsAllowed at snapshot time; 0 means this drain will wait (or time out). */
   disruptionsAllowed: number | null;
+}
+
+/** A workload --surge-replicas scales: the scale subresource of a Deployment or StatefulSet. */
+export interface WorkloadRef {
+  kind: 'Deployment' | 'StatefulSet';
+  namespace: string;
+  name: string;
 }
 
 export interface FindingRef {
@@ -222,6 +238,21 @@ export interface StepParams {
   'verify-membership': { removed: MemberRef | null };
   decommission: { node: NodeRef; provisioner: Provisioner; wipes: string[] };
   'delete-node': { node: NodeRef };
+  /**
+   * --surge-replicas: set the workload's replicas (scale subresource): one more before its first
+   * node drains, so that its PodDisruptionBudget allows a disruption; back to `from` after its last.
+   */
+  'scale-workload': {
+    workload: WorkloadRef;
+    replicas: number;
+    /** The replica count at snapshot time, which a stopped run restores. */
+    from: number;
+    purpose: 'surge' | 'restore';
+    /** The budget that made it necessary. */
+    pdb: string;
+  };
+  /** Observe only: the workload has `readyReplicas` Ready pods. */
+  'wait-workload-ready': { workload: WorkloadRef; readyReplicas: number };
   'delete-bootstrap-token': { tokenIds: string[] };
   'relabel-kube-proxy': { namespace: string; name: string; labels: Record<string, string> };
   'wipe-pki-copies': { copies: { where: string; path: string; why: string }[] };
@@ -251,6 +282,8 @@ export const STEP_KINDS = [
   'verify-membership',
   'decommission',
   'delete-node',
+  'scale-workload',
+  'wait-workload-ready',
   'delete-bootstrap-token',
   'relabel-kube-proxy',
   'wipe-pki-copies',
@@ -290,6 +323,40 @@ export interface WorkerOrder {
   batch: number;
   replacement: TalosNodeRef;
 }
+
+/** A worker batch as planned (batches/planner.ts), with its expected length and why it is this size. */
+export interface WorkerBatch extends PlannedBatch {
+  seconds: number;
+  /** What bounded it, in words (from `bound`). */
+  why: string;
+}
+
+/** Phase 3 as computed: batches, the outages they cause, and how long they should take. */
+export interface WorkerRoll {
+  /** --max-unavailable as given (default 25%) and the workers per batch it allows. */
+  maxUnavailable: { given: string; nodes: number };
+  /** --surge: Talos workers brought up before the first drain, and what they are assumed to be. */
+  surgeWorkers: { count: number; note: string } | null;
+  surgeReplicas: boolean;
+  batches: WorkerBatch[];
+  /** What the roll takes down, never hidden: single replicas, bare pods, pods no node can take. */
+  outages: Outage[];
+  /** PodDisruptionBudgets that allow no disruption: `ferry plan` refuses while there is one. */
+  blocked: BlockedPdb[];
+  /** Workloads --surge-replicas scales up around their drains. */
+  surged: SurgedWorkload[];
+  estimate: {
+    seconds: number;
+    /** Of which: --surge workers coming up before the first drain. */
+    surgeSeconds: number;
+    lowerBoundSeconds: number;
+    /** Largest first: the first term is the bound. */
+    lowerBound: LowerBoundTerm[];
+    assumptions: string[];
+  };
+}
+
+export type { BatchBound };
 
 export interface KitReference {
   /** The kit directory as given on the command line. */
@@ -337,6 +404,7 @@ export interface Plan {
   };
   controlPlanes: ControlPlaneOrder[];
   workers: WorkerOrder[];
+  workerRoll: WorkerRoll;
   /** Commands to set up once before the runbook (etcd client, kubeconfig). */
   setup: Command[];
   warnings: string[];

@@ -165,11 +165,32 @@ export function drainedState(node: NodeRef): ExpectedState {
 }
 
 export function drainStep(
-  c: Common & { node: KubeadmNodeRef; info: { pdbs: PdbRef[]; pods: number }; timeoutSeconds: number },
+  c: Common & {
+    node: KubeadmNodeRef;
+    info: { pdbs: PdbRef[]; pods: number };
+    timeoutSeconds: number;
+    /** PDBs ("ns/name") whose workload --surge-replicas scales up before this drain. */
+    surged?: ReadonlySet<string>;
+  },
 ): DraftStep {
   const { node, info } = c;
   const drained = drainedState(node);
-  const blocking = info.pdbs.filter((p) => p.disruptionsAllowed === 0);
+  const name = (p: PdbRef) => `${p.namespace}/${p.name}`;
+  const zero = info.pdbs.filter((p) => p.disruptionsAllowed === 0);
+  const blocking = zero.filter((p) => !c.surged?.has(name(p)));
+  const scaled = zero.filter((p) => c.surged?.has(name(p)));
+  const notes = [
+    ...(blocking.length > 0
+      ? [
+          `PodDisruptionBudget(s) allowing no disruption at snapshot time: ${blocking.map(name).join(', ')}; this drain waits on them and stops at its timeout naming the budget`,
+        ]
+      : []),
+    ...(scaled.length > 0
+      ? [
+          `PodDisruptionBudget(s) ${scaled.map(name).join(', ')} allowed no disruption at snapshot time: their workload was scaled up by one before this batch (--surge-replicas)`,
+        ]
+      : []),
+  ];
   return draft<'drain'>({
     kind: 'drain',
     subject: c.subject,
@@ -204,13 +225,7 @@ export function drainStep(
       cmd(kubectl(`uncordon ${nodeArg(node)}`)),
     ]),
     idempotencyCheck: doneWhen(`no evictable pod left on ${node.name}`, drained, 'redo'),
-    ...(blocking.length > 0
-      ? {
-          notes: [
-            `PodDisruptionBudget(s) allowing no disruption at snapshot time: ${blocking.map((p) => `${p.namespace}/${p.name}`).join(', ')}; this drain waits on them and stops at its timeout naming the budget`,
-          ],
-        }
-      : {}),
+    ...(notes.length > 0 ? { notes } : {}),
     ...placement(c),
   });
 }

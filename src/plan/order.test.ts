@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ControlPlaneNodeFact, NodeFact } from '../facts/model.js';
-import { batchWorkers, orderControlPlanes } from './order.js';
+import type { ControlPlaneNodeFact } from '../facts/model.js';
+import { orderControlPlanes } from './order.js';
 
 function cp(name: string): ControlPlaneNodeFact {
   return {
@@ -43,20 +43,5 @@ describe('orderControlPlanes', () => {
     const o = orderControlPlanes([cp('only')], 'only', null);
     expect(o.phase2).toEqual([]);
     expect(o.last.name).toBe('only');
-  });
-});
-
-describe('batchWorkers', () => {
-  const w = (name: string) => ({ name }) as NodeFact;
-  it('never puts two nodes that share a PDB in one batch', () => {
-    const pdbs: Record<string, string[]> = { a: ['shop/web'], b: ['shop/web'], c: ['db/pg'], d: [] };
-    const batches = batchWorkers(['a', 'b', 'c', 'd'].map(w), 2, (n) => new Set(pdbs[n]));
-    expect(batches.map(names)).toEqual([
-      ['a', 'c'],
-      ['b', 'd'],
-    ]);
-  });
-  it('batch size 1 is one node per batch', () => {
-    expect(batchWorkers(['b', 'a'].map(w), 1, () => new Set()).map(names)).toEqual([['a'], ['b']]);
   });
 });

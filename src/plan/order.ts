@@ -5,9 +5,9 @@
  *   onto a caught-up Talos member, instead of a forced election per node;
  * - the last kubeadm control plane is the one whose own address is the endpoint (no load
  *   balancer: it must stay until nothing else serves), else the last follower in name order.
- * Workers go in batches whose nodes share no PodDisruptionBudget.
+ * Workers go in the batches batches/planner.ts computes, between phases 2 and 4.
  */
-import type { ControlPlaneNodeFact, NodeFact } from '../facts/model.js';
+import type { ControlPlaneNodeFact } from '../facts/model.js';
 
 export interface CpOrder {
   /** Phase 2, in order: followers (name order), then the leader's node. */
@@ -47,30 +47,4 @@ export function orderControlPlanes(
   const rest = sorted.filter((n) => n !== last);
   const phase2 = [...rest.filter((n) => n.name !== leaderNode), ...rest.filter((n) => n.name === leaderNode)];
   return { phase2, last, reason };
-}
-
-/**
- * Greedy batches of at most `size` workers; two nodes whose pods share a PDB never share a batch,
- * so draining a batch takes at most one pod per budget from each node at a time.
- */
-export function batchWorkers(
-  workers: readonly NodeFact[],
-  size: number,
-  pdbsOnNode: (node: string) => ReadonlySet<string>,
-): NodeFact[][] {
-  const batches: { nodes: NodeFact[]; pdbs: Set<string> }[] = [];
-  for (const w of [...workers].sort(byName)) {
-    const mine = pdbsOnNode(w.name);
-    let placed = false;
-    for (const b of batches) {
-      if (b.nodes.length >= size) continue;
-      if ([...mine].some((p) => b.pdbs.has(p))) continue;
-      b.nodes.push(w);
-      for (const p of mine) b.pdbs.add(p);
-      placed = true;
-      break;
-    }
-    if (!placed) batches.push({ nodes: [w], pdbs: new Set(mine) });
-  }
-  return batches.map((b) => b.nodes);
 }

@@ -6,6 +6,32 @@ import { describeCommand, describeExpectation, formatSeconds } from './describe.
 import type { Command } from './expected-state.js';
 import { nodeLabel, type Plan, type Step } from './model.js';
 import { sameState } from './render-md.js';
+import { type RollTable, workerRollView } from './render-workers.js';
+
+function tableHtml(t: RollTable): string {
+  return `<table><tr>${t.head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr>${t.rows
+    .map((r) => `<tr>${r.map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`)
+    .join('')}</table>`;
+}
+
+function workersHtml(plan: Plan): string {
+  const v = workerRollView(plan);
+  return [
+    '<h2 id="workers">Workers</h2>',
+    `<p>${esc(v.summary)}</p>`,
+    `<p><b>${esc(v.estimate)}</b></p>`,
+    list(v.assumptions.map((a) => `assumed: ${a}`)),
+    plan.workerRoll.batches.length > 0 ? tableHtml(v.batches) : '',
+    v.surged.length > 0 ? `<p>Scaled up around their drains (--surge-replicas):</p>${list(v.surged)}` : '',
+    v.blocked.length > 0
+      ? `<h3>Blocked PodDisruptionBudgets</h3><p>ferry plan refuses while one of these stands; --surge-replicas applies the fix where scaling up helps.</p>${list(v.blocked)}`
+      : '',
+    '<h3>Outages</h3>',
+    v.outages
+      ? `<p>What the roll takes down, and for how long:</p>${tableHtml(v.outages)}`
+      : '<p>None: every evicted pod has another replica, or a PodDisruptionBudget keeps enough up.</p>',
+  ].join('\n');
+}
 
 export function esc(s: string): string {
   return s
@@ -120,6 +146,7 @@ ${plan.warnings.length > 0 ? `<div class="warn"><b>Warnings</b>${list(plan.warni
 <h2>Order</h2>
 <table><tr><th>phase</th><th>node</th><th>address</th><th>etcd member</th><th>replaced by</th></tr>${rows.join('')}</table>
 <p>etcd: ${plan.etcd.voters} voters${plan.etcd.leader ? `, leader ${esc(plan.etcd.leader.name)}` : ''}${plan.etcd.version ? `, version ${esc(plan.etcd.version)}` : ''}.</p>
+${workersHtml(plan)}
 ${blockers}
 <h2>Contents</h2><ol start="0">${toc}</ol>
 <h2>Setup</h2>${pre(plan.setup)}

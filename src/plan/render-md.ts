@@ -5,6 +5,47 @@
 import { describeCommand, describeExpectation, formatSeconds } from './describe.js';
 import type { Command } from './expected-state.js';
 import { nodeLabel, type Plan, type Step } from './model.js';
+import { type RollTable, workerRollView } from './render-workers.js';
+
+function table(t: RollTable): string[] {
+  const cell = (c: string) => c.replace(/\|/g, '\\|');
+  return [
+    `| ${t.head.join(' | ')} |`,
+    `|${t.head.map(() => '---').join('|')}|`,
+    ...t.rows.map((r) => `| ${r.map(cell).join(' | ')} |`),
+  ];
+}
+
+function workersMd(plan: Plan): string[] {
+  const v = workerRollView(plan);
+  const lines = [
+    '## Workers',
+    '',
+    v.summary,
+    '',
+    `**${v.estimate}**`,
+    '',
+    ...bullets(v.assumptions.map((a) => `assumed: ${a}`)),
+    '',
+  ];
+  if (plan.workerRoll.batches.length > 0) lines.push(...table(v.batches), '');
+  if (v.surged.length > 0)
+    lines.push('Scaled up around their drains (`--surge-replicas`):', '', ...bullets(v.surged), '');
+  if (v.blocked.length > 0)
+    lines.push(
+      '### Blocked PodDisruptionBudgets',
+      '',
+      '`ferry plan` refuses while one of these stands; `--surge-replicas` applies the fix where scaling up helps.',
+      '',
+      ...bullets(v.blocked),
+      '',
+    );
+  lines.push('### Outages', '');
+  if (v.outages) lines.push('What the roll takes down, and for how long:', '', ...table(v.outages), '');
+  else
+    lines.push('None: every evicted pod has another replica, or a PodDisruptionBudget keeps enough up.', '');
+  return lines;
+}
 
 function fence(cmds: Command[]): string[] {
   if (cmds.length === 0) return [];
@@ -109,6 +150,7 @@ export function renderPlanMd(plan: Plan): string {
     `etcd: ${plan.etcd.voters} voters${plan.etcd.leader ? `, leader ${plan.etcd.leader.name}` : ''}${plan.etcd.version ? `, version ${plan.etcd.version}` : ''}.`,
     '',
   );
+  lines.push(...workersMd(plan));
   if (plan.audit.blockers.length > 0) {
     lines.push(
       '## Blockers',

@@ -12,6 +12,29 @@ async function plan(strategy: 'surge' | 'replace' = 'surge') {
 }
 
 describe('the runbook renderings', () => {
+  it('md and html show the worker batches, what bounded each, the estimate beside its lower bound, and the outages', async () => {
+    const p = buildPlan({ ...inputsFor(await exampleSnapshot()), options: { surgeReplicas: true } });
+    const e = p.workerRoll.estimate;
+    const md = renderPlan(p, 'md');
+    expect(md).toContain('## Workers');
+    expect(md).toContain(
+      `lower bound ${Math.round(e.lowerBoundSeconds / 60)} min (${e.lowerBoundSeconds} s)`,
+    );
+    expect(md).toContain(`(${e.seconds} s)`);
+    expect(md).toContain('| batch | workers | pods | rounds | time | bounded by |');
+    expect(md).toMatch(/\| 1 \| worker-1[^|]*\| \d+ \| 1 \| \d+ min \| /);
+    expect(md).toContain('Deployment shop/checkout: 2 → 3 replicas before batch 1');
+    expect(md).toContain('| Pod default/netshoot | bare-pod | worker-2 drains');
+    const html = renderPlan(p, 'html');
+    expect(html).toContain('<h2 id="workers">Workers</h2>');
+    expect(html).toContain(`(${e.lowerBoundSeconds} s)`);
+    expect(html).toContain('<td>Pod default/netshoot</td><td>bare-pod</td>');
+    // Without the flag, the blocking budget is shown with its fix.
+    const blocked = renderPlan(await plan(), 'md');
+    expect(blocked).toContain('### Blocked PodDisruptionBudgets');
+    expect(blocked).toContain('PodDisruptionBudget shop/checkout (minAvailable 2) allows no disruption');
+  });
+
   it('md carries the commands an operator types, with the real ids and addresses', async () => {
     const md = renderPlan(await plan(), 'md');
     // cp-1's member id 13872586097927091956 is c085538e52f776f4 in hex; cp-2 (the leader) 9b93160b752b5f0a.

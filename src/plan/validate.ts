@@ -8,6 +8,17 @@
 import { PROVISIONERS } from '../facts/target.js';
 import { memberIdHex } from '../util/member-id.js';
 import type {
+  BatchBound,
+  BlockedPdb,
+  LowerBoundTerm,
+  Outage,
+  OutageReason,
+  Owner,
+  Resource,
+  Shortage,
+  SurgedWorkload,
+} from './batches/model.js';
+import type {
   ApiserverExpectation,
   AuditExpectation,
   BackendExpectation,
@@ -48,7 +59,10 @@ import {
   type StepTarget,
   type Undo,
   type Verification,
+  type WorkerBatch,
   type WorkerOrder,
+  type WorkerRoll,
+  type WorkloadRef,
 } from './model.js';
 import {
   arrayOf,
@@ -255,6 +269,12 @@ const generatedPrep = fields<Extract<StepParams['kubeadm-prep']['source'], { kin
   theme: oneOf(['apiserver-sans', 'sa-issuer', 'encryption-keys'] satisfies string[]),
 });
 
+const workloadRef = fields<WorkloadRef>({
+  kind: oneOf(['Deployment', 'StatefulSet'] satisfies WorkloadRef['kind'][]),
+  namespace: name,
+  name,
+});
+
 /** What the orchestrator and the runbook read of each kind's parameters. */
 const PARAMS: { [K in StepKind]: Check } = {
   'preflight-audit': fields<StepParams['preflight-audit']>({
@@ -313,6 +333,17 @@ const PARAMS: { [K in StepKind]: Check } = {
   'verify-membership': fields<StepParams['verify-membership']>({ removed: nullable(memberRef) }),
   decommission: fields<StepParams['decommission']>({ node: nodeRef, provisioner, wipes: stringList }),
   'delete-node': fields<StepParams['delete-node']>({ node: nodeRef }),
+  'scale-workload': fields<StepParams['scale-workload']>({
+    workload: workloadRef,
+    replicas: int(0),
+    from: int(0),
+    purpose: oneOf(['surge', 'restore'] satisfies StepParams['scale-workload']['purpose'][]),
+    pdb: name,
+  }),
+  'wait-workload-ready': fields<StepParams['wait-workload-ready']>({
+    workload: workloadRef,
+    readyReplicas: int(1),
+  }),
   'delete-bootstrap-token': fields<StepParams['delete-bootstrap-token']>({ tokenIds: stringList }),
   'relabel-kube-proxy': fields<StepParams['relabel-kube-proxy']>({
     namespace: name,
@@ -390,6 +421,128 @@ const phase: Check = (v, path, out) => {
   out.step = undefined;
 };
 
+// ---- the worker roll ---------------------------------------------------------------------------
+
+/** A finite number ≥ 0 (requests in bytes, millicores). */
+const amount: Check = (v, path, out) => {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+    out.add(path, `must be a finite number ≥ 0; got ${show(v)}`);
+};
+
+const SHORTAGES = members<Shortage>({
+  cpu: true,
+  memory: true,
+  pods: true,
+  spread: true,
+  fragmentation: true,
+});
+const RESOURCE_NAMES = members<Resource>({ cpu: true, memory: true, pods: true });
+
+const batchBound = byKind({
+  'max-unavailable': fields<Extract<BatchBound, { kind: 'max-unavailable' }>>({
+    kind: oneOf(['max-unavailable']),
+    max: int(1),
+  }),
+  pdb: fields<Extract<BatchBound, { kind: 'pdb' }>>({ kind: oneOf(['pdb']), pdb: name, allowed: int(0) }),
+  capacity: fields<Extract<BatchBound, { kind: 'capacity' }>>({
+    kind: oneOf(['capacity']),
+    shortage: oneOf(SHORTAGES),
+    pod: name,
+  }),
+  placement: fields<Extract<BatchBound, { kind: 'placement' }>>({ kind: oneOf(['placement']) }),
+  'nodes-left': fields<Extract<BatchBound, { kind: 'nodes-left' }>>({ kind: oneOf(['nodes-left']) }),
+  blocked: fields<Extract<BatchBound, { kind: 'blocked' }>>({ kind: oneOf(['blocked']), pdb: name }),
+});
+
+const owner = fields<Owner>({ kind: name, namespace: name, name, replicas: nullable(int(0)) });
+
+const lowerBoundTerm = byKind({
+  pdb: fields<Extract<LowerBoundTerm, { kind: 'pdb' }>>({
+    kind: oneOf(['pdb']),
+    pdb: name,
+    pods: int(1),
+    allowed: int(1),
+    rounds: int(1),
+    seconds: int(0),
+  }),
+  'max-unavailable': fields<Extract<LowerBoundTerm, { kind: 'max-unavailable' }>>({
+    kind: oneOf(['max-unavailable']),
+    workers: int(1),
+    max: int(1),
+    batches: int(1),
+    seconds: int(0),
+  }),
+  capacity: fields<Extract<LowerBoundTerm, { kind: 'capacity' }>>({
+    kind: oneOf(['capacity']),
+    resource: oneOf(RESOURCE_NAMES),
+    moved: amount,
+    spare: amount,
+    batches: int(1),
+    seconds: int(0),
+  }),
+});
+
+const OUTAGE_REASONS = members<OutageReason>({
+  'single-replica': true,
+  'bare-pod': true,
+  'local-volume': true,
+  'node-name': true,
+  'no-node-fits': true,
+  'no-room': true,
+});
+
+const workerRoll = fields<WorkerRoll>({
+  maxUnavailable: fields<WorkerRoll['maxUnavailable']>({ given: name, nodes: int(1) }),
+  surgeWorkers: nullable(fields<NonNullable<WorkerRoll['surgeWorkers']>>({ count: int(1), note: str })),
+  surgeReplicas: bool,
+  batches: arrayOf(
+    fields<WorkerBatch>({
+      index: int(1),
+      nodes: arrayOf(name),
+      pods: int(0),
+      rounds: int(1),
+      graceSeconds: int(0),
+      bound: batchBound,
+      scaleUp: stringList,
+      restore: stringList,
+      seconds: int(0),
+      why: str,
+    }),
+  ),
+  outages: arrayOf(
+    fields<Outage>({
+      kind: name,
+      namespace: name,
+      name,
+      reason: oneOf(OUTAGE_REASONS),
+      node: name,
+      batch: int(1),
+      seconds: nullable(int(0)),
+      detail: str,
+    }),
+  ),
+  blocked: arrayOf(
+    fields<BlockedPdb>({ pdb: name, rule: str, nodes: arrayOf(name), surgeable: nullable(str), fix: str }),
+  ),
+  surged: arrayOf(
+    fields<SurgedWorkload>({
+      workload: owner,
+      pdb: name,
+      from: int(0),
+      to: int(1),
+      firstBatch: int(1),
+      lastBatch: int(1),
+    }),
+  ),
+  estimate: fields<WorkerRoll['estimate']>({
+    seconds: int(0),
+    surgeSeconds: int(0),
+    lowerBoundSeconds: int(0),
+    lowerBound: arrayOf(lowerBoundTerm),
+    assumptions: stringList,
+  }),
+});
+
 // ---- the plan ---------------------------------------------------------------------------------
 
 const planShape = fields<PlanContent>({
@@ -440,6 +593,7 @@ const planShape = fields<PlanContent>({
   workers: arrayOf(
     fields<WorkerOrder>({ node: name, address: nullable(str), batch: int(1), replacement: talosNode }),
   ),
+  workerRoll,
   setup: commands,
   warnings: stringList,
   phases: arrayOf(phase),

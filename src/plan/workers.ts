@@ -1,14 +1,18 @@
 /**
- * Phase 3: workers, batch by batch. Kept simple on purpose (issue 6: workers are the next issue):
- * a gate per batch, then per node the same provision/drain/decommission steps as a control plane,
- * without etcd or load-balancer steps. Nodes of one batch share no PodDisruptionBudget.
+ * Phase 3: workers, batch by batch, in the batches batches/planner.ts computed. A batch's nodes
+ * are worked on together, step kind by step kind: gate → (batch 1: --surge workers) → (surge:
+ * replacements up) → (--surge-replicas: scale up, wait Ready) → cordon all → drain all →
+ * decommission all → delete the Nodes → (replace: replacements up) → (restore replicas). Every
+ * node is cordoned before any is drained, so a pod evicted from one never lands on another node
+ * of the same batch.
  */
 import type { Provisioner } from '../facts/target.js';
+import type { SurgedWorkload } from './batches/model.js';
 import { cmd, endpointReadyzCmd, healthCmd, kubectl, memberListCmd } from './commands.js';
 import type { EtcdModel } from './etcd-sim.js';
 import type { ExpectedState, KubeadmNodeRef, TalosNodeRef } from './expected-state.js';
 import type { MachineConfigPicker } from './kit.js';
-import type { DraftStep, PdbRef, Strategy } from './model.js';
+import type { DraftStep, PdbRef, Strategy, WorkerBatch, WorkloadRef } from './model.js';
 import {
   cordonStep,
   decommissionStep,
@@ -17,6 +21,7 @@ import {
   provisionStep,
   waitReadyStep,
 } from './node-steps.js';
+import { scaleStep, waitWorkloadReadyStep } from './scale-steps.js';
 import { gateStep } from './steps.js';
 
 export interface WorkerContext {
@@ -35,20 +40,41 @@ export interface WorkerSwap {
   replacement: TalosNodeRef;
 }
 
-export function workerBatch(ctx: WorkerContext, batch: number, swaps: WorkerSwap[]): DraftStep[] {
-  const first = swaps[0];
+export interface WorkerBatchInput {
+  batch: WorkerBatch;
+  swaps: WorkerSwap[];
+  /** --surge workers, brought up in batch 1 before anything drains; `like` names the pool's node whose config they boot. */
+  surge: { nodes: TalosNodeRef[]; like: string } | null;
+  scaleUp: SurgedWorkload[];
+  restore: SurgedWorkload[];
+  /** PDBs --surge-replicas makes room under ("ns/name"). */
+  surgedPdbs: ReadonlySet<string>;
+}
+
+export function workloadRef(s: SurgedWorkload): WorkloadRef {
+  return {
+    kind: s.workload.kind === 'StatefulSet' ? 'StatefulSet' : 'Deployment',
+    namespace: s.workload.namespace,
+    name: s.workload.name,
+  };
+}
+
+export function workerBatch(ctx: WorkerContext, b: WorkerBatchInput): DraftStep[] {
+  const first = b.swaps[0];
   if (!first) return [];
+  const batch = b.batch.index;
+  const subject = first.old.name;
   const healthy: ExpectedState = {
     etcd: ctx.etcd.expectation('all'),
-    nodes: swaps.map((s) => ({ node: s.old, exists: true })),
+    nodes: b.swaps.map((s) => ({ node: s.old, exists: true })),
     endpoint: { readyz: true },
   };
   const steps: DraftStep[] = [
     gateStep({
-      subject: first.old.name,
-      title: `Gate before worker batch ${batch}: ${swaps.map((s) => s.old.name).join(', ')}`,
+      subject,
+      title: `Gate before worker batch ${batch}: ${b.swaps.map((s) => s.old.name).join(', ')}`,
       target: { node: first.old },
-      reason: 'the control plane is healthy before workers move',
+      reason: `the control plane is healthy before workers move; batch of ${b.batch.why}`,
       expect: healthy,
       commands: [
         memberListCmd(),
@@ -59,15 +85,9 @@ export function workerBatch(ctx: WorkerContext, batch: number, swaps: WorkerSwap
       batch,
     }),
   ];
-  for (const s of swaps) steps.push(...workerSwap(ctx, batch, s));
-  return steps;
-}
-
-function workerSwap(ctx: WorkerContext, batch: number, s: WorkerSwap): DraftStep[] {
-  const subject = s.old.name;
-  const join = [
+  const join = (s: WorkerSwap) => [
     provisionStep({
-      subject,
+      subject: s.old.name,
       batch,
       node: s.replacement,
       role: 'worker',
@@ -78,26 +98,67 @@ function workerSwap(ctx: WorkerContext, batch: number, s: WorkerSwap): DraftStep
         ? { pre: { machines: [{ node: s.old, state: 'decommissioned' as const }] } }
         : {}),
     }),
-    waitReadyStep({ subject, batch, node: s.replacement }),
+    waitReadyStep({ subject: s.old.name, batch, node: s.replacement }),
   ];
-  const leave = [
-    cordonStep({ subject, batch, node: s.old }),
-    drainStep({
-      subject,
-      batch,
-      node: s.old,
-      info: ctx.drainInfo(s.old.name),
-      timeoutSeconds: ctx.drainTimeoutSeconds,
-    }),
-    decommissionStep({
-      subject,
-      batch,
-      node: s.old,
-      provisioner: ctx.provisioner,
-      role: 'worker',
-      comesBack: ctx.strategy === 'replace',
-    }),
-    deleteNodeStep({ subject, batch, node: s.old }),
-  ];
-  return ctx.strategy === 'surge' ? [...join, ...leave] : [...leave, ...join];
+  for (const node of b.surge?.nodes ?? []) {
+    steps.push(
+      provisionStep({
+        subject,
+        batch,
+        node,
+        role: 'worker',
+        provisioner: ctx.provisioner,
+        talosVersion: ctx.talosVersion,
+        machineConfig: ctx.machineConfig('worker', b.surge!.like, node.name),
+      }),
+      waitReadyStep({ subject, batch, node }),
+    );
+  }
+  if (ctx.strategy === 'surge') for (const s of b.swaps) steps.push(...join(s));
+  for (const w of b.scaleUp) {
+    const workload = workloadRef(w);
+    steps.push(
+      scaleStep({ subject, batch, workload, from: w.from, to: w.to, purpose: 'surge', pdb: w.pdb }),
+      waitWorkloadReadyStep({ subject, batch, workload, replicas: w.to }),
+    );
+  }
+  for (const s of b.swaps) steps.push(cordonStep({ subject: s.old.name, batch, node: s.old }));
+  for (const s of b.swaps)
+    steps.push(
+      drainStep({
+        subject: s.old.name,
+        batch,
+        node: s.old,
+        info: ctx.drainInfo(s.old.name),
+        timeoutSeconds: ctx.drainTimeoutSeconds,
+        surged: b.surgedPdbs,
+      }),
+    );
+  for (const s of b.swaps)
+    steps.push(
+      decommissionStep({
+        subject: s.old.name,
+        batch,
+        node: s.old,
+        provisioner: ctx.provisioner,
+        role: 'worker',
+        comesBack: ctx.strategy === 'replace',
+      }),
+    );
+  for (const s of b.swaps) steps.push(deleteNodeStep({ subject: s.old.name, batch, node: s.old }));
+  if (ctx.strategy === 'replace') for (const s of b.swaps) steps.push(...join(s));
+  const last = b.swaps.at(-1)!.old.name;
+  for (const w of b.restore)
+    steps.push(
+      scaleStep({
+        subject: last,
+        batch,
+        workload: workloadRef(w),
+        from: w.from,
+        to: w.to,
+        purpose: 'restore',
+        pdb: w.pdb,
+      }),
+    );
+  return steps;
 }

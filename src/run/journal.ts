@@ -45,6 +45,7 @@ export type ObservationPurpose =
   | 'condition'
   | 'cordon-before'
   | 'cordon-restored'
+  | 'replicas-restored'
   | 'binding'
   | 'probe'
   | 'note';

@@ -146,7 +146,12 @@ class World {
       return { evicted };
     },
     readyz: async () => true,
+    scaleWorkload: async (kind: string, ns: string, name: string, replicas: number) => {
+      this.calls.push(`scale ${kind} ${ns}/${name} ${replicas}`);
+      this.replicas = replicas;
+    },
   } as unknown as KubeAdminPort;
+  replicas = 2;
 
   provisioner: ProvisionerPort = {
     kind: 'fake',
@@ -413,6 +418,70 @@ describe('Orchestrator', () => {
     expect(w.calls.slice(0, 2)).toEqual(['setUnschedulable n1 true', 'drain n1']);
     expect(logs.join('\n')).toContain('resume: 2.01.cordon.n1 runs again');
     expect(journal.actionCount('2.04.etcd-remove-member.n1')).toBe(1);
+  });
+
+  it('--surge-replicas: a stop gives the workload its replica count back; a resumed run scales it up again', async () => {
+    const w = new World();
+    w.drainFails = true;
+    const checkout = { kind: 'Deployment' as const, namespace: 'shop', name: 'checkout' };
+    const scale = (id: string, purpose: 'surge' | 'restore', replicas: number) =>
+      step(
+        {
+          id,
+          kind: 'scale-workload',
+          target: {},
+          params: { workload: checkout, replicas, from: 2, purpose, pdb: 'shop/checkout' },
+        },
+        {},
+        {},
+      );
+    const base = plan().phases[0]!.steps;
+    const steps = [
+      scale('2.01.scale-workload.n1', 'surge', 3),
+      step(
+        {
+          id: '2.02.wait-workload-ready.n1',
+          kind: 'wait-workload-ready',
+          target: {},
+          params: { workload: checkout, readyReplicas: 3 },
+        },
+        {},
+        {},
+      ),
+      { ...base[0]!, id: '2.03.cordon.n1', index: 3 },
+      { ...base[1]!, id: '2.04.drain.n1', index: 4 },
+      scale('2.05.scale-workload.n1', 'restore', 2),
+    ] as Step[];
+    const p = {
+      ...plan(),
+      phases: [{ id: 2, name: 'control-planes', title: '', summary: '', steps }],
+    } as Plan;
+    begin(p);
+    const logs: string[] = [];
+    const r = await orchestrator(w, p, {}, logs).run();
+    expect(r.stoppedAt).toBe('2.04.drain.n1');
+    expect(w.calls.filter((c) => c.startsWith('scale'))).toEqual([
+      'scale Deployment shop/checkout 3',
+      'scale Deployment shop/checkout 2',
+    ]);
+    expect(w.replicas).toBe(2);
+    expect(journal.observations({ purpose: 'replicas-restored' }).map((o) => o.data)).toEqual([
+      { workload: 'Deployment shop/checkout', replicas: 2 },
+    ]);
+    expect(logs.join('\n')).toContain('restored: Deployment shop/checkout runs 2 replicas again');
+
+    w.drainFails = false;
+    w.calls = [];
+    begin(p);
+    const again: string[] = [];
+    expect((await orchestrator(w, p, { resume: true }, again).run()).status).toBe('completed');
+    expect(again.join('\n')).toContain('resume: 2.01.scale-workload.n1 runs again');
+    expect(again.join('\n')).toContain('resume: 2.02.wait-workload-ready.n1 runs again');
+    expect(w.calls.filter((c) => c.startsWith('scale'))).toEqual([
+      'scale Deployment shop/checkout 3',
+      'scale Deployment shop/checkout 2',
+    ]);
+    expect(w.replicas).toBe(2);
   });
 
   it('on resume, a removal whose action started is re-observed: already gone → recorded done, never sent again', async () => {

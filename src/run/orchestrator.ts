@@ -4,7 +4,8 @@
  *   expected state, observed) → `gate-passed` → `action-started` → action through a port →
  *   `action-done` → verification (observed until it holds or the step's timeout) → `done`.
  * A mismatch stops the run (FerryError 'gate', exit 3) saying what was expected, what was seen and
- * what to do; the cordon state recorded before the run touched a node is restored. A resumed run
+ * what to do; the cordon state recorded before the run touched a node is restored, and so is the
+ * replica count of a workload --surge-replicas scaled up. A resumed run
  * never repeats an action whose outcome it has not re-observed.
  */
 import { dirname } from 'node:path';
@@ -17,6 +18,7 @@ import {
   type NodeRef,
 } from '../plan/expected-state.js';
 import { allSteps, nodeLabel, type Step } from '../plan/model.js';
+import { workloadLabel } from '../plan/scale-steps.js';
 import { Bindings, type NodeBinding, resolveMember } from './bindings.js';
 import type { RunDeps, RunOptions, RunResult } from './deps.js';
 import {
@@ -35,7 +37,7 @@ import type { StepTransition } from './journal.js';
 import { type ObserveDeps, observe } from './observe.js';
 import type { EtcdView } from './ports.js';
 import { probeEndpoints } from './probe-steering.js';
-import { type CordonRestored, type InFlight, resumePoint } from './resume.js';
+import { type CordonRestored, type InFlight, type ReplicasRestored, resumePoint } from './resume.js';
 import { errText, gateError } from './stop.js';
 import { applyAcceptance, checkName } from './unobserved.js';
 
@@ -360,6 +362,9 @@ export class Orchestrator {
       await this.#restoreCordons(step).catch((e: unknown) =>
         this.#log(`  could not restore cordon state: ${errText(e)}`),
       );
+      await this.#restoreReplicas(step).catch((e: unknown) =>
+        this.#log(`  could not restore replica counts: ${errText(e)}`),
+      );
       throw fe;
     }
   }
@@ -516,6 +521,31 @@ export class Orchestrator {
       await this.#d.kube.setUnschedulable(node, false);
       j.observe(step.id, 'cordon-restored', true, { node, subject } satisfies CordonRestored);
       this.#log(`  restored: ${node} is schedulable again, as it was before the run cordoned it`);
+    }
+  }
+
+  // ---- replica counts (--surge-replicas) ---------------------------------------------------------
+
+  /** Gives back the replica count of every workload the run scaled up and has not restored yet. */
+  async #restoreReplicas(step: Step): Promise<void> {
+    for (const s of this.#steps) {
+      if (s.kind !== 'scale-workload' || s.params.purpose !== 'surge' || !this.#finished.has(s.id)) continue;
+      const w = s.params.workload;
+      const label = workloadLabel(w);
+      const restored = this.#steps.some(
+        (r) =>
+          r.kind === 'scale-workload' &&
+          r.params.purpose === 'restore' &&
+          workloadLabel(r.params.workload) === label &&
+          this.#finished.has(r.id),
+      );
+      if (restored) continue;
+      await this.#d.kube.scaleWorkload(w.kind, w.namespace, w.name, s.params.from);
+      this.#d.journal.observe(step.id, 'replicas-restored', true, {
+        workload: label,
+        replicas: s.params.from,
+      } satisfies ReplicasRestored);
+      this.#log(`  restored: ${label} runs ${s.params.from} replicas again, as before the run scaled it up`);
     }
   }
 

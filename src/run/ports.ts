@@ -127,6 +127,13 @@ export interface KubeAdminPort extends LeasePort {
   /** Evicts every pod drain would evict, through the Eviction API only; never deletes a pod. */
   drain(node: string, opts: DrainOptions): Promise<{ evicted: string[] }>;
   deleteNode(name: string): Promise<void>;
+  /** Sets spec.replicas of a Deployment or StatefulSet through its scale subresource. */
+  scaleWorkload(
+    kind: 'Deployment' | 'StatefulSet',
+    namespace: string,
+    name: string,
+    replicas: number,
+  ): Promise<void>;
   /** Addresses in the `default/kubernetes` EndpointSlices; undefined when the server has none. */
   apiserverAddresses(): Promise<string[] | undefined>;
   /** A generic object, for `objects` expectations; undefined on 404. */

@@ -2,9 +2,10 @@
  * Where a resumed run picks up (pure over the journal): which steps are finished, which step was in
  * flight when the last run ended and whether its action may have taken effect, and which finished
  * steps must run again because a stop undid them (a node whose cordon the run restored is cordoned
- * and drained again before its swap goes on).
+ * and drained again before its swap goes on; a workload scaled back is scaled up again).
  */
 import type { Step } from '../plan/model.js';
+import { workloadLabel } from '../plan/scale-steps.js';
 import { FINISHED, type ObservationRow, type StepTransition, type TransitionRow } from './journal.js';
 
 export interface InFlight {
@@ -26,6 +27,13 @@ export interface ResumePoint {
 export interface CordonRestored {
   node: string;
   subject: string;
+}
+
+/** A stopped run scaled a workload back (--surge-replicas): its scale-up and wait run again. */
+export interface ReplicasRestored {
+  /** "Deployment shop/checkout" */
+  workload: string;
+  replicas: number;
 }
 
 export function resumePoint(
@@ -65,6 +73,25 @@ export function resumePoint(
   }
 
   const rewound: ResumePoint['rewound'] = [];
+  const rewind = (s: Step, restoredAt: string, why: string) => {
+    const at = finishedAt.get(s.id);
+    // Only steps finished before the restore were undone by it (the two tables have separate
+    // sequences: compare the times).
+    if (at === undefined || at > restoredAt) return;
+    finished.delete(s.id);
+    finishedAt.delete(s.id);
+    rewound.push({ stepId: s.id, why });
+  };
+  for (const o of observations) {
+    if (o.purpose !== 'replicas-restored') continue;
+    const { workload, replicas } = o.data as ReplicasRestored;
+    for (const s of steps) {
+      const scaledUp =
+        (s.kind === 'scale-workload' && s.params.purpose === 'surge') || s.kind === 'wait-workload-ready';
+      if (scaledUp && workloadLabel(s.params.workload) === workload)
+        rewind(s, o.at, `the run gave ${workload} its ${replicas} replicas back when it stopped`);
+    }
+  }
   for (const o of observations) {
     if (o.purpose !== 'cordon-restored') continue;
     const { node, subject } = o.data as CordonRestored;

@@ -236,4 +236,29 @@ describe('KubeAdmin against the lab API server', () => {
     expect(await admin.getObject('v1', 'ConfigMap', 'd1', 'cm')).toMatchObject({ data: { a: '1' } });
     expect(await admin.getObject('v1', 'ConfigMap', 'd1', 'nope')).toBeUndefined();
   });
+
+  it('scales a Deployment and a StatefulSet through their scale subresource', async () => {
+    await namespace('sc');
+    for (const [plural, kind] of [
+      ['deployments', 'Deployment'],
+      ['statefulsets', 'StatefulSet'],
+    ] as const) {
+      await call('POST', `/apis/apps/v1/namespaces/sc/${plural}`, {
+        apiVersion: 'apps/v1',
+        kind,
+        metadata: { name: 'web', namespace: 'sc' },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: { app: 'web' } },
+          template: {
+            metadata: { labels: { app: 'web' } },
+            spec: { containers: [{ name: 'c', image: 'i' }] },
+          },
+          ...(kind === 'StatefulSet' && { serviceName: 'web' }),
+        },
+      });
+      await admin.scaleWorkload(kind, 'sc', 'web', 3);
+      expect(await admin.getObject('apps/v1', kind, 'sc', 'web')).toMatchObject({ spec: { replicas: 3 } });
+    }
+  });
 });

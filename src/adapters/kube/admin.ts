@@ -218,6 +218,22 @@ export class KubeAdmin implements KubeAdminPort {
     }
   }
 
+  // ---- workloads ---------------------------------------------------------------------------------
+
+  async scaleWorkload(
+    kind: 'Deployment' | 'StatefulSet',
+    namespace: string,
+    name: string,
+    replicas: number,
+  ): Promise<void> {
+    const plural = kind === 'Deployment' ? 'deployments' : 'statefulsets';
+    // The scale subresource: what `kubectl scale` uses, and all an HPA-managed workload allows.
+    await this.#call('PATCH', `/apis/apps/v1/namespaces/${enc(namespace)}/${plural}/${enc(name)}/scale`, {
+      body: { spec: { replicas } },
+      contentType: 'application/merge-patch+json',
+    });
+  }
+
   // ---- pods and drain ----------------------------------------------------------------------------
 
   async podsOnNode(node: string): Promise<PodView[]> {

@@ -12,8 +12,8 @@ import {
   readLabelSelector,
   selects,
 } from '../../util/label-selector.js';
+import { cpuMillis, parseQuantity } from '../../util/quantity.js';
 import { isPlainObject, type KObj, metaOf } from '../apiserver/object.js';
-import { cpuMillis, parseQuantity } from './quantity.js';
 
 export type Taint = { key: string; value?: string; effect: string };
 export type Toleration = {

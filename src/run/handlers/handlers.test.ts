@@ -4,8 +4,10 @@
  * verification, journal, resume) is orchestrator.test.ts's.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { examplePlan } from '../../../test/support/example-plan.js';
+import { exampleSnapshot } from '../../../test/support/example.js';
+import { examplePlan, inputsFor } from '../../../test/support/example-plan.js';
 import { FerryError } from '../../errors.js';
+import { buildPlan } from '../../plan/build.js';
 import type { KubeadmMemberRef, MemberRef, NodeRef } from '../../plan/expected-state.js';
 import { allSteps, type Plan, type StepKind, type StepOf } from '../../plan/model.js';
 import { Bindings, type NodeBinding, resolveMember } from '../bindings.js';
@@ -78,6 +80,8 @@ function recorder(
     kube: {
       setUnschedulable: async (n: string, u: boolean) => void calls.push(`unschedulable ${n} ${u}`),
       deleteNode: async (n: string) => void calls.push(`deleteNode ${n}`),
+      scaleWorkload: async (kind: string, ns: string, name: string, replicas: number) =>
+        void calls.push(`scale ${kind} ${ns}/${name} ${replicas}`),
       drain: async (
         n: string,
         d: { timeoutMs: number; signal: AbortSignal; onProgress?: (p: unknown) => void },
@@ -537,6 +541,51 @@ describe('etcd-move-leader', () => {
   });
 });
 
+describe('--surge-replicas', () => {
+  let surged: Plan;
+  beforeAll(async () => {
+    surged = buildPlan({ ...inputsFor(await exampleSnapshot()), options: { surgeReplicas: true } });
+  });
+  const scaleStep = (purpose: 'surge' | 'restore') => {
+    const s = allSteps(surged).find(
+      (x): x is StepOf<'scale-workload'> => x.kind === 'scale-workload' && x.params.purpose === purpose,
+    );
+    if (!s) throw new Error(`no ${purpose} step`);
+    return s;
+  };
+
+  it('scale-workload sets the replicas through the kube port: one more first, the count it had after', async () => {
+    const r = recorder();
+    expect(await act(scaleStep('surge'), r.ctx)).toEqual({
+      workload: 'Deployment shop/checkout',
+      replicas: 3,
+    });
+    expect(await act(scaleStep('restore'), r.ctx)).toEqual({
+      workload: 'Deployment shop/checkout',
+      replicas: 2,
+    });
+    expect(r.calls).toEqual(['scale Deployment shop/checkout 3', 'scale Deployment shop/checkout 2']);
+    expect(r.logs).toEqual([
+      'Deployment shop/checkout: spec.replicas 3',
+      'Deployment shop/checkout: spec.replicas 2',
+    ]);
+  });
+
+  it('wait-workload-ready has no action: its verification waits for the Ready replicas', () => {
+    expect(HANDLERS['wait-workload-ready'].mode).toBe('wait');
+    const w = allSteps(surged).find((x) => x.kind === 'wait-workload-ready')!;
+    expect(w.verify.expect.objects).toEqual([
+      {
+        kind: 'Deployment',
+        namespace: 'shop',
+        name: 'checkout',
+        present: true,
+        fields: { 'spec.replicas': '3', 'status.readyReplicas': '3' },
+      },
+    ]);
+  });
+});
+
 describe('modes', () => {
   it('the waits and observations have no action; the act kinds do', () => {
     const modes = Object.fromEntries(Object.entries(HANDLERS).map(([k, h]) => [k, h.mode]));
@@ -547,6 +596,8 @@ describe('modes', () => {
       'wait-member-joined': 'wait',
       'wait-member-voter': 'wait',
       'wait-node-ready': 'wait',
+      'wait-workload-ready': 'wait',
+      'scale-workload': 'act',
       cordon: 'act',
       drain: 'act',
       provision: 'act',

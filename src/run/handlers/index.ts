@@ -22,11 +22,13 @@ import { handler as manual } from './manual.js';
 import { handler as preflightAudit } from './preflight-audit.js';
 import { handler as provision } from './provision.js';
 import { handler as relabelKubeProxy } from './relabel-kube-proxy.js';
+import { handler as scaleWorkload } from './scale-workload.js';
 import { handler as stopApiserver } from './stop-apiserver.js';
 import { handler as verifyMembership } from './verify-membership.js';
 import { handler as waitMemberJoined } from './wait-member-joined.js';
 import { handler as waitMemberVoter } from './wait-member-voter.js';
 import { handler as waitNodeReady } from './wait-node-ready.js';
+import { handler as waitWorkloadReady } from './wait-workload-ready.js';
 import { handler as wipePkiCopies } from './wipe-pki-copies.js';
 
 export type { ActionResult, Handler, Handlers, StepContext } from './context.js';
@@ -52,6 +54,8 @@ export const HANDLERS: Handlers = {
   'verify-membership': verifyMembership,
   decommission,
   'delete-node': deleteNode,
+  'scale-workload': scaleWorkload,
+  'wait-workload-ready': waitWorkloadReady,
   'delete-bootstrap-token': deleteBootstrapToken,
   'relabel-kube-proxy': relabelKubeProxy,
   'wipe-pki-copies': wipePkiCopies,

@@ -1,0 +1,101 @@
+/**
+ * How long the worker phase should take (the plan's estimate) and how long it must take at least
+ * (a lower bound from the same constraints), in seconds.
+ *
+ * The estimate assumes what a batch is for: its nodes are worked on together (replacements
+ * provisioned side by side, drains in parallel), one batch after the other. Per batch: gate,
+ * (surge strategy) provision + Ready, cordon, drain rounds, decommission, delete, (replace
+ * strategy) provision + Ready, and the scale-up/restore of --surge-replicas.
+ *
+ * The lower bound is the largest of these terms, each a floor for any batching of these workers
+ * under the same budgets and the same per-batch work (the overhead is one batch's work bar its
+ * drain; a drain round lasts at least one pod-Ready time):
+ * - the most disruption-limited PDB: one batch's overhead plus ⌈its pods ÷ its allowed
+ *   disruptions⌉ rounds (every pod is evicted at least once, at most `allowed` per round);
+ * - ⌈workers ÷ --max-unavailable⌉ batches;
+ * - (replace strategy) ⌈requests moved ÷ spare capacity⌉ batches: a batch moves at most the room
+ *   free outside it, which is never more than the spare room at the start plus what left for good.
+ *   With surge, each batch brings its own room: no such term.
+ * Every batch of the plan pays its overhead and its rounds, so the estimate is never below it.
+ */
+import type { Strategy } from '../model.js';
+import type { LowerBoundTerm, PlannedBatch } from './model.js';
+import type { PlannedRoll } from './planner.js';
+import { roundSeconds, type Timing } from './timing.js';
+
+export interface Makespan {
+  /** Seconds per batch, in order. */
+  batchSeconds: number[];
+  /** Surge workers coming up before the first drain (--surge). */
+  surgeSeconds: number;
+  estimateSeconds: number;
+  lowerBoundSeconds: number;
+  /** The terms of the bound, largest first; the first one is the bound. */
+  lowerBound: LowerBoundTerm[];
+  assumptions: string[];
+}
+
+/** A batch's work but the drain rounds (and --surge-replicas scaling): the same for both strategies, in another order. */
+function overhead(t: Timing): number {
+  return t.gate + t.provision + t.nodeReady + t.cordon + t.decommission + t.deleteNode;
+}
+
+export function batchSeconds(b: PlannedBatch, t: Timing): number {
+  const scale = (b.scaleUp.length > 0 ? t.scale + t.podReady : 0) + (b.restore.length > 0 ? t.scale : 0);
+  return overhead(t) + b.rounds * roundSeconds(t, b.graceSeconds) + scale;
+}
+
+export function makespan(
+  roll: PlannedRoll,
+  opts: { timing: Timing; strategy: Strategy; maxUnavailable: number; workers: number },
+): Makespan {
+  const t = opts.timing;
+  const perBatch = roll.batches.map((b) => batchSeconds(b, t));
+  const surgeSeconds = roll.surge.nodes > 0 ? t.provision + t.nodeReady : 0;
+  const estimate = surgeSeconds + perBatch.reduce((a, b) => a + b, 0);
+  const base = overhead(t);
+  const minBatch = base + t.podReady;
+  const terms: LowerBoundTerm[] = [];
+  if (opts.workers > 0) {
+    for (const l of roll.pdbLoad) {
+      const rounds = Math.ceil(l.pods / l.allowed);
+      terms.push({ kind: 'pdb', ...l, rounds, seconds: surgeSeconds + base + rounds * t.podReady });
+    }
+    const batches = Math.ceil(opts.workers / Math.max(1, opts.maxUnavailable));
+    terms.push({
+      kind: 'max-unavailable',
+      workers: opts.workers,
+      max: opts.maxUnavailable,
+      batches,
+      seconds: surgeSeconds + batches * minBatch,
+    });
+    if (opts.strategy === 'replace') {
+      for (const resource of ['cpu', 'memory', 'pods'] as const) {
+        const moved = roll.moved[resource];
+        const spare = roll.spare[resource];
+        if (!(moved > 0) || !(spare > 0) || !Number.isFinite(spare)) continue;
+        const n = Math.ceil(moved / spare);
+        terms.push({
+          kind: 'capacity',
+          resource,
+          moved,
+          spare,
+          batches: n,
+          seconds: surgeSeconds + n * minBatch,
+        });
+      }
+    }
+  }
+  terms.sort((a, b) => b.seconds - a.seconds);
+  return {
+    batchSeconds: perBatch,
+    surgeSeconds,
+    estimateSeconds: estimate,
+    lowerBoundSeconds: terms[0]?.seconds ?? 0,
+    lowerBound: terms,
+    assumptions: [
+      `a batch's nodes are worked on together (replacements side by side, drains in parallel); per batch gate ${t.gate} s, provision ${t.provision} s, node Ready ${t.nodeReady} s, cordon ${t.cordon} s, decommission ${t.decommission} s, delete ${t.deleteNode} s`,
+      `a drain round lasts the longer of a replacement pod becoming Ready (${t.podReady} s) and the evicted pods' termination grace period`,
+    ],
+  };
+}

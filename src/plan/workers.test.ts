@@ -1,0 +1,239 @@
+/**
+ * Phase 3 of the example cluster's plan: computed batches, the order of a batch's steps, the
+ * outages and blocking budget it reports, --surge-replicas and --surge, and the rules the loader
+ * holds a plan's worker phase to.
+ */
+import { describe, expect, it } from 'vitest';
+import { exampleSnapshot } from '../../test/support/example.js';
+import { inputsFor, sealed, stepsOfPhase } from '../../test/support/example-plan.js';
+import { buildPlan, type PlanOptions } from './build.js';
+import { parsePlan } from './load.js';
+import type { Plan, Step, Strategy } from './model.js';
+import { renderPlanJson } from './render-json.js';
+
+async function planWith(options: PlanOptions = {}, strategy: Strategy = 'surge'): Promise<Plan> {
+  return buildPlan({ ...inputsFor(await exampleSnapshot(), { strategy }), options });
+}
+
+const kindsOf = (steps: Step[]) => steps.map((s) => `${s.kind} ${s.subject}`);
+
+function refusal(plan: Plan): string {
+  try {
+    parsePlan(renderPlanJson(sealed(plan)), 'plan.json');
+  } catch (e) {
+    return (e as Error).message;
+  }
+  throw new Error('the plan loaded');
+}
+
+describe('the example cluster: worker batches', () => {
+  it('every worker is in exactly one batch, the batches of the plan are those of workerRoll', async () => {
+    const plan = await planWith({ surgeReplicas: true, maxUnavailable: { kind: 'count', nodes: 3 } });
+    const inRoll = plan.workerRoll.batches.flatMap((b) => b.nodes.map((n) => `${b.index} ${n}`));
+    expect(plan.workers.map((w) => `${w.batch} ${w.node}`).sort()).toEqual(inRoll.sort());
+    expect(plan.workers.map((w) => w.node).sort()).toEqual([
+      'worker-1',
+      'worker-2',
+      'worker-3',
+      'worker-4',
+      'worker-5',
+    ]);
+    expect(plan.workerRoll.batches.every((b) => b.nodes.length <= 3)).toBe(true);
+    // checkout runs on worker-1 and worker-4 and allows one disruption once scaled: never together.
+    expect(
+      plan.workerRoll.batches.some((b) => b.nodes.includes('worker-1') && b.nodes.includes('worker-4')),
+    ).toBe(false);
+    for (const b of plan.workerRoll.batches) expect(b.why).toMatch(/bounded by /);
+  });
+
+  it('--max-unavailable 40% of 5 workers: batches of at most 2, and the plan says so', async () => {
+    const plan = await planWith({ surgeReplicas: true, maxUnavailable: { kind: 'percent', percent: 40 } });
+    expect(plan.workerRoll.maxUnavailable).toEqual({ given: '40%', nodes: 2 });
+    expect(Math.max(...plan.workerRoll.batches.map((b) => b.nodes.length))).toBe(2);
+    // The default: 25% of 5 workers, rounded down, is one at a time.
+    const dflt = await planWith({ surgeReplicas: true });
+    expect(dflt.workerRoll.maxUnavailable).toEqual({ given: '25%', nodes: 1 });
+    expect(dflt.workerRoll.batches.map((b) => b.nodes.length)).toEqual([1, 1, 1, 1, 1]);
+    expect(dflt.workerRoll.batches[0]!.bound).toEqual({ kind: 'max-unavailable', max: 1 });
+  });
+
+  it('without --surge-replicas, shop/checkout blocks: worker-1 drains alone, and the roll names the budget and the fix', async () => {
+    const plan = await planWith();
+    expect(plan.workerRoll.blocked).toEqual([
+      expect.objectContaining({
+        pdb: 'shop/checkout',
+        rule: 'minAvailable 2',
+        nodes: ['worker-1', 'worker-4'],
+        surgeable: 'Deployment shop/checkout',
+      }),
+    ]);
+    expect(plan.workerRoll.batches[0]).toMatchObject({
+      nodes: ['worker-1'],
+      bound: { kind: 'blocked', pdb: 'shop/checkout' },
+    });
+    expect(plan.warnings.join('\n')).toContain(
+      'PodDisruptionBudget shop/checkout (minAvailable 2) allows no disruption',
+    );
+  });
+
+  it('lists the bare pod netshoot as the outage it is', async () => {
+    const plan = await planWith({ surgeReplicas: true });
+    expect(plan.workerRoll.outages).toEqual([
+      expect.objectContaining({
+        kind: 'Pod',
+        namespace: 'default',
+        name: 'netshoot',
+        reason: 'bare-pod',
+        node: 'worker-2',
+        seconds: null,
+      }),
+    ]);
+  });
+
+  it('prints its estimate next to a lower bound that is not above it', async () => {
+    for (const strategy of ['surge', 'replace'] as const) {
+      const plan = await planWith({ surgeReplicas: true }, strategy);
+      const e = plan.workerRoll.estimate;
+      expect(e.lowerBoundSeconds).toBeGreaterThan(0);
+      expect(e.lowerBoundSeconds).toBeLessThanOrEqual(e.seconds);
+      expect(e.seconds).toBe(plan.workerRoll.batches.reduce((n, b) => n + b.seconds, 0));
+      // postgres: 3 pods, 1 disruption at a time.
+      expect(e.lowerBound.find((t) => t.kind === 'pdb' && t.pdb === 'shop/postgres')).toMatchObject({
+        rounds: 3,
+      });
+    }
+  });
+});
+
+describe('the steps of a batch', () => {
+  it('surge: gate, replacements up, then every node cordoned before any is drained, then decommissioned and deleted', async () => {
+    const plan = await planWith({ surgeReplicas: true, maxUnavailable: { kind: 'count', nodes: 3 } });
+    const b = plan.workerRoll.batches.find((x) => x.nodes.length > 1)!;
+    const steps = stepsOfPhase(plan, 3).filter(
+      (s) => s.batch === b.index && s.kind !== 'scale-workload' && s.kind !== 'wait-workload-ready',
+    );
+    const [n1, n2] = b.nodes;
+    expect(kindsOf(steps)).toEqual([
+      `gate ${n1}`,
+      `provision ${n1}`,
+      `wait-node-ready ${n1}`,
+      `provision ${n2}`,
+      `wait-node-ready ${n2}`,
+      `cordon ${n1}`,
+      `cordon ${n2}`,
+      `drain ${n1}`,
+      `drain ${n2}`,
+      `decommission ${n1}`,
+      `decommission ${n2}`,
+      `delete-node ${n1}`,
+      `delete-node ${n2}`,
+    ]);
+  });
+
+  it('replace: the old machines go first, their replacements come back at the same addresses', async () => {
+    const plan = await planWith(
+      { surgeReplicas: true, maxUnavailable: { kind: 'count', nodes: 3 } },
+      'replace',
+    );
+    const b = plan.workerRoll.batches.find((x) => x.nodes.length > 1)!;
+    const steps = stepsOfPhase(plan, 3).filter((s) => s.batch === b.index);
+    const kinds = steps.map((s) => s.kind);
+    expect(kinds.lastIndexOf('delete-node')).toBeLessThan(kinds.indexOf('provision'));
+    for (const p of steps.filter((s) => s.kind === 'provision'))
+      expect(p.expect.machines).toEqual([
+        { node: { kind: 'kubeadm', name: p.subject, address: expect.any(String) }, state: 'decommissioned' },
+      ]);
+  });
+
+  it('--surge-replicas: scale up and wait for Ready before the first checkout node drains, restore after the last', async () => {
+    const plan = await planWith({ surgeReplicas: true });
+    const steps = stepsOfPhase(plan, 3);
+    const at = (pred: (s: Step) => boolean) => steps.findIndex(pred);
+    const up = at((s) => s.kind === 'scale-workload' && s.params.purpose === 'surge');
+    const wait = at((s) => s.kind === 'wait-workload-ready');
+    const restore = at((s) => s.kind === 'scale-workload' && s.params.purpose === 'restore');
+    const drains = steps.flatMap((s, i) =>
+      s.kind === 'drain' && s.params.pdbs.some((p) => p.name === 'checkout') ? [i] : [],
+    );
+    expect(drains).toHaveLength(2);
+    expect(up).toBeGreaterThan(0);
+    expect(wait).toBe(up + 1);
+    expect(wait).toBeLessThan(Math.min(...drains));
+    expect(restore).toBeGreaterThan(Math.max(...drains));
+    const u = steps[up]!;
+    const r = steps[restore]!;
+    if (u.kind !== 'scale-workload' || r.kind !== 'scale-workload') throw new Error('not scale steps');
+    expect(u.params).toEqual({
+      workload: { kind: 'Deployment', namespace: 'shop', name: 'checkout' },
+      replicas: 3,
+      from: 2,
+      purpose: 'surge',
+      pdb: 'shop/checkout',
+    });
+    expect(u.expect.objects?.[0]?.fields).toEqual({ 'spec.replicas': '2' });
+    expect(r.params.replicas).toBe(2);
+    expect(u.action.commands[0]?.run).toBe('kubectl scale deployment/checkout -n shop --replicas=3');
+    const w = steps[wait]!;
+    expect(w.verify.expect.objects?.[0]?.fields).toEqual({
+      'spec.replicas': '3',
+      'status.readyReplicas': '3',
+    });
+    for (const i of drains)
+      expect(steps[i]!.notes?.join(' ')).toContain('scaled up by one before this batch');
+  });
+
+  it('--surge N: N more Talos workers come up in batch 1, before anything is cordoned', async () => {
+    const plan = await planWith({ surgeReplicas: true, surgeWorkers: 2 });
+    const batch1 = stepsOfPhase(plan, 3).filter((s) => s.batch === 1);
+    const surge = batch1.filter((s) => s.kind === 'provision' && s.params.node.replaces.startsWith('surge-'));
+    expect(surge).toHaveLength(2);
+    const firstCordon = batch1.findIndex((s) => s.kind === 'cordon');
+    for (const s of surge) expect(batch1.indexOf(s)).toBeLessThan(firstCordon);
+    expect(plan.workerRoll.surgeWorkers?.note).toContain('largest pool');
+    expect(plan.workerRoll.estimate.surgeSeconds).toBeGreaterThan(0);
+  });
+
+  it('the last kubeadm control plane still goes after the workers', async () => {
+    const plan = await planWith({ surgeReplicas: true });
+    expect(plan.phases.map((p) => p.name)).toEqual([
+      'preflight',
+      'preparation',
+      'control-planes',
+      'workers',
+      'last-control-plane',
+      'after-care',
+    ]);
+    const last = plan.controlPlanes.at(-1)!;
+    expect(last.phase).toBe(4);
+    expect(new Set(stepsOfPhase(plan, 4).map((s) => s.subject))).toEqual(new Set([last.node]));
+    expect(stepsOfPhase(plan, 3).length).toBeGreaterThan(0);
+    const workers = new Set(plan.workers.map((w) => w.node));
+    for (const p of [2, 4]) expect(stepsOfPhase(plan, p).some((s) => workers.has(s.subject))).toBe(false);
+  });
+});
+
+describe('what the loader refuses in a worker phase', () => {
+  it('a restore before the scale-up, or none at all', async () => {
+    const plan = await planWith({ surgeReplicas: true });
+    const steps = plan.phases[3]!.steps;
+    const restore = steps.findIndex((s) => s.kind === 'scale-workload' && s.params.purpose === 'restore');
+    const dropped = structuredClone(plan);
+    dropped.phases[3]!.steps.splice(restore, 1);
+    dropped.phases[3]!.steps.forEach((s, i) => {
+      s.index = i + 1;
+      s.id = `3.${String(i + 1).padStart(2, '0')}.${s.kind}.${s.subject}`;
+    });
+    expect(refusal(dropped)).toContain('Deployment shop/checkout is scaled up once and restored once');
+    const wrong = structuredClone(plan);
+    const r = wrong.phases[3]!.steps[restore]!;
+    if (r.kind === 'scale-workload') r.params.replicas = 3;
+    expect(refusal(wrong)).toContain('is restored to the 2 replicas it had; got 3');
+  });
+
+  it('batches that are not the ones workerRoll planned', async () => {
+    const plan = await planWith({ surgeReplicas: true });
+    const moved = structuredClone(plan);
+    moved.workerRoll.batches[0]!.nodes = ['worker-5'];
+    expect(refusal(moved)).toContain('workerRoll.batches[0].nodes: batch 1 was planned for worker-5');
+  });
+});
