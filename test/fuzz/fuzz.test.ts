@@ -11,15 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scaled } from '../support/slowness.js';
 import { type Bases, buildBases } from './bases.js';
 import { type Category, type CommandId, fuzzCases, writeCase } from './cases.js';
-import {
-  caseDirName,
-  caseSecrets,
-  firstLine,
-  type Outcome,
-  runCase,
-  treeChanges,
-  treeOf,
-} from './harness.js';
+import { caseDirName, caseSecrets, headline, type Outcome, runCase, treeChanges, treeOf } from './harness.js';
 
 const cases = fuzzCases();
 const failures: { name: string; outcome: Outcome }[] = [];
@@ -47,7 +39,7 @@ afterAll(async () => {
             name,
             command: o.command,
             code: o.code,
-            error: firstLine(o.err),
+            error: headline(o),
             problems: o.problems,
           }),
         )
@@ -56,7 +48,7 @@ afterAll(async () => {
   if (failures.length > 0) {
     const lines = failures.map(
       ({ name, outcome: o }) =>
-        `  ${name} [${o.command}] exit ${o.code}: ${firstLine(o.err) || '(no message)'}\n      ${o.problems.join('; ')}`,
+        `  ${name} [${o.command}] exit ${o.code}: ${headline(o)}\n      ${o.problems.join('; ')}`,
     );
     console.log(`fuzz: ${failures.length} failing case command(s):\n${lines.join('\n')}`);
   }
@@ -101,10 +93,7 @@ describe('malformed inputs: exit 2, the file named, nothing written, no key mate
       const failed = results.filter((o) => o.problems.length > 0);
       for (const outcome of failed) failures.push({ name: c.name, outcome });
       const summary = failed
-        .map(
-          (o) =>
-            `[${o.command}] exit ${o.code}: ${firstLine(o.err) || '(no message)'}: ${o.problems.join('; ')}`,
-        )
+        .map((o) => `[${o.command}] exit ${o.code}: ${headline(o)}: ${o.problems.join('; ')}`)
         .join('\n');
       expect(
         failed.map((o) => o.command),

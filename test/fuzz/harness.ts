@@ -240,6 +240,12 @@ export async function runCase(
   return { command, argv, code, out: io.out, err: io.err, problems };
 }
 
+/** What a failing outcome said: its error line, else its first line on stderr, else on stdout. */
+export function headline(o: Pick<Outcome, 'out' | 'err'>): string {
+  const error = o.err.split('\n').find((l) => l.startsWith('error:'));
+  return firstLine(error ?? o.err) || firstLine(o.out) || '(no message)';
+}
+
 export function firstLine(text: string): string {
   const line = text.split('\n').find((l) => l.trim() !== '') ?? '';
   return line.length > 200 ? `${line.slice(0, 200)}…` : line;
