@@ -2,19 +2,11 @@
  * The plan as one self-contained HTML page: inline CSS, no script, no external resource (it is
  * read in rooms without network, and printed). Same content as the Markdown runbook.
  */
+import { escapeHtml as esc } from '../util/escape-html.js';
 import { describeCommand, describeExpectation, formatSeconds } from './describe.js';
 import type { Command } from './expected-state.js';
 import { nodeLabel, type Plan, type Step } from './model.js';
 import { sameState } from './render-md.js';
-
-export function esc(s: string): string {
-  return s
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
 
 const CSS = `
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem;color:#1b1f24}

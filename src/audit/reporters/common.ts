@@ -1,4 +1,6 @@
 /** Small pieces every renderer shares, so the formats word things the same way. */
+
+import { escapeHtml } from '../../util/escape-html.js';
 import type { AuditReport } from '../engine.js';
 import type { Severity, TargetSummary } from '../findings.js';
 
@@ -36,15 +38,6 @@ export function summaryLine(r: AuditReport): string {
   );
   if (c.errors) parts.push(plural(c.errors, 'rule error'));
   return parts.join('; ');
-}
-
-export function escapeHtml(s: string): string {
-  return s
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
 }
 
 export function escapeXml(s: string): string {

@@ -3,10 +3,12 @@
  * Content-Security-Policy that forbids fetching anything, so the report can be mailed or
  * attached to a ticket and opened offline. Every piece of cluster text is escaped.
  */
+
+import { escapeHtml as h } from '../../util/escape-html.js';
 import type { AuditReport } from '../engine.js';
 import { describeEvidence, describeSubject, type Finding, SEVERITIES } from '../findings.js';
 import { describeSuppression } from '../suppressions.js';
-import { describeTarget, escapeHtml as h, SEVERITY_LABEL, summaryLine } from './common.js';
+import { describeTarget, SEVERITY_LABEL, summaryLine } from './common.js';
 
 const MAX_EVIDENCE = 50;
 
