@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { DEFAULT_REPORT_FORMAT, REPORT_FORMATS, REPORTERS, renderReport } from '../audit/reporters/index.js';
 import { type ExitCode, FerryError, usageError } from '../errors.js';
 import { TARGET_FLAG_OPTIONS, TARGET_FLAGS_USAGE, targetInputFromFlags } from '../facts/target.js';
 import type { Snapshot } from '../snapshot/model.js';
@@ -8,9 +9,14 @@ import type { Command } from './command.js';
 import type { Io } from './io.js';
 import { collectLive, liveFlagsGiven } from './live.js';
 
-const FORMATS = ['table', 'json', 'yaml', 'sarif', 'junit', 'md', 'html'] as const;
 const FAIL_ON = ['blocker', 'risk', 'info', 'never'] as const;
 const DEFAULT_SUPPRESSIONS = '.ferry/suppressions.yaml';
+
+/** One line per registered reporter, so --help offers exactly what -o accepts. */
+const formatLines = REPORT_FORMATS.map(
+  (f) =>
+    `                             ${f.padEnd(6)} ${REPORTERS[f].what}${f === DEFAULT_REPORT_FORMAT ? ' (default)' : ''}`,
+).join('\n');
 
 const usage = `usage: ferry audit SNAPSHOT [flags]
        ferry audit --kubeconfig FILE [--context NAME] [--pki DIR] [etcd flags] [flags]
@@ -20,7 +26,8 @@ snapshot or a files directory (docs/snapshot-layout.md); --kubeconfig audits a l
 Rules whose inputs are missing are reported as skipped, with what to provide.
 
 output:
-  -o, --output FORMAT      table (default) | json | yaml | sarif | junit | md | html
+  -o, --output FORMAT      the report format, one of:
+${formatLines}
   --output-file FILE       write the report to FILE (atomically) instead of stdout
   --fail-on LEVEL          blocker (default) | risk | info | never: exit 1 when a reported
                            finding is at or above LEVEL
@@ -66,7 +73,7 @@ export const command: Command = {
   usage,
   async run(argv, io) {
     const { values, positionals } = parseFlags(argv, options, usage);
-    const format = oneOf('output', values.output, FORMATS, 'table');
+    const format = oneOf('output', values.output, REPORT_FORMATS, DEFAULT_REPORT_FORMAT);
     const failOn = oneOf('fail-on', values['fail-on'], FAIL_ON, 'blocker');
     const targetInput = targetInputFromFlags(values);
     const path = (p: string) => resolve(io.cwd, p);
@@ -106,7 +113,6 @@ export const command: Command = {
       now,
     });
 
-    const { renderReport } = await import('../audit/reporters/index.js');
     const outputFile = values['output-file'];
     const text = renderReport(report, format, {
       color: io.isTTY && outputFile === undefined && format === 'table',
