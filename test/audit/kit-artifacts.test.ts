@@ -3,12 +3,16 @@
  * examples/lab-cluster with `ferry generate`'s own code, audits the same snapshot with the same
  * target, and checks that every cited path is a file of that kit (or, ending in "/", a directory
  * holding some) — so a renamed or dropped kit file breaks this test, not the user's runbook.
+ * The remediation texts are held to the same kit: every kit file they name exists, and the values
+ * they quote (the encryption key the rotation moves to, the SANs step 10 adds, the issuer step 20
+ * puts first) are the ones the generated files carry.
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { runAudit } from '../../src/audit/engine.js';
 import { ALL_RULES } from '../../src/audit/rules/index.js';
 import { KIT } from '../../src/audit/rules/kit-paths.js';
@@ -95,5 +99,70 @@ describe('finding artifacts', () => {
     );
     expect(unknownArtifacts(files, report.findings)).toEqual([]);
     expect(files).toContain(KIT.capiCluster);
+  });
+});
+
+/** Kit paths as remediation texts write them: `talos/…`, `kubeadm/…`, `secrets.yaml`, … */
+const KIT_PATH_IN_TEXT =
+  /(?<![\w/.-])(?:secrets\.yaml|(?:talos|kubeadm|cilium|rbac|capi|tofu)\/(?:[\w.-]+\/)*[\w.-]*[\w/])/g;
+
+describe('remediation text agrees with the kit', () => {
+  let kit: { dir: string; files: string[]; report: Awaited<ReturnType<typeof kitAndReport>>['report'] };
+  beforeAll(async () => {
+    const { files, report } = await kitAndReport('kit-text', { talosVersion: 'v1.13' });
+    kit = { dir: join(tmp, 'kit-text'), files, report };
+  });
+  const read = (rel: string) => readFile(join(kit.dir, rel), 'utf8');
+  const finding = (ruleId: string) => {
+    const f = kit.report.findings.find((x) => x.ruleId === ruleId);
+    expect(f, ruleId).toBeDefined();
+    return f!;
+  };
+
+  it('every kit file a remediation names is one ferry generate writes', () => {
+    const named = kit.report.findings.flatMap((f) =>
+      [...f.remediation.matchAll(KIT_PATH_IN_TEXT)].map((m) => ({ ruleId: f.ruleId, artifacts: [m[0]] })),
+    );
+    expect(unknownArtifacts(kit.files, named)).toEqual([]);
+    // Not vacuous: the texts name kit files, whole paths included.
+    const paths = new Set(named.flatMap((n) => n.artifacts));
+    expect([...paths]).toEqual(expect.arrayContaining([KIT.saIssuer, KIT.encryptionPhase2, KIT.reencrypt]));
+  });
+
+  it("encryption.key-name names the key and the scripts of the kit's rotation", async () => {
+    const f = finding('encryption.key-name');
+    // What phase 2 makes the Secrets write key: the first provider of the rule covering secrets.
+    const phase2 = parseYaml(await read(KIT.encryptionPhase2Config)) as {
+      resources: { resources: string[]; providers: Record<string, { keys?: { name: string }[] }>[] }[];
+    };
+    const writer = phase2.resources.find((r) => r.resources.includes('secrets'))!.providers[0]!;
+    const [provider, body] = Object.entries(writer)[0]!;
+    expect(f.remediation).toContain(`${provider} "${body.keys![0]!.name}"`);
+    // …and the scripts it names are the ones steps.json runs for the rotation, in that order.
+    const steps = JSON.parse(await read(KIT.prepSteps)).steps as { id: string; apply: string }[];
+    const rotation = steps.filter((s) => s.id.startsWith('3')).map((s) => s.apply.split(' ')[1]);
+    expect(rotation).toEqual([KIT.encryptionPhase1, KIT.encryptionPhase2, KIT.reencrypt]);
+    expect(f.remediation).toContain(rotation.join(', '));
+  });
+
+  it("apiserver.san-loopback names the SANs the kit's ClusterConfiguration adds", async () => {
+    const f = finding('apiserver.san-loopback');
+    const sansOf = (text: string) =>
+      parseAllDocuments(text)
+        .map((d) => d.toJS() as { kind?: string; apiServer?: { certSANs?: string[] } } | null)
+        .find((d) => d?.apiServer?.certSANs)?.apiServer?.certSANs ?? [];
+    const before = sansOf(await readFile(join(EXAMPLE, 'kubeadm-config.yaml'), 'utf8'));
+    const added = sansOf(await read(KIT.clusterConfiguration)).filter((s) => !before.includes(s));
+    expect(added.length).toBeGreaterThan(0);
+    expect(f.remediation).toContain(`with ${added.join(' and ')} added to apiServer.certSANs`);
+    expect(f.remediation).toContain(KIT.apiserverSans);
+  });
+
+  it("apiserver.sa-issuer names the issuer the kit's step 20 puts first", async () => {
+    const f = finding('apiserver.sa-issuer');
+    const issuer = /^ISSUER='([^']+)'$/m.exec(await read(KIT.saIssuer))?.[1];
+    expect(issuer).toBeDefined();
+    expect(f.remediation).toContain(`--service-account-issuer=${issuer} as the first issuer`);
+    expect(f.remediation).toContain(`(the kit's ${KIT.saIssuer})`);
   });
 });

@@ -497,7 +497,7 @@ export const memberNameCollision: Rule = {
           severity: 'risk' as const,
           message: `etcd member ${c.name} has the shape of the names Cluster API gives Talos control planes (${c.prefix}xxxxx, hostname.source InfrastructureName): a control plane generated with that name would remove this live member when it joins.`,
           evidence: [memberEvidence(m, 'name', { observed: m.name })],
-          remediation: `Rename the control-plane template in the generated capi/ manifests (e.g. a "-talos" suffix) so that no generated name can equal a kubeadm member, or remove member ${c.name} (with its node) before Cluster API scales the control plane.`,
+          remediation: `Rename the control-plane template in the generated ${KIT.capi} manifests (e.g. a "-talos" suffix) so that no generated name can equal a kubeadm member, or remove member ${c.name} (with its node) before Cluster API scales the control plane.`,
           subject: { kind: 'EtcdMember', name: m.name },
           field: 'name',
           artifacts: [KIT.capiCluster],

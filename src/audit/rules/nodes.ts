@@ -412,7 +412,7 @@ export const nameReuse: Rule = {
               note: `Talos nodes named ${c.prefix}xxxxx`,
             },
           ],
-          remediation: `Rename the templates in the generated capi/ manifests (e.g. a "-talos" suffix) so that no generated name can equal a kubeadm Node, or make sure Node ${c.name} is drained and deleted before Cluster API creates nodes.`,
+          remediation: `Rename the templates in the generated ${KIT.capi} manifests (e.g. a "-talos" suffix) so that no generated name can equal a kubeadm Node, or make sure Node ${c.name} is drained and deleted before Cluster API creates nodes.`,
           subject: { kind: 'Node', name: c.name, node: c.name },
           field: 'metadata.name',
           artifacts: [KIT.capiCluster],

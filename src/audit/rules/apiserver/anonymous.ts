@@ -112,7 +112,7 @@ export const anonymousAuthDependents: Rule = {
       : `Talos ${ctx.target.talosVersion} runs kube-apiserver with --anonymous-auth=false`;
     const fixLb = v14
       ? 'keep the generated `KubeAuthenticationConfig` and point HTTP checks at /readyz, /livez or /healthz'
-      : 'switch the load balancer to TCP checks or to an authenticated check (the kit\'s rbac/health-probe.yaml creates a token that may read only the health paths), or set extraArgs `anonymous-auth: "true"` in the Talos config (overridable, ≤v1.13)';
+      : `switch the load balancer to TCP checks or to an authenticated check (the kit's ${KIT.healthProbe} creates a token that may read only the health paths), or set extraArgs \`anonymous-auth: "true"\` in the Talos config (overridable, ≤v1.13)`;
     const out: RuleFinding[] = [];
     for (const a of log?.anonymous ?? []) {
       // kube-probe: the kubelet probing the kubeadm apiserver next to it, never a Talos apiserver.

@@ -5,6 +5,7 @@
 
 import { canonicalIp, parseIp } from '../../../facts/ip.js';
 import type { Fact } from '../../../facts/model.js';
+import { LOOPBACK_SANS } from '../../../knowledge/kit-values.js';
 import { KUBEPRISM } from '../../../knowledge/talos.js';
 import type { CertificateInfo, Snapshot } from '../../../snapshot/model.js';
 import type { Evidence, Subject } from '../../findings.js';
@@ -80,11 +81,9 @@ export function coversHost(c: CertificateInfo, host: string): boolean {
   });
 }
 
-const SANS_ARTIFACTS = [
-  'kubeadm/10-apiserver-sans.sh',
-  'kubeadm/15-kubeadm-config.sh',
-  'kubeadm/cluster-configuration.yaml',
-];
+/** The kit's steps 10 and 15: re-issue each kubeadm apiserver certificate, record the certSANs. */
+const SANS_ARTIFACTS = [KIT.apiserverSans, KIT.kubeadmConfigUpload, KIT.clusterConfiguration];
+const LOOPBACK = LOOPBACK_SANS.join(' and ');
 
 export const sanLoopback: Rule = {
   id: 'apiserver.san-loopback',
@@ -111,26 +110,24 @@ export const sanLoopback: Rule = {
     const out: RuleFinding[] = [];
     const notSeen = controlPlanesNotSeen(ctx, certs);
     for (const sc of certs) {
-      const noIp = !coversHost(sc.cert, KUBEPRISM.host);
-      const noName = !coversHost(sc.cert, 'localhost');
-      if (!noIp && !noName) continue;
-      const missing = [noIp ? KUBEPRISM.host : undefined, noName ? 'localhost' : undefined]
-        .filter(Boolean)
-        .join(' and ');
+      const lacking = LOOPBACK_SANS.filter((h) => !coversHost(sc.cert, h));
+      if (lacking.length === 0) continue;
+      const noIp = lacking.includes(KUBEPRISM.host);
+      const missing = lacking.join(' and ');
       out.push({
         severity: noIp ? 'blocker' : 'risk',
         message: `${sc.label} has SANs ${sanList(sc.cert)} but not ${missing}: Talos kubelets and pods reach this apiserver through KubePrism at ${KUBEPRISM.host}:${KUBEPRISM.port} and fail with "x509: certificate is valid for …, not ${KUBEPRISM.host}".${notSeen}`,
         evidence: [
           sc.evidence('subjectAltName', {
             observed: sanList(sc.cert),
-            expected: `includes ${KUBEPRISM.host} and localhost`,
+            expected: `includes ${LOOPBACK}`,
           }),
           targetEvidence(ctx.target, 'kubeprism', {
             observed: 'on',
             note: `KubePrism dials ${KUBEPRISM.host}:${KUBEPRISM.port}`,
           }),
         ],
-        remediation: `Re-issue the apiserver certificate on each kubeadm control plane, one at a time, with ${KUBEPRISM.host} and localhost added to apiServer.certSANs (the kit's kubeadm/10-apiserver-sans.sh runs \`kubeadm init phase certs apiserver\` and restarts the apiserver; kubeadm/15-kubeadm-config.sh records the SANs in kubeadm-config). Alternatively, keep KubePrism off while kubeadm control planes remain: ${disable}.`,
+        remediation: `Re-issue the apiserver certificate on each kubeadm control plane, one at a time, with ${LOOPBACK} added to apiServer.certSANs (the kit's ${KIT.apiserverSans} runs \`kubeadm init phase certs apiserver\` and restarts the apiserver; ${KIT.kubeadmConfigUpload} records the SANs in kubeadm-config). Alternatively, keep KubePrism off while kubeadm control planes remain: ${disable}.`,
         subject: sc.subject,
         field: 'subjectAltName.loopback',
         artifacts: SANS_ARTIFACTS,
@@ -197,6 +194,7 @@ export const sanEndpoint: Rule = {
     if (svc.value)
       needed.push({ host: svc.value, what: '`kubernetes` Service IP', fact: svc as Fact<unknown> });
     const out: RuleFinding[] = [];
+    const kitReissues = ctx.target.kubeprism === 'on';
     for (const sc of certs) {
       const missing = needed.filter((n) => !coversHost(sc.cert, n.host));
       if (missing.length === 0) continue;
@@ -209,10 +207,11 @@ export const sanEndpoint: Rule = {
           }),
           ...missing.flatMap((m) => factEvidence(m.fact, { note: m.what })),
         ],
-        remediation: `Add ${missing.map((m) => m.host).join(' and ')} to apiServer.certSANs and re-issue the certificate on every kubeadm control plane, one at a time (the kit's kubeadm/10-apiserver-sans.sh), before the first Talos control plane joins.`,
+        // The kit re-issues certificates only for KubePrism (step 10); it adds kubeadm's own SANs back.
+        remediation: `Add ${missing.map((m) => m.host).join(' and ')} to apiServer.certSANs and re-issue the certificate on every kubeadm control plane, one at a time (${kitReissues ? `the kit's ${KIT.apiserverSans}` : '`kubeadm init phase certs apiserver` with the updated configuration'}), before the first Talos control plane joins.`,
         subject: sc.subject,
         field: 'subjectAltName.endpoint',
-        artifacts: SANS_ARTIFACTS,
+        artifacts: kitReissues ? SANS_ARTIFACTS : [],
       });
     }
     // The other direction: names kubeadm certificates carry on purpose that Talos would not add itself.

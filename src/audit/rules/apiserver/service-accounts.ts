@@ -58,7 +58,7 @@ export const saIssuer: Rule = {
               )),
           ...factEvidence(ep, { note: 'the Talos issuer is this endpoint URL' }),
         ],
-        remediation: `On every kubeadm apiserver, add --service-account-issuer=${url} as the first issuer and keep the old one after it (all listed issuers are accepted, the first signs), restarting one control plane at a time (the kit's kubeadm/20-sa-issuer.sh); ${talosSide}. Then restart workloads so their tokens are re-issued.`,
+        remediation: `On every kubeadm apiserver, add --service-account-issuer=${url} as the first issuer and keep the old one after it (all listed issuers are accepted, the first signs), restarting one control plane at a time (the kit's ${KIT.saIssuer}); ${talosSide}. Then restart workloads so their tokens are re-issued.`,
         subject: { kind: 'Component', name: 'kube-apiserver' },
         field: '--service-account-issuer',
         artifacts: [KIT.saIssuer, KIT.controlPlanePatch],
