@@ -8,11 +8,11 @@ import { runAudit } from '../audit/engine.js';
 import { ALL_RULES } from '../audit/rules/index.js';
 import { deriveFacts } from '../facts/derive.js';
 import type { TargetInput } from '../facts/target.js';
+import type { KitSummary } from '../kit/read.js';
 import { loadSnapshot } from '../snapshot/load.js';
 import type { Snapshot } from '../snapshot/model.js';
 import { buildPlan, type PlanInput } from './build.js';
 import { sealPlan } from './integrity.js';
-import type { KitSummary } from './kit.js';
 import type { Plan, Step, Strategy } from './model.js';
 
 export const EXAMPLE_DIR = fileURLToPath(new URL('../../examples/lab-cluster', import.meta.url));
