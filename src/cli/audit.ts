@@ -1,8 +1,10 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DEFAULT_REPORT_FORMAT, REPORT_FORMATS, REPORTERS, renderReport } from '../audit/reporters/index.js';
-import { type ExitCode, FerryError, usageError } from '../errors.js';
+import { type ExitCode, FerryError, inputError, usageError } from '../errors.js';
+import type { Target } from '../facts/target.js';
 import { TARGET_FLAG_OPTIONS, TARGET_FLAGS_USAGE, targetInputFromFlags } from '../facts/target.js';
+import type { KitContents } from '../kit/read.js';
 import type { Snapshot } from '../snapshot/model.js';
 import { oneOf, parseFlags } from './args.js';
 import type { Command } from './command.js';
@@ -36,6 +38,10 @@ suppressions and baseline:
                            (default ${DEFAULT_SUPPRESSIONS} when it exists)
   --baseline FILE          report only findings whose fingerprint is not in FILE
   --write-baseline FILE    record the current findings' fingerprints in FILE
+kit:
+  --kit KIT                a kit written by \`ferry generate\` for this cluster and target: findings
+                           its files fix (checked in them, not assumed) are reported apart as
+                           "resolved by the kit" and do not count toward --fail-on
 live cluster:
   --kubeconfig FILE        admin kubeconfig
   --context NAME           kubeconfig context (default: its current-context)
@@ -44,8 +50,9 @@ live cluster:
                            read etcd members, status and versions
 ${TARGET_FLAGS_USAGE}
 
-Exit codes: 0 ok; 1 findings at or above --fail-on; 2 bad usage or input; 4 internal error
-(a rule failed: the report says which).
+Exit codes: 0 ok; 1 findings at or above --fail-on (not counting those the kit resolves); 2 bad
+usage or input (a --kit that is missing, unreadable, not a ferry kit or for another target);
+4 internal error (a rule failed: the report says which).
 `;
 
 const options = {
@@ -55,6 +62,7 @@ const options = {
   suppressions: { type: 'string' },
   baseline: { type: 'string' },
   'write-baseline': { type: 'string' },
+  kit: { type: 'string' },
   kubeconfig: { type: 'string' },
   context: { type: 'string' },
   pki: { type: 'string' },
@@ -99,9 +107,12 @@ export const command: Command = {
       baseline = { file: values.baseline, fingerprints: await loadBaseline(path(values.baseline)) };
     }
 
+    const kit = values.kit === undefined ? undefined : await readKitFlag(values.kit, io);
+
     const snapshot = await readSnapshot(values, positionals[0], io);
     const { deriveFacts } = await import('../facts/derive.js');
     const facts = deriveFacts(snapshot, targetInput);
+    if (kit) await checkKitTarget(kit, values.kit ?? '', facts.target);
     const now = new Date();
     const { report, unsuppressed } = runAuditDetailed({
       snapshot,
@@ -110,6 +121,7 @@ export const command: Command = {
       rules: ALL_RULES,
       suppressions,
       ...(baseline ? { baseline } : {}),
+      ...(kit ? { kit } : {}),
       now,
     });
 
@@ -135,6 +147,23 @@ export const command: Command = {
     return code;
   },
 };
+
+async function readKitFlag(dir: string, io: Io): Promise<KitContents> {
+  const { readKitContents } = await import('../kit/read.js');
+  return readKitContents(resolve(io.cwd, dir), dir);
+}
+
+/** A kit for another target has other files (another config format, other paths): refuse it. */
+async function checkKitTarget(kit: KitContents, shown: string, target: Target): Promise<void> {
+  const { targetMismatch } = await import('../kit/match.js');
+  const diff = targetMismatch(kit.summary, target);
+  if (diff.length > 0)
+    throw inputError(
+      `the kit ${shown} was generated for another target: ${diff.join(', ')}`,
+      { file: `${shown}/provenance.json`, field: 'target' },
+      'pass the target flags ferry generate was given (--talos-version, --kubernetes-version, --kubeprism, --provisioner, --infra), or generate the kit again for this target',
+    );
+}
 
 async function readSuppressions(values: Values, io: Io, knownIds: string[]) {
   const { loadSuppressions } = await import('../audit/suppressions.js');

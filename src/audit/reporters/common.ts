@@ -29,6 +29,7 @@ export function summaryLine(r: AuditReport): string {
     `${plural(c.blocker, 'blocker')}, ${plural(c.risk, 'risk')}, ${c.info} info`,
     `${c.suppressed} suppressed`,
   ];
+  if (r.kit) parts.push(`${c.resolved} resolved by the kit`);
   if (r.baseline) parts.push(`${c.baselined} in baseline`);
   if (c.expiredSuppressions) parts.push(plural(c.expiredSuppressions, 'expired suppression'));
   parts.push(
@@ -38,6 +39,11 @@ export function summaryLine(r: AuditReport): string {
   );
   if (c.errors) parts.push(plural(c.errors, 'rule error'));
   return parts.join('; ');
+}
+
+/** The heading of the section of findings the kit resolves, naming the kit: the same in every format. */
+export function resolvedHeading(r: AuditReport): string {
+  return `Resolved by the kit${r.kit ? ` ${r.kit.path}` : ''} (${r.resolved.length})`;
 }
 
 export function escapeXml(s: string): string {

@@ -13,6 +13,7 @@ import { KIT_ENCRYPTION_KEY_LABEL } from '../../knowledge/kit-values.js';
 import { TALOS_ENCRYPTION_KEY_NAMES } from '../../knowledge/talos.js';
 import type { EncryptionConfig, SourceRef } from '../../snapshot/model.js';
 import { type Evidence, evidenceFromSource, type Subject } from '../findings.js';
+import type { KitCheck } from '../kit-checks.js';
 import {
   HOW_TO_PROVIDE,
   notApplicable,
@@ -30,6 +31,27 @@ const ROTATION_SCRIPTS = [KIT.encryptionPhase1, KIT.encryptionPhase2, KIT.reencr
 const RENAME_ARTIFACTS = [...ROTATION_SCRIPTS, KIT.encryptionPhase1Config, KIT.encryptionPhase2Config];
 /** What the kit's rotation does, in the words of the remediation (the generator's own constants). */
 const KIT_ROTATION = `the kit's ${ROTATION_SCRIPTS.join(', ')} rotate the write key to ${KIT_ENCRYPTION_KEY_LABEL}`;
+/** The kit resolves a write key Talos cannot use when it carries the whole rotation to that key. */
+const ROTATION_KIT: KitCheck[] = [
+  {
+    kind: 'step',
+    script: KIT.encryptionPhase1,
+    mentions: [KIT_ENCRYPTION_KEY_LABEL, phaseConfig(KIT.encryptionPhase1Config)],
+  },
+  {
+    kind: 'step',
+    script: KIT.encryptionPhase2,
+    mentions: [KIT_ENCRYPTION_KEY_LABEL, phaseConfig(KIT.encryptionPhase2Config)],
+  },
+  { kind: 'step', script: KIT.reencrypt, mentions: [] },
+  { kind: 'file', file: KIT.encryptionPhase1Config, mentions: [] },
+  { kind: 'file', file: KIT.encryptionPhase2Config, mentions: [] },
+];
+
+/** How a phase script names its configuration: relative to the kubeadm/ directory it runs from. */
+function phaseConfig(path: string): string {
+  return path.slice(path.indexOf('/') + 1);
+}
 const REWRITE = '`kubectl get secrets -A -o json | kubectl replace -f -`';
 
 /** The configuration in use, or why the rule cannot or need not look at it. */
@@ -179,6 +201,8 @@ export const keyName: Rule = {
         subject: SUBJECT,
         field,
         artifacts: writes ? RENAME_ARTIFACTS : [],
+        // A read key under another name is the operator's to rewrite and drop, not the kit's.
+        ...(writes ? { kitChecks: ROTATION_KIT } : {}),
       });
     });
     return out;

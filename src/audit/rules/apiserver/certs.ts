@@ -9,6 +9,7 @@ import { LOOPBACK_SANS } from '../../../knowledge/kit-values.js';
 import { KUBEPRISM } from '../../../knowledge/talos.js';
 import type { CertificateInfo, Snapshot } from '../../../snapshot/model.js';
 import type { Evidence, Subject } from '../../findings.js';
+import { type KitCheck, patchChecks, settingPath } from '../../kit-checks.js';
 import { type AuditContext, HOW_TO_PROVIDE, type Rule, type RuleFinding, skip } from '../../rule.js';
 import { KIT } from '../kit-paths.js';
 import { fileEvidence, firstCert, pkiSubject } from '../pki.js';
@@ -84,6 +85,18 @@ export function coversHost(c: CertificateInfo, host: string): boolean {
 /** The kit's steps 10 and 15: re-issue each kubeadm apiserver certificate, record the certSANs. */
 const SANS_ARTIFACTS = [KIT.apiserverSans, KIT.kubeadmConfigUpload, KIT.clusterConfiguration];
 const LOOPBACK = LOOPBACK_SANS.join(' and ');
+/** The kit resolves a missing loopback SAN when step 10 re-issues, step 15 records, and its config lists them. */
+const LOOPBACK_KIT: KitCheck[] = [
+  { kind: 'step', script: KIT.apiserverSans, mentions: [...LOOPBACK_SANS] },
+  { kind: 'step', script: KIT.kubeadmConfigUpload, mentions: [] },
+  {
+    kind: 'value',
+    file: KIT.clusterConfiguration,
+    doc: 'ClusterConfiguration',
+    path: ['apiServer', 'certSANs'],
+    test: { op: 'includes', values: [...LOOPBACK_SANS] },
+  },
+];
 
 export const sanLoopback: Rule = {
   id: 'apiserver.san-loopback',
@@ -131,6 +144,7 @@ export const sanLoopback: Rule = {
         subject: sc.subject,
         field: 'subjectAltName.loopback',
         artifacts: SANS_ARTIFACTS,
+        kitChecks: LOOPBACK_KIT,
       });
     }
     return out;
@@ -219,9 +233,11 @@ export const sanEndpoint: Rule = {
     const auto = talosAutoSans(ep.value.host, ctx.facts.network.dnsDomain.value, svc.value);
     const extra = (certSans.value ?? []).filter((s) => !auto.some((a) => sameHost(a, s)));
     if (extra.length > 0) {
-      const field = isV114(ctx.target)
-        ? '`KubeAPIServerConfig.certExtraSANs`'
-        : '`cluster.apiServer.certSANs`';
+      const at = isV114(ctx.target)
+        ? { doc: 'KubeAPIServerConfig', path: ['certExtraSANs'] }
+        : { path: ['cluster', 'apiServer', 'certSANs'] };
+      const carry = { op: 'includes', values: extra } as const;
+      const field = `\`${settingPath(at)}\``;
       out.push({
         severity: 'risk',
         message: `kubeadm-config lists the extra apiserver certificate SANs ${extra.join(', ')} (apiServer.certSANs)${carriedBy(certs, extra)}; Talos adds only the endpoint host, kubernetes.*, localhost, 127.0.0.1, the Service IP and node addresses. Clients using ${extra.join(', ')} fail against Talos apiservers unless the Talos config lists them.`,
@@ -233,6 +249,7 @@ export const sanEndpoint: Rule = {
         subject: { kind: 'TalosConfig', name: 'apiserver-certificate' },
         field: 'certSANs',
         artifacts: [KIT.controlPlanePatch],
+        kitChecks: patchChecks([KIT.controlPlanePatch], at, carry),
       });
     }
     return out;
