@@ -210,6 +210,8 @@ describe('the generated kit resolves the findings whose remedy it carries', () =
         open.filter((f) => f.kitGap).map((f) => `${f.ruleId} ${describeSubject(f.subject)}: ${f.kitGap}`),
       ).toEqual([
         `apiserver.extra-args-carryover Component kube-apiserver: talos/controlplane-patch.yaml ${prefix[0]}.audit-log-path: (not set)`,
+        // kubeadm writes --listen-metrics-urls itself, so generate does not carry the operator's value.
+        'etcd.extra-args Component etcd: talos/controlplane-patch.yaml has cluster.etcd.extraArgs.listen-metrics-urls: (not set)',
         `kubelet.config-carryover KubeletConfiguration kubelet: talos/controlplane-patch.yaml ${prefix[1]}.shutdownGracePeriod: (not set)`,
       ]);
     });
