@@ -58,7 +58,7 @@ export const TRAPS: readonly Trap[] = [
       '`manifests/cp-*/kube-apiserver.yaml` · `--encryption-provider-config`',
     ],
     ruleIds: ['encryption.key-name'],
-    fix: 'Rotate the kubeadm side to a key named `key1` (add as read key, make it the write key, rewrite all Secrets) before bundling it; on v1.14 copy the configuration verbatim into `KubeEtcdEncryptionConfig`.',
+    fix: "Rotate the kubeadm side to secretbox `key2`, as the kit's rotation does (add as read key, make it the write key, rewrite all Secrets: `kubeadm/30-encryption-phase1.sh`, `31-encryption-phase2.sh`, `32-reencrypt.sh`), before bundling it; on v1.14 copy the configuration verbatim into `KubeEtcdEncryptionConfig`.",
   },
   {
     key: 'anonymous-health',

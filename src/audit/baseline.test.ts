@@ -54,6 +54,14 @@ describe('baseline', () => {
   it('accepts a JSON audit report as a baseline', () => {
     const report = JSON.stringify({ kind: 'ferry-audit-report', formatVersion: 1, findings: [A] });
     expect([...parseBaseline(report, 'report.json')]).toEqual([A.fingerprint]);
+    // A report of `audit --kit`: the findings the kit resolves are known as well.
+    const withKit = JSON.stringify({
+      kind: 'ferry-audit-report',
+      formatVersion: 1,
+      findings: [],
+      resolved: [A],
+    });
+    expect([...parseBaseline(withKit, 'report.json')]).toEqual([A.fingerprint]);
   });
 
   it('rejects broken files naming file, line or field', async () => {

@@ -60,7 +60,7 @@ export function parseBaseline(text: string, file: string): Set<string> {
   }
   if (typeof doc !== 'object' || doc === null || !Array.isArray((doc as { findings?: unknown }).findings))
     throw inputError('baseline has no "findings" list', { file, field: 'findings' }, REMEDIATION);
-  const d = doc as { kind?: unknown; formatVersion?: unknown; findings: unknown[] };
+  const d = doc as { kind?: unknown; formatVersion?: unknown; findings: unknown[]; resolved?: unknown };
   if (d.kind === 'ferry-baseline' && d.formatVersion !== BASELINE_FORMAT_VERSION)
     throw inputError(
       `baseline format version ${String(d.formatVersion)} is not supported (this ferry reads version ${BASELINE_FORMAT_VERSION})`,
@@ -68,16 +68,20 @@ export function parseBaseline(text: string, file: string): Set<string> {
       'write the baseline again with this version of ferry',
     );
   const out = new Set<string>();
-  d.findings.forEach((f, i) => {
-    const fp = (f as { fingerprint?: unknown } | null)?.fingerprint;
-    if (typeof fp !== 'string' || !/^[0-9a-f]{16,64}$/.test(fp))
-      throw inputError(
-        `findings[${i}].fingerprint is missing or malformed`,
-        { file, field: `findings[${i}].fingerprint` },
-        REMEDIATION,
-      );
-    out.add(fp);
-  });
+  // An `audit --kit` report lists the findings its kit resolves apart: they are known findings too.
+  const lists: [string, unknown[]][] = [['findings', d.findings]];
+  if (d.kind === 'ferry-audit-report' && Array.isArray(d.resolved)) lists.push(['resolved', d.resolved]);
+  for (const [name, list] of lists)
+    list.forEach((f, i) => {
+      const fp = (f as { fingerprint?: unknown } | null)?.fingerprint;
+      if (typeof fp !== 'string' || !/^[0-9a-f]{16,64}$/.test(fp))
+        throw inputError(
+          `${name}[${i}].fingerprint is missing or malformed`,
+          { file, field: `${name}[${i}].fingerprint` },
+          REMEDIATION,
+        );
+      out.add(fp);
+    });
   return out;
 }
 

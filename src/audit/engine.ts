@@ -8,6 +8,8 @@
  */
 import type { Facts } from '../facts/model.js';
 import type { Target } from '../facts/target.js';
+import { snapshotMismatch } from '../kit/match.js';
+import type { KitContents } from '../kit/read.js';
 import { RESOURCE_KEYS, type Snapshot, type SnapshotPart } from '../snapshot/model.js';
 import { VERSION } from '../version.js';
 import { applyBaseline } from './baseline.js';
@@ -22,6 +24,7 @@ import {
   type TargetSummary,
 } from './findings.js';
 import { buildIndex, type SnapshotIndex } from './index.js';
+import { resolveByKit } from './kit-resolve.js';
 import { HOW_TO_PROVIDE, type Requirement, type Rule, type RuleFinding, requirementsOf } from './rule.js';
 import { applySuppressions, type ExpiredSuppression, type Suppression } from './suppressions.js';
 import { summarizeTarget } from './target-summary.js';
@@ -62,9 +65,11 @@ export interface AuditCounts {
   blocker: number;
   risk: number;
   info: number;
-  /** Reported findings (after suppressions and baseline). */
+  /** Reported findings (after suppressions, the kit and baseline). */
   total: number;
   suppressed: number;
+  /** Findings the kit given to --kit resolves (reported apart, never failing the audit). */
+  resolved: number;
   /** Findings hidden because their fingerprint is in the baseline. */
   baselined: number;
   expiredSuppressions: number;
@@ -84,6 +89,10 @@ export interface AuditReport {
   /** Reported findings, most severe first. */
   findings: Finding[];
   suppressed: { finding: Finding; by: Suppression }[];
+  /** Findings the kit resolves, each with its `resolution`, most severe first (empty without --kit). */
+  resolved: Finding[];
+  /** The kit given to --kit. */
+  kit?: { path: string; generatedAt: string | null; warnings: string[] };
   expiredSuppressions: ExpiredSuppression[];
   unusedSuppressions: Suppression[];
   baseline?: { file: string; known: number };
@@ -101,6 +110,8 @@ export interface AuditInput {
   rules: readonly Rule[];
   suppressions?: readonly Suppression[];
   baseline?: { file: string; fingerprints: ReadonlySet<string> };
+  /** A kit `ferry generate` wrote: findings it resolves are reported apart (kit-resolve.ts). */
+  kit?: KitContents;
   now: Date;
   /** Reuse an index built elsewhere (benchmarks). */
   index?: SnapshotIndex;
@@ -187,7 +198,9 @@ export function runAuditDetailed(input: AuditInput): { report: AuditReport; unsu
   }
 
   const sup = applySuppressions(all, input.suppressions ?? [], input.now);
-  let reported = sup.active;
+  // Suppressed findings stay suppressed; the kit then takes what it resolves; the baseline hides the rest it knows.
+  const byKit = input.kit ? resolveByKit(sup.active, input.kit) : { open: sup.active, resolved: [] };
+  let reported = byKit.open;
   let baselined = 0;
   if (input.baseline) {
     const split = applyBaseline(reported, input.baseline.fingerprints);
@@ -205,6 +218,7 @@ export function runAuditDetailed(input: AuditInput): { report: AuditReport; unsu
     info: 0,
     total: reported.length,
     suppressed: sup.suppressed.length,
+    resolved: byKit.resolved.length,
     baselined,
     expiredSuppressions: sup.expired.length,
     rules: rules.length,
@@ -223,6 +237,8 @@ export function runAuditDetailed(input: AuditInput): { report: AuditReport; unsu
     snapshot: summarizeSnapshot(snapshot),
     findings: reported,
     suppressed: sup.suppressed,
+    resolved: sortFindings(byKit.resolved),
+    ...(input.kit ? { kit: kitSummary(input.kit, facts) } : {}),
     expiredSuppressions: sup.expired,
     unusedSuppressions: sup.unused,
     ...(input.baseline ? { baseline: { file: input.baseline.file, known: baselined } } : {}),
@@ -271,6 +287,7 @@ function toFindings(
       ...(field !== undefined ? { field } : {}),
       target,
       ...(rule.docs !== undefined ? { docs: rule.docs } : {}),
+      ...(r.kitChecks?.length ? { kitChecks: r.kitChecks } : {}),
     });
   }
   return [...byFingerprint.values()];
@@ -299,6 +316,11 @@ export function compareFindings(a: Finding, b: Finding): number {
     describeSubject(a.subject).localeCompare(describeSubject(b.subject)) ||
     a.fingerprint.localeCompare(b.fingerprint)
   );
+}
+
+function kitSummary(kit: KitContents, facts: Facts): NonNullable<AuditReport['kit']> {
+  const other = snapshotMismatch(kit.summary, facts.snapshot, 'audit');
+  return { path: kit.summary.path, generatedAt: kit.summary.generatedAt, warnings: other ? [other] : [] };
 }
 
 function summarizeSnapshot(s: Snapshot): SnapshotSummary {

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { describeSource, type SourceRef } from '../snapshot/model.js';
+import type { KitCheck } from './kit-checks.js';
 
 export type Severity = 'blocker' | 'risk' | 'info';
 
@@ -216,6 +217,25 @@ export interface Finding {
   field?: string;
   target: TargetSummary;
   docs?: string;
+  /**
+   * What a kit must contain to resolve it (`ferry audit --kit` checks each); absent when the kit
+   * cannot: the fix is the operator's, or not one file's.
+   */
+  kitChecks?: KitCheck[];
+  /** Set when the kit given to `ferry audit --kit` resolves it (then it is in AuditReport.resolved). */
+  resolution?: KitResolution;
+  /** Why the kit given to `ferry audit --kit` does not resolve it, when it has kitChecks. */
+  kitGap?: string;
+}
+
+/** How the kit resolves a finding: which of its files, doing what (each of the finding's kitChecks). */
+export interface KitResolution {
+  /** The kit directory as given to --kit. */
+  kit: string;
+  /** Paths inside the kit, the main one first. */
+  files: string[];
+  /** What those files do, as checked: "talos/controlplane-patch.yaml sets cluster.proxy.disabled: true". */
+  how: string;
 }
 
 /**

@@ -8,6 +8,7 @@ import type { Target } from '../facts/target.js';
 import type { Snapshot, SnapshotPart } from '../snapshot/model.js';
 import type { Evidence, InputTag, Severity, Subject } from './findings.js';
 import type { SnapshotIndex } from './index.js';
+import type { KitCheck } from './kit-checks.js';
 
 export interface AuditContext {
   snapshot: Snapshot;
@@ -34,6 +35,8 @@ export interface RuleFinding {
   field?: string;
   /** Kit artifacts that fix it (paths inside the kit). */
   artifacts?: string[];
+  /** What a kit must contain to resolve it (see Finding.kitChecks). */
+  kitChecks?: KitCheck[];
 }
 
 /**

@@ -4,6 +4,8 @@
  */
 import { deriveFacts } from '../facts/derive.js';
 import type { TargetInput } from '../facts/target.js';
+import type { KitPrepStep } from '../generate/kubeadm-prep/step.js';
+import type { KitContents } from '../kit/read.js';
 import {
   type BootstrapToken,
   emptyResources,
@@ -91,4 +93,43 @@ export function findingsWithSubject(r: RuleResult): (RuleFinding & { subject: Su
   if (!Array.isArray(r)) throw new Error(`expected findings, got ${JSON.stringify(r)}`);
   for (const f of r) if (!f.subject) throw new Error(`finding without a subject: ${f.message}`);
   return r as (RuleFinding & { subject: Subject })[];
+}
+
+/**
+ * A kit in memory, as kit/read.ts would return it: each file's text, or `{ secret: true }` for a
+ * file the kit lists as secret (the reader never reads those).
+ */
+export function memoryKit(
+  files: Record<string, string | { secret: true }>,
+  steps: KitPrepStep[] = [],
+  path = 'kit',
+): KitContents {
+  return {
+    summary: {
+      path,
+      generatedAt: '2026-08-01T00:00:00.000Z',
+      snapshot: { createdAt: null, source: null },
+      target: {
+        talosVersion: null,
+        kubernetesVersion: null,
+        kubeprism: null,
+        provisioner: null,
+        infra: null,
+      },
+      files: Object.entries(files).map(([p, v]) => ({
+        path: p,
+        purpose: '',
+        step: 0,
+        secret: typeof v !== 'string',
+      })),
+      prepSteps: steps,
+      probe: null,
+      bootstrapTokenId: null,
+      machines: null,
+      talosconfig: null,
+    },
+    text: new Map(
+      Object.entries(files).flatMap(([p, v]) => (typeof v === 'string' ? [[p, v] as const] : [])),
+    ),
+  };
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RECORDED_TOKEN_SECRET, startFakeCluster } from '../../test/support/fake-cluster.js';
 import { closedPort } from '../../test/support/fake-kube-api.js';
+import { REPORT_FORMATS, REPORTERS } from '../audit/reporters/index.js';
 import { memoryIo } from './io.js';
 import { runCli } from './run-cli.js';
 
@@ -121,6 +122,23 @@ describe('ferry audit', () => {
     expect(second.code).toBe(0);
     expect(second.out).toContain('No new findings.');
     expect(second.out).toContain(`${n} in baseline`);
+  });
+
+  // Driven by the registry: a reporter registered there but missing from the parser or the help fails here.
+  it.each(REPORT_FORMATS)('offers the registered format %s in -o and in --help', async (format) => {
+    const r = await run('cluster', '-o', format, '--fail-on', 'never');
+    expect(r.code).toBe(0);
+    expect(r.err).toBe('');
+    // The output is that reporter's rendering of the same report (timestamps aside).
+    const stamps = (s: string) => s.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?/g, 'T');
+    expect(stamps(r.out)).toBe(stamps(REPORTERS[format].render(await reference(), { color: false })));
+    const help = await run('--help');
+    expect(help.out).toMatch(
+      new RegExp(`^ +${format} +${REPORTERS[format].what.replace(/[()]/g, '\\$&')}`, 'm'),
+    );
+    const bad = await run('cluster', '-o', 'pdf');
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain(`--output must be one of ${REPORT_FORMATS.join(', ')};`);
   });
 
   it.each([

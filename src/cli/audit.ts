@@ -1,15 +1,23 @@
 import { resolve } from 'node:path';
+import { DEFAULT_REPORT_FORMAT, REPORT_FORMATS, REPORTERS, renderReport } from '../audit/reporters/index.js';
 import { DEFAULT_SUPPRESSIONS_FILE, readSuppressions } from '../audit/suppressions.js';
-import { type ExitCode, FerryError, usageError } from '../errors.js';
+import { type ExitCode, FerryError, inputError, usageError } from '../errors.js';
+import type { Target } from '../facts/target.js';
 import { TARGET_FLAG_OPTIONS, TARGET_FLAGS_USAGE, targetInputFromFlags } from '../facts/target.js';
+import type { KitContents } from '../kit/read.js';
 import type { Snapshot } from '../snapshot/model.js';
 import { oneOf, parseFlags } from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
 import { collectLive, liveFlagsGiven } from './live.js';
 
-const FORMATS = ['table', 'json', 'yaml', 'sarif', 'junit', 'md', 'html'] as const;
 const FAIL_ON = ['blocker', 'risk', 'info', 'never'] as const;
+
+/** One line per registered reporter, so --help offers exactly what -o accepts. */
+const formatLines = REPORT_FORMATS.map(
+  (f) =>
+    `                             ${f.padEnd(6)} ${REPORTERS[f].what}${f === DEFAULT_REPORT_FORMAT ? ' (default)' : ''}`,
+).join('\n');
 
 const usage = `usage: ferry audit SNAPSHOT [flags]
        ferry audit --kubeconfig FILE [--context NAME] [--pki DIR] [etcd flags] [flags]
@@ -19,7 +27,8 @@ snapshot or a files directory (docs/snapshot-layout.md); --kubeconfig audits a l
 Rules whose inputs are missing are reported as skipped, with what to provide.
 
 output:
-  -o, --output FORMAT      table (default) | json | yaml | sarif | junit | md | html
+  -o, --output FORMAT      the report format, one of:
+${formatLines}
   --output-file FILE       write the report to FILE (atomically) instead of stdout
   --fail-on LEVEL          blocker (default) | risk | info | never: exit 1 when a reported
                            finding is at or above LEVEL
@@ -28,6 +37,10 @@ suppressions and baseline:
                            (default ${DEFAULT_SUPPRESSIONS_FILE} when it exists)
   --baseline FILE          report only findings whose fingerprint is not in FILE
   --write-baseline FILE    record the current findings' fingerprints in FILE
+kit:
+  --kit KIT                a kit written by \`ferry generate\` for this cluster and target: findings
+                           its files fix (checked in them, not assumed) are reported apart as
+                           "resolved by the kit" and do not count toward --fail-on
 live cluster:
   --kubeconfig FILE        admin kubeconfig
   --context NAME           kubeconfig context (default: its current-context)
@@ -36,8 +49,9 @@ live cluster:
                            read etcd members, status and versions
 ${TARGET_FLAGS_USAGE}
 
-Exit codes: 0 ok; 1 findings at or above --fail-on; 2 bad usage or input; 4 internal error
-(a rule failed: the report says which).
+Exit codes: 0 ok; 1 findings at or above --fail-on (not counting those the kit resolves); 2 bad
+usage or input (a --kit that is missing, unreadable, not a ferry kit or for another target);
+4 internal error (a rule failed: the report says which).
 `;
 
 const options = {
@@ -47,6 +61,7 @@ const options = {
   suppressions: { type: 'string' },
   baseline: { type: 'string' },
   'write-baseline': { type: 'string' },
+  kit: { type: 'string' },
   kubeconfig: { type: 'string' },
   context: { type: 'string' },
   pki: { type: 'string' },
@@ -65,7 +80,7 @@ export const command: Command = {
   usage,
   async run(argv, io) {
     const { values, positionals } = parseFlags(argv, options, usage);
-    const format = oneOf('output', values.output, FORMATS, 'table');
+    const format = oneOf('output', values.output, REPORT_FORMATS, DEFAULT_REPORT_FORMAT);
     const failOn = oneOf('fail-on', values['fail-on'], FAIL_ON, 'blocker');
     const targetInput = targetInputFromFlags(values);
     const path = (p: string) => resolve(io.cwd, p);
@@ -91,9 +106,12 @@ export const command: Command = {
       baseline = { file: values.baseline, fingerprints: await loadBaseline(path(values.baseline)) };
     }
 
+    const kit = values.kit === undefined ? undefined : await readKitFlag(values.kit, io);
+
     const snapshot = await readSnapshot(values, positionals[0], io);
     const { deriveFacts } = await import('../facts/derive.js');
     const facts = deriveFacts(snapshot, targetInput);
+    if (kit) await checkKitTarget(kit, values.kit ?? '', facts.target);
     const now = new Date();
     const { report, unsuppressed } = runAuditDetailed({
       snapshot,
@@ -102,10 +120,10 @@ export const command: Command = {
       rules: ALL_RULES,
       suppressions,
       ...(baseline ? { baseline } : {}),
+      ...(kit ? { kit } : {}),
       now,
     });
 
-    const { renderReport } = await import('../audit/reporters/index.js');
     const outputFile = values['output-file'];
     const text = renderReport(report, format, {
       color: io.isTTY && outputFile === undefined && format === 'table',
@@ -128,6 +146,23 @@ export const command: Command = {
     return code;
   },
 };
+
+async function readKitFlag(dir: string, io: Io): Promise<KitContents> {
+  const { readKitContents } = await import('../kit/read.js');
+  return readKitContents(resolve(io.cwd, dir), dir);
+}
+
+/** A kit for another target has other files (another config format, other paths): refuse it. */
+async function checkKitTarget(kit: KitContents, shown: string, target: Target): Promise<void> {
+  const { targetMismatch } = await import('../kit/match.js');
+  const diff = targetMismatch(kit.summary, target);
+  if (diff.length > 0)
+    throw inputError(
+      `the kit ${shown} was generated for another target: ${diff.join(', ')}`,
+      { file: `${shown}/provenance.json`, field: 'target' },
+      'pass the target flags ferry generate was given (--talos-version, --kubernetes-version, --kubeprism, --provisioner, --infra), or generate the kit again for this target',
+    );
+}
 
 async function readSnapshot(values: Values, positional: string | undefined, io: Io): Promise<Snapshot> {
   const live = liveFlagsGiven(values);

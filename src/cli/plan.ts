@@ -7,7 +7,7 @@ import {
   type TargetInput,
   targetInputFromFlags,
 } from '../facts/target.js';
-import type { KitSummary } from '../plan/kit.js';
+import type { KitSummary } from '../kit/read.js';
 import { STRATEGIES, type WorkerRoll } from '../plan/model.js';
 import { oneOf, parseFlags, requirePositional } from './args.js';
 import type { Command } from './command.js';
@@ -99,7 +99,7 @@ export const command: Command = {
 
     let kit: KitSummary | null = null;
     if (values.kit !== undefined) {
-      const { readKit } = await import('../plan/kit.js');
+      const { readKit } = await import('../kit/read.js');
       kit = await readKit(path(values.kit), values.kit);
     }
     const [{ loadSnapshot }, { deriveFacts }, { runAudit }, { ALL_RULES }, { CATALOG_IDS }] =

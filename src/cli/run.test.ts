@@ -12,7 +12,10 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ferry-cli-run-'));
   plan = join(dir, 'plan.json');
   const io = memoryIo();
-  expect(await runCli(['plan', 'examples/lab-cluster', '--allow-blockers', '--surge-replicas', '-o', plan], io), io.err).toBe(0);
+  expect(
+    await runCli(['plan', 'examples/lab-cluster', '--allow-blockers', '--surge-replicas', '-o', plan], io),
+    io.err,
+  ).toBe(0);
 }, 120_000);
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });

@@ -5,12 +5,14 @@
  * verify and undo (kubeadm-prep/*.ts); steps.json lists them for the plan.
  */
 import type { ControlPlaneNodeFact } from '../facts/model.js';
+import { KIT } from '../knowledge/kit-paths.js';
+import { KIT_ENCRYPTION_KEY_LABEL, LOOPBACK_SANS } from '../knowledge/kit-values.js';
 import type { SourceRef } from '../snapshot/model.js';
 import type { Artifact, GenerateNote, GeneratorResult, MissingInput } from './artifact.js';
 import { type GenerateContext, type Generator, need } from './context.js';
 import { encryptionRenameSteps } from './kubeadm-prep/encryption.js';
 import { type IssuerNode, serviceAccountIssuerStep } from './kubeadm-prep/issuer.js';
-import { apiserverSanSteps, LOOPBACK_SANS, type SanNode } from './kubeadm-prep/sans.js';
+import { apiserverSanSteps, type SanNode } from './kubeadm-prep/sans.js';
 import type { NodeEntry } from './kubeadm-prep/shell.js';
 import { type PrepStep, stepsJson } from './kubeadm-prep/step.js';
 import { describeRefs } from './provenance.js';
@@ -109,8 +111,7 @@ export function generateKubeadmPrep(ctx: GenerateContext): GeneratorResult {
     // so a kubeadm upgrade regenerates the manifest without it.
     notes.push({
       severity: 'warning',
-      message:
-        'kubeadm upgrade (and kubeadm init phase control-plane) rewrites kube-apiserver.yaml and drops the Talos issuer: run kubeadm/20-sa-issuer.sh apply on each control plane again after any of them (it is idempotent)',
+      message: `kubeadm upgrade (and kubeadm init phase control-plane) rewrites kube-apiserver.yaml and drops the Talos issuer: run ${KIT.saIssuer} apply on each control plane again after any of them (it is idempotent)`,
       ...(cc ? { source: cc.source } : {}),
     });
   } else {
@@ -156,7 +157,7 @@ export function generateKubeadmPrep(ctx: GenerateContext): GeneratorResult {
       secret: false,
     },
     {
-      path: 'kubeadm/steps.json',
+      path: KIT.prepSteps,
       content: stepsJson(steps),
       mode: 0o644,
       purpose: 'the kubeadm-side steps in order, each with apply, verify and undo (read by ferry plan)',
@@ -252,22 +253,20 @@ function firstCertificate(pem: string): string {
 }
 
 function purposeOf(path: string): string {
-  if (path === 'kubeadm/cluster-configuration.yaml')
+  if (path === KIT.clusterConfiguration)
     return 'kubeadm ClusterConfiguration with the loopback certSANs (uploaded by step 15)';
   if (path.startsWith('kubeadm/apiserver-sans/'))
     return `kubeadm config for re-issuing ${path.slice(23, -5)}'s apiserver certificate (step 10)`;
-  if (path === 'kubeadm/10-apiserver-sans.sh')
-    return 'step 10: re-issue each apiserver certificate with 127.0.0.1 and localhost';
-  if (path === 'kubeadm/15-kubeadm-config.sh')
-    return 'step 15: store the certSANs in kube-system/kubeadm-config';
-  if (path === 'kubeadm/20-sa-issuer.sh')
+  if (path === KIT.apiserverSans)
+    return `step 10: re-issue each apiserver certificate with ${LOOPBACK_SANS.join(' and ')}`;
+  if (path === KIT.kubeadmConfigUpload) return 'step 15: store the certSANs in kube-system/kubeadm-config';
+  if (path === KIT.saIssuer)
     return 'step 20: put the Talos service-account issuer first on each kubeadm apiserver';
-  if (path === 'kubeadm/30-encryption-phase1.sh')
-    return 'step 30: add the Talos-named encryption key as a read key';
-  if (path === 'kubeadm/31-encryption-phase2.sh') return 'step 31: make the Talos-named key the write key';
-  if (path === 'kubeadm/32-reencrypt.sh') return 'step 32: re-encrypt every Secret with the Talos-named key';
-  if (path === 'kubeadm/encryption/phase1.yaml') return 'EncryptionConfiguration for phase 1 (holds keys)';
-  if (path === 'kubeadm/encryption/phase2.yaml') return 'EncryptionConfiguration for phase 2 (holds keys)';
+  if (path === KIT.encryptionPhase1) return `step 30: add ${KIT_ENCRYPTION_KEY_LABEL} as a read key`;
+  if (path === KIT.encryptionPhase2) return `step 31: make ${KIT_ENCRYPTION_KEY_LABEL} the write key`;
+  if (path === KIT.reencrypt) return `step 32: re-encrypt every Secret with ${KIT_ENCRYPTION_KEY_LABEL}`;
+  if (path === KIT.encryptionPhase1Config) return 'EncryptionConfiguration for phase 1 (holds keys)';
+  if (path === KIT.encryptionPhase2Config) return 'EncryptionConfiguration for phase 2 (holds keys)';
   return 'kubeadm-side preparation';
 }
 

@@ -28,9 +28,36 @@ export const KIT = {
   ciliumTalos: 'cilium/values-talos.yaml',
   ciliumAgents: 'cilium/agents.sh',
   healthProbe: 'rbac/health-probe.yaml',
+  /** The kubeadm-side preparation steps in order (read by `ferry plan`). */
+  prepSteps: 'kubeadm/steps.json',
+  /** The kubeadm ClusterConfiguration with the loopback certSANs (uploaded by step 15). */
+  clusterConfiguration: 'kubeadm/cluster-configuration.yaml',
+  /** kubeadm config of one control plane for re-issuing its apiserver certificate (step 10). */
+  apiserverSansConfig: (node: string) => `kubeadm/apiserver-sans/${node}.yaml`,
+  apiserverSans: 'kubeadm/10-apiserver-sans.sh',
+  kubeadmConfigUpload: 'kubeadm/15-kubeadm-config.sh',
   saIssuer: 'kubeadm/20-sa-issuer.sh',
+  encryptionPhase1: 'kubeadm/30-encryption-phase1.sh',
+  encryptionPhase2: 'kubeadm/31-encryption-phase2.sh',
+  reencrypt: 'kubeadm/32-reencrypt.sh',
+  /** The EncryptionConfiguration of each rotation phase (they hold keys: 0600). */
+  encryptionPhase1Config: 'kubeadm/encryption/phase1.yaml',
+  encryptionPhase2Config: 'kubeadm/encryption/phase2.yaml',
+  /** The Cluster API manifests (a directory). */
+  capi: 'capi/',
   capiCluster: 'capi/cluster.yaml',
+  provenance: 'provenance.json',
 } as const;
+
+/** The id of the step a kubeadm/NN-name.sh script belongs to: its file name without `.sh`. */
+export function prepStepId(script: string): string {
+  return script.slice(script.lastIndexOf('/') + 1).replace(/\.sh$/, '');
+}
+
+/** The script's command for steps.json and the runbook: `sh kubeadm/NN-name.sh VERB [NODE]`. */
+export function prepCommand(script: string, verb: 'apply' | 'verify' | 'undo', perNode: boolean): string {
+  return `sh ${script} ${verb}${perNode ? ' NODE' : ''}`;
+}
 
 /** Both Talos role patches: values every Talos node needs (network, kubelet, CNI). */
 export const BOTH_PATCHES: readonly string[] = [KIT.controlPlanePatch, KIT.workerPatch];

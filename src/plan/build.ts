@@ -14,6 +14,8 @@ import { buildIndex } from '../audit/index.js';
 import { inputError } from '../errors.js';
 import { planControlPlaneHostnames, replacementHostname, reservedNames } from '../facts/hostnames.js';
 import type { EtcdMemberFact, Facts } from '../facts/model.js';
+import { snapshotMismatch } from '../kit/match.js';
+import type { KitSummary } from '../kit/read.js';
 import { assumedFactsNote } from '../knowledge/talos.js';
 import type { Snapshot } from '../snapshot/model.js';
 import { memberIdHex } from '../util/member-id.js';
@@ -35,7 +37,7 @@ import { digestOf } from './digest.js';
 import { EtcdModel } from './etcd-sim.js';
 import type { KubeadmMemberRef, KubeadmNodeRef, TalosNodeRef } from './expected-state.js';
 import { sealPlan } from './integrity.js';
-import { type KitSummary, machineConfigPicker, talosconfigPath } from './kit.js';
+import { machineConfigPicker, talosconfigPath } from './kit.js';
 import {
   type ControlPlaneOrder,
   type DraftStep,
@@ -282,7 +284,7 @@ export function buildPlan(input: PlanInput): Plan {
     warnings.push(
       `--surge ${roll.surge.nodes}: ${roll.surge.nodes} more Talos worker(s) stay after the roll; remove them, or scale their pool down, once it is done`,
     );
-  const kitWarning = kitMismatch(input.kit, facts);
+  const kitWarning = input.kit ? snapshotMismatch(input.kit, facts.snapshot, 'plan') : null;
   if (kitWarning) warnings.push(kitWarning);
   const blockers = unsuppressedBlockers(input.audit);
   if (blockers.length > 0 && input.allowBlockers)
@@ -486,21 +488,6 @@ function workerRollOf(
       assumptions: times.assumptions,
     },
   };
-}
-
-/**
- * A kit made from another snapshot is worth a warning, not a refusal: the usual sequence is
- * snapshot → generate → prepare → snapshot again → plan. A files directory gets a new createdAt
- * each time it is loaded, so only its source is compared.
- */
-function kitMismatch(kit: KitSummary | null, facts: Facts): string | null {
-  if (!kit) return null;
-  const { source, createdAt } = kit.snapshot;
-  if (source && source !== facts.snapshot.source)
-    return `the kit was generated from ${source}, this plan from ${facts.snapshot.source}: is it the same cluster?`;
-  if (source?.startsWith('live') && createdAt && createdAt !== facts.snapshot.createdAt)
-    return `the kit was generated from a snapshot taken ${createdAt}, this plan from one taken ${facts.snapshot.createdAt}: regenerate the kit if the cluster changed in between`;
-  return null;
 }
 
 function need<T>(value: T | undefined, what: string, missing: string | undefined): T {

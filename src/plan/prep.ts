@@ -6,6 +6,7 @@
  * (blockers.md apiserver.coexistence-endpoints).
  */
 import type { Facts } from '../facts/model.js';
+import type { KitSummary } from '../kit/read.js';
 import { TALOS_ENCRYPTION_KEY_NAMES } from '../knowledge/talos.js';
 import {
   cmd,
@@ -21,7 +22,6 @@ import {
 } from './commands.js';
 import type { EtcdModel } from './etcd-sim.js';
 import type { ExpectedState, KubeadmMemberRef, NodeExpectation } from './expected-state.js';
-import type { KitSummary } from './kit.js';
 import type { DraftStep, FindingRef, PrepTheme } from './model.js';
 import { confirmed, doneWhen, draft, gateStep, noUndo, TIMEOUTS, undoWith } from './steps.js';
 

@@ -2,6 +2,7 @@
  * The plan as one self-contained HTML page: inline CSS, no script, no external resource (it is
  * read in rooms without network, and printed). Same content as the Markdown runbook.
  */
+import { escapeHtml as esc } from '../util/escape-html.js';
 import { describeCommand, describeExpectation, formatSeconds } from './describe.js';
 import type { Command } from './expected-state.js';
 import { nodeLabel, type Plan, type Step } from './model.js';
@@ -31,15 +32,6 @@ function workersHtml(plan: Plan): string {
       ? `<p>What the roll takes down, and for how long:</p>${tableHtml(v.outages)}`
       : '<p>None: every evicted pod has another replica, or a PodDisruptionBudget keeps enough up.</p>',
   ].join('\n');
-}
-
-export function esc(s: string): string {
-  return s
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
 }
 
 const CSS = `

@@ -19,9 +19,9 @@ import { generateKit } from '../generate/kit.js';
 import { validateTalosDocuments } from '../generate/schema/talos.js';
 import type { TalosSecretsBundle } from '../generate/secrets/bundle.js';
 import { readTalosSecretsBundle } from '../generate/secrets/read.js';
+import { readKit } from '../kit/read.js';
 import { parsePrivateKeyPem } from '../pki/pem.js';
 import { buildPlan } from './build.js';
-import { readKit } from './kit.js';
 import { allSteps, type Plan, type Step } from './model.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: parsed YAML is walked freely in assertions

@@ -4,6 +4,7 @@
  * one self-contained HTML page (inline SVG, no script, no external resource) for people.
  */
 import type { Plan } from '../plan/model.js';
+import { escapeHtml as esc } from '../util/escape-html.js';
 import type { ObservationRow, RunRow, TransitionRow } from './journal.js';
 import type { ProbeSample, ProbeSummary } from './ports.js';
 import type { ProbeRecord } from './session.js';
@@ -153,15 +154,6 @@ export function renderReportMarkdown(input: ReportInput): string {
 }
 
 // ---- HTML ---------------------------------------------------------------------------------------
-
-function esc(s: string): string {
-  return s
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
 
 const CSS = `
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:72em;padding:0 1em;color:#1b1f24}

@@ -1,4 +1,6 @@
 /** Small pieces every renderer shares, so the formats word things the same way. */
+
+import { escapeHtml } from '../../util/escape-html.js';
 import type { AuditReport } from '../engine.js';
 import type { Severity, TargetSummary } from '../findings.js';
 
@@ -27,6 +29,7 @@ export function summaryLine(r: AuditReport): string {
     `${plural(c.blocker, 'blocker')}, ${plural(c.risk, 'risk')}, ${c.info} info`,
     `${c.suppressed} suppressed`,
   ];
+  if (r.kit) parts.push(`${c.resolved} resolved by the kit`);
   if (r.baseline) parts.push(`${c.baselined} in baseline`);
   if (c.expiredSuppressions) parts.push(plural(c.expiredSuppressions, 'expired suppression'));
   parts.push(
@@ -38,13 +41,9 @@ export function summaryLine(r: AuditReport): string {
   return parts.join('; ');
 }
 
-export function escapeHtml(s: string): string {
-  return s
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
+/** The heading of the section of findings the kit resolves, naming the kit: the same in every format. */
+export function resolvedHeading(r: AuditReport): string {
+  return `Resolved by the kit${r.kit ? ` ${r.kit.path}` : ''} (${r.resolved.length})`;
 }
 
 export function escapeXml(s: string): string {

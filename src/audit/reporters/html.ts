@@ -3,10 +3,12 @@
  * Content-Security-Policy that forbids fetching anything, so the report can be mailed or
  * attached to a ticket and opened offline. Every piece of cluster text is escaped.
  */
+
+import { escapeHtml as h } from '../../util/escape-html.js';
 import type { AuditReport } from '../engine.js';
 import { describeEvidence, describeSubject, type Finding, SEVERITIES } from '../findings.js';
 import { describeSuppression } from '../suppressions.js';
-import { describeTarget, escapeHtml as h, SEVERITY_LABEL, summaryLine } from './common.js';
+import { describeTarget, resolvedHeading, SEVERITY_LABEL, summaryLine } from './common.js';
 
 const MAX_EVIDENCE = 50;
 
@@ -37,6 +39,20 @@ export function renderHtml(r: AuditReport): string {
     if (!group.length) continue;
     body.push(`<h2>${SEVERITY_LABEL[sev]} (${group.length})</h2>`);
     for (const f of group) body.push(finding(f));
+  }
+  if (r.kit) {
+    body.push(`<h2 id="resolved">${h(resolvedHeading(r))}</h2>`);
+    for (const w of r.kit.warnings) body.push(`<p class="muted">warning: ${h(w)}</p>`);
+    if (r.resolved.length) {
+      body.push(
+        '<table><tr><th>rule</th><th>severity</th><th>subject</th><th>fingerprint</th><th>kit file</th><th>what it does</th></tr>',
+      );
+      for (const f of r.resolved)
+        body.push(
+          `<tr class="resolved"><td><code>${h(f.ruleId)}</code></td><td>${f.severity}</td><td>${h(describeSubject(f.subject))}</td><td class="fp" data-fingerprint="${h(f.fingerprint)}">${h(f.fingerprint)}</td><td>${(f.resolution?.files ?? []).map((p) => `<code>${h(p)}</code>`).join(', ')}</td><td>${h(f.resolution?.how ?? '')}</td></tr>`,
+        );
+      body.push('</table>');
+    } else body.push('<p>None: no finding is one the kit fixes as it stands.</p>');
   }
   if (r.suppressed.length) {
     body.push(
@@ -97,6 +113,7 @@ function finding(f: Finding): string {
     `<ul>${ev.join('')}</ul>`,
     `<p><b>Fix:</b> ${h(f.remediation)}</p>`,
     f.artifacts.length ? `<p>Kit: ${f.artifacts.map((a) => `<code>${h(a)}</code>`).join(', ')}</p>` : '',
+    f.kitGap ? `<p class="muted">Not resolved by the kit: ${h(f.kitGap)}</p>` : '',
     `<p class="fp">${h(f.fingerprint)}</p>`,
     '</div>',
   ]

@@ -1,4 +1,8 @@
-/** Every output format, each a function of the AuditReport alone. */
+/**
+ * The registry of output formats, each a function of the AuditReport alone. `ferry audit -o`
+ * takes its list, its error message and its help from here, so a format registered here is one
+ * the command line offers.
+ */
 import type { AuditReport } from '../engine.js';
 import type { RenderOptions } from './common.js';
 import { renderHtml } from './html.js';
@@ -9,34 +13,35 @@ import { renderSarif } from './sarif.js';
 import { renderTable } from './table.js';
 import { renderYaml } from './yaml.js';
 
-export type ReportFormat = 'table' | 'json' | 'yaml' | 'sarif' | 'junit' | 'md' | 'html';
+export interface Reporter {
+  render: (r: AuditReport, opts: RenderOptions) => string;
+  /** A few words for `ferry audit --help`. */
+  what: string;
+}
 
-export const REPORT_FORMATS: readonly ReportFormat[] = [
-  'table',
-  'json',
-  'yaml',
-  'sarif',
-  'junit',
-  'md',
-  'html',
-];
+/** In the order `--help` lists them; the first is the default. */
+export const REPORTERS = {
+  table: { render: renderTable, what: 'findings by severity, for a terminal' },
+  json: { render: renderJson, what: 'the report itself (doubles as a --baseline file)' },
+  yaml: { render: renderYaml, what: 'the same document as json' },
+  sarif: { render: renderSarif, what: 'SARIF 2.1.0, for code-scanning UIs' },
+  junit: { render: renderJunit, what: 'JUnit XML, one testcase per rule, for CI dashboards' },
+  md: { render: renderMarkdown, what: 'Markdown, for pull requests and tickets' },
+  html: { render: renderHtml, what: 'one self-contained HTML page' },
+} as const satisfies Record<string, Reporter>;
 
-const RENDERERS: Record<ReportFormat, (r: AuditReport, opts: RenderOptions) => string> = {
-  table: renderTable,
-  json: renderJson,
-  yaml: renderYaml,
-  sarif: renderSarif,
-  junit: renderJunit,
-  md: renderMarkdown,
-  html: renderHtml,
-};
+export type ReportFormat = keyof typeof REPORTERS;
+
+export const REPORT_FORMATS = Object.keys(REPORTERS) as ReportFormat[];
+
+export const DEFAULT_REPORT_FORMAT: ReportFormat = REPORT_FORMATS[0]!;
 
 export function renderReport(
   report: AuditReport,
   format: ReportFormat,
   opts: RenderOptions = { color: false },
 ): string {
-  return RENDERERS[format](report, opts);
+  return REPORTERS[format].render(report, opts);
 }
 
 export type { RenderOptions } from './common.js';

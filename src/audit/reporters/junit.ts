@@ -3,7 +3,8 @@
  * risk findings are `<failure>`s (one per finding); `info` findings need no action (blockers.md
  * severity definitions), so they are listed in the testcase's `<system-out>` and do not turn a
  * dashboard red. Skipped and not-applicable rules are `<skipped>`, crashed rules `<error>`.
- * Suppressed findings are listed in `<system-out>` and counted in each suite's properties.
+ * Suppressed findings, and findings the kit given to --kit resolves, are listed in `<system-out>`
+ * (no failure) and counted in each suite's properties.
  */
 import type { AuditReport, RuleMeta } from '../engine.js';
 import { describeEvidence, describeSubject, type Finding } from '../findings.js';
@@ -19,6 +20,12 @@ export function renderJunit(r: AuditReport): string {
     if (list) list.push(f);
     else byRule.set(f.ruleId, [f]);
   }
+  const resolvedByRule = new Map<string, Finding[]>();
+  for (const f of r.resolved) {
+    const list = resolvedByRule.get(f.ruleId);
+    if (list) list.push(f);
+    else resolvedByRule.set(f.ruleId, [f]);
+  }
   const suppressedByRule = new Map<string, AuditReport['suppressed']>();
   for (const s of r.suppressed) {
     const list = suppressedByRule.get(s.finding.ruleId);
@@ -30,7 +37,7 @@ export function renderJunit(r: AuditReport): string {
   for (const family of families) {
     const rules = r.rules.filter((m) => m.family === family);
     const cases: string[] = [];
-    const t = { tests: 0, failures: 0, errors: 0, skipped: 0, suppressed: 0 };
+    const t = { tests: 0, failures: 0, errors: 0, skipped: 0, suppressed: 0, resolved: 0 };
     for (const m of rules) {
       t.tests++;
       const found = byRule.get(m.id) ?? [];
@@ -43,6 +50,13 @@ export function renderJunit(r: AuditReport): string {
       if (failing.length) t.failures++;
       for (const f of found.filter((x) => x.severity === 'info'))
         out.push(`info ${f.fingerprint} ${describeSubject(f.subject)}: ${f.message}`);
+      // Resolved by the kit: no failure, said in the output.
+      const resolved = resolvedByRule.get(m.id) ?? [];
+      t.resolved += resolved.length;
+      for (const f of resolved)
+        out.push(
+          `resolved by the kit ${f.resolution?.kit ?? ''} ${f.fingerprint} ${describeSubject(f.subject)} (${f.resolution?.files.join(', ') ?? ''}): ${f.resolution?.how ?? ''}`,
+        );
       for (const { finding, by } of suppressed)
         out.push(
           `suppressed ${finding.fingerprint} ${describeSubject(finding.subject)} by ${describeSuppression(by)}: ${by.reason}`,
@@ -72,6 +86,7 @@ export function renderJunit(r: AuditReport): string {
         '    <properties>',
         `      <property name="ferry.target" value="${escapeXml(describeTarget(r.target))}"/>`,
         `      <property name="ferry.suppressed" value="${t.suppressed}"/>`,
+        ...(r.kit ? [`      <property name="ferry.resolved" value="${t.resolved}"/>`] : []),
         '    </properties>',
         ...cases.map((c) => `    ${c}`),
         '  </testsuite>',
@@ -95,6 +110,7 @@ function failure(f: Finding): string {
     `fingerprint: ${f.fingerprint}`,
     ...f.evidence.map((e) => `evidence: ${describeEvidence(e)}`),
     `fix: ${f.remediation}`,
+    ...(f.kitGap ? [`not resolved by the kit: ${f.kitGap}`] : []),
   ].join('\n');
   return `<failure type="${f.severity}" message="${escapeXml(`${describeSubject(f.subject)}: ${f.message}`)}">${escapeXml(text)}</failure>`;
 }

@@ -2,7 +2,7 @@
 import type { AuditReport } from '../engine.js';
 import { describeEvidence, describeSubject, SEVERITIES } from '../findings.js';
 import { describeSuppression } from '../suppressions.js';
-import { describeTarget, escapeMd, SEVERITY_LABEL, summaryLine } from './common.js';
+import { describeTarget, escapeMd, resolvedHeading, SEVERITY_LABEL, summaryLine } from './common.js';
 
 const MAX_EVIDENCE = 20;
 
@@ -31,8 +31,24 @@ export function renderMarkdown(r: AuditReport): string {
       out.push('', `**Fix:** ${escapeMd(f.remediation)}`, '');
       if (f.artifacts.length)
         out.push(`Kit: ${f.artifacts.map((a) => `\`${a.replace(/`/g, '')}\``).join(', ')}`, '');
+      if (f.kitGap) out.push(`Not resolved by the kit: ${escapeMd(f.kitGap)}`, '');
       out.push(`Fingerprint: \`${f.fingerprint}\``, '');
     }
+  }
+  if (r.kit) {
+    out.push(`## ${escapeMd(resolvedHeading(r))}`, '');
+    for (const w of r.kit.warnings) out.push(`> warning: ${escapeMd(w)}`, '');
+    if (r.resolved.length) {
+      out.push(
+        '| rule | severity | subject | fingerprint | kit file | what it does |',
+        '|---|---|---|---|---|---|',
+      );
+      for (const f of r.resolved)
+        out.push(
+          `| \`${f.ruleId}\` | ${f.severity} | ${escapeMd(describeSubject(f.subject))} | \`${f.fingerprint}\` | ${(f.resolution?.files ?? []).map((p) => `\`${p.replace(/`/g, '')}\``).join(', ')} | ${escapeMd(f.resolution?.how ?? '')} |`,
+        );
+    } else out.push('None: no finding is one the kit fixes as it stands.');
+    out.push('');
   }
   if (r.suppressed.length) {
     out.push(

@@ -6,7 +6,14 @@
  */
 import type { Location, Log, ReportingDescriptor, Result } from 'sarif';
 import type { AuditReport } from '../engine.js';
-import { describeObject, describeSubject, type Evidence, type Finding, type Severity } from '../findings.js';
+import {
+  describeObject,
+  describeSubject,
+  type Evidence,
+  type Finding,
+  type KitResolution,
+  type Severity,
+} from '../findings.js';
 import type { Suppression } from '../suppressions.js';
 import { describeTarget, summaryLine } from './common.js';
 
@@ -39,6 +46,11 @@ export function sarifLog(r: AuditReport): Log {
     ...r.suppressed.map(({ finding, by }) => ({
       ...result(finding, ruleIndex, undefined),
       suppressions: [suppression(by)],
+    })),
+    // Resolved by the kit: accepted outside the results, the kit file being where it is fixed.
+    ...r.resolved.map((f) => ({
+      ...result(f, ruleIndex, undefined),
+      ...(f.resolution ? { suppressions: [kitSuppression(f.resolution)] } : {}),
     })),
   ];
 
@@ -116,6 +128,8 @@ function result(
       remediation: f.remediation,
       artifacts: f.artifacts,
       target: f.target,
+      ...(f.resolution ? { resolution: f.resolution } : {}),
+      ...(f.kitGap ? { kitGap: f.kitGap } : {}),
     },
   };
 }
@@ -238,5 +252,18 @@ function suppression(by: Suppression) {
       physicalLocation: { artifactLocation: { uri: toUri(by.file) }, region: { startLine: by.line } },
     },
     properties: { rule: by.rule, scope: by.scope, ...(by.expires ? { expires: by.expires } : {}) },
+  };
+}
+
+function kitSuppression(res: KitResolution) {
+  const file = res.files[0];
+  return {
+    kind: 'external' as const,
+    status: 'accepted' as const,
+    justification: `resolved by the kit ${res.kit}: ${res.how}`,
+    ...(file
+      ? { location: { physicalLocation: { artifactLocation: { uri: toUri(`${res.kit}/${file}`) } } } }
+      : {}),
+    properties: { kit: res.kit, files: res.files },
   };
 }

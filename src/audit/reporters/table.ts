@@ -2,7 +2,14 @@
 import type { AuditReport } from '../engine.js';
 import { describeEvidence, describeSubject, type Finding, SEVERITIES, type Severity } from '../findings.js';
 import { describeSuppression } from '../suppressions.js';
-import { describeTarget, plural, type RenderOptions, SEVERITY_LABEL, summaryLine } from './common.js';
+import {
+  describeTarget,
+  plural,
+  type RenderOptions,
+  resolvedHeading,
+  SEVERITY_LABEL,
+  summaryLine,
+} from './common.js';
 
 const ANSI = { red: '31', yellow: '33', cyan: '36', bold: '1', dim: '2', green: '32' } as const;
 const SEVERITY_COLOR: Record<Severity, keyof typeof ANSI> = { blocker: 'red', risk: 'yellow', info: 'cyan' };
@@ -30,6 +37,17 @@ export function renderTable(r: AuditReport, opts: RenderOptions): string {
     out.push('');
   }
 
+  if (r.kit) {
+    out.push(paint('green', paint('bold', resolvedHeading(r))));
+    for (const w of r.kit.warnings) out.push(paint('yellow', `  warning: ${w}`));
+    for (const f of r.resolved) {
+      out.push(`  ${f.ruleId}  ${describeSubject(f.subject)}  [${f.fingerprint.slice(0, 12)}]`);
+      out.push(`    ${SEVERITY_LABEL[f.severity]} ${f.title}`);
+      if (f.resolution) out.push(paint('dim', `    resolved: ${f.resolution.how}`));
+    }
+    if (r.resolved.length === 0) out.push('  none: no finding is one the kit fixes as it stands');
+    out.push('');
+  }
   if (r.suppressed.length) {
     out.push(paint('bold', `Suppressed (${r.suppressed.length})`));
     for (const { finding, by } of r.suppressed) {
@@ -94,5 +112,6 @@ function findingLines(f: Finding, paint: (c: keyof typeof ANSI, s: string) => st
     lines.push(paint('dim', `    - ... and ${f.evidence.length - MAX_EVIDENCE} more (see -o json)`));
   lines.push(`    fix: ${f.remediation}`);
   if (f.artifacts.length) lines.push(`    kit: ${f.artifacts.join(', ')}`);
+  if (f.kitGap) lines.push(paint('yellow', `    not resolved by the kit: ${f.kitGap}`));
   return lines;
 }

@@ -100,6 +100,17 @@ describe('addons.kube-proxy-conflict', () => {
     expect(f.field).toBe('mode');
     expect(f.message).toContain('ipvs mode');
     expect(f.remediation).toContain('cluster.proxy.mode: ipvs');
+    // ferry generate does not write the mode: the text must not say it does, and the kit is checked for it.
+    expect(f.remediation).not.toContain('ferry generate carries');
+    expect(f.remediation).toContain("the kit's talos/controlplane-patch.yaml does not set it");
+    expect(f.kitChecks).toEqual([
+      {
+        kind: 'value',
+        file: 'talos/controlplane-patch.yaml',
+        path: ['cluster', 'proxy', 'mode'],
+        test: { op: 'equals', value: 'ipvs' },
+      },
+    ]);
   });
 
   it('does not fire when the modes agree (an empty mode means iptables, Talos renders nftables from 1.31)', () => {

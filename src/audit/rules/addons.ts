@@ -9,6 +9,7 @@ import { compareVersions, parseVersion } from '../../facts/semver.js';
 import type { Target } from '../../facts/target.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import type { Evidence } from '../findings.js';
+import { type KitValueRef, patchChecks, settingText, type ValueTest } from '../kit-checks.js';
 import { notApplicable, type Rule, type RuleFinding } from '../rule.js';
 import { KIT } from './kit-paths.js';
 import { factEvidence, isMultidoc, list, objectEvidence, skipFact } from './shared.js';
@@ -70,10 +71,18 @@ export function talosProxyMode(kubernetesVersion: string | undefined): string {
   return v && compareVersions(v, { major: 1, minor: 31, patch: 0, pre: '' }) >= 0 ? 'nftables' : 'iptables';
 }
 
-function proxyDisable(target: Target): string {
+type Setting = { at: Omit<KitValueRef, 'file'>; test: ValueTest };
+
+/** kube-proxy off, as the kit's control-plane patch writes it for the target's format. */
+function proxyOff(target: Target): Setting {
   return isMultidoc(target)
-    ? 'KubeProxyConfig.enabled: false (removing the document re-enables kube-proxy)'
-    : 'cluster.proxy.disabled: true';
+    ? { at: { doc: 'KubeProxyConfig', path: ['enabled'] }, test: { op: 'equals', value: false } }
+    : { at: { path: ['cluster', 'proxy', 'disabled'] }, test: { op: 'equals', value: true } };
+}
+
+function proxyDisable(target: Target): string {
+  const s = proxyOff(target);
+  return `${settingText(s.at, s.test)}${isMultidoc(target) ? ' (removing the document re-enables kube-proxy)' : ''}`;
 }
 
 export const kubeProxyConflict: Rule = {
@@ -106,6 +115,7 @@ export const kubeProxyConflict: Rule = {
           remediation: `Set ${proxyDisable(ctx.target)} in the Talos config; ferry generate does so when the cluster has no kube-proxy.`,
           subject,
           field: 'presence',
+          kitChecks: patchChecks([KIT.controlPlanePatch], proxyOff(ctx.target).at, proxyOff(ctx.target).test),
         },
       ];
     }
@@ -113,14 +123,19 @@ export const kubeProxyConflict: Rule = {
     if (mode.value === undefined || mode.value === null) return [];
     const talos = talosProxyMode(ctx.target.kubernetesVersion);
     if (mode.value === talos) return [];
-    const field = isMultidoc(ctx.target) ? 'KubeProxyConfig.mode' : 'cluster.proxy.mode';
+    const at = isMultidoc(ctx.target)
+      ? { doc: 'KubeProxyConfig', path: ['mode'] }
+      : { path: ['cluster', 'proxy', 'mode'] };
+    const keep: ValueTest = { op: 'equals', value: mode.value };
     return [
       {
         message: `kube-proxy runs in ${mode.value} mode; Talos ${ctx.target.talosVersion} renders ${talos} for Kubernetes ${ctx.target.kubernetesVersion ?? '(unknown)'}: Talos nodes would program Services differently, and upgrade-k8s would switch the adopted DaemonSet.`,
         evidence: factEvidence(mode, (m) => m ?? '(none)', { expected: talos }),
-        remediation: `Set ${field}: ${mode.value} in the Talos config (ferry generate carries it from fact ${mode.key}); change modes later as a separate step.`,
+        // ferry generate does not write the mode: the operator adds it to the patch (the kit check then finds it).
+        remediation: `Set ${settingText(at, keep)} in the Talos config (the kit's ${KIT.controlPlanePatch} does not set it: add it there); change modes later as a separate step.`,
         subject,
         field: 'mode',
+        kitChecks: patchChecks([KIT.controlPlanePatch], at, keep),
       },
     ];
   },
@@ -174,10 +189,16 @@ export function corefileCustomisations(text: string): string[] {
   return out;
 }
 
-function coreDnsDisable(target: Target): string {
+/** CoreDNS left to the cluster, as the kit's control-plane patch writes it for the target's format. */
+function coreDnsOff(target: Target): Setting {
   return isMultidoc(target)
-    ? 'KubeCoreDNSConfig.enabled: false (removing the document re-enables CoreDNS)'
-    : 'cluster.coreDNS.disabled: true';
+    ? { at: { doc: 'KubeCoreDNSConfig', path: ['enabled'] }, test: { op: 'equals', value: false } }
+    : { at: { path: ['cluster', 'coreDNS', 'disabled'] }, test: { op: 'equals', value: true } };
+}
+
+function coreDnsDisable(target: Target): string {
+  const s = coreDnsOff(target);
+  return `${settingText(s.at, s.test)}${isMultidoc(target) ? ' (removing the document re-enables CoreDNS)' : ''}`;
 }
 
 function deploymentsIn(ctx: Ctx, namespace: string): KubeObject[] {
@@ -197,6 +218,8 @@ export const corednsConflict: Rule = {
   check(ctx) {
     const out: RuleFinding[] = [];
     const fix = `Set ${coreDnsDisable(ctx.target)} in the Talos config so Talos leaves the cluster's DNS alone; ferry generate does so when it finds a customised DNS.`;
+    const off = coreDnsOff(ctx.target);
+    const kitChecks = patchChecks([KIT.controlPlanePatch], off.at, off.test);
     const adopt =
       ctx.target.talos.minor === '1.10' ||
       ctx.target.talos.minor === '1.11' ||
@@ -218,6 +241,7 @@ export const corednsConflict: Rule = {
             }),
           ],
           remediation: fix,
+          kitChecks,
           subject: { kind: 'ConfigMap', group: '', namespace: 'kube-system', name: 'coredns' },
           field: 'data.Corefile',
         });
@@ -239,6 +263,7 @@ export const corednsConflict: Rule = {
           objectEvidence(d, 'spec.template.metadata.labels["k8s-app"]', { observed: 'kube-dns' }),
         ),
         remediation: fix,
+        kitChecks,
         subject: { kind: 'Deployment', group: 'apps', namespace: 'kube-system', name: 'coredns' },
         field: 'other-dns-deployments',
       });
@@ -249,6 +274,7 @@ export const corednsConflict: Rule = {
         message: `Deployment kube-system/coredns is managed by ${helm}; ${adopt}, so two tools would own it.`,
         evidence: [objectEvidence(coredns, 'metadata.labels', { observed: helm })],
         remediation: fix,
+        kitChecks,
         subject: { kind: 'Deployment', group: 'apps', namespace: 'kube-system', name: 'coredns' },
         field: 'managed-by',
       });
@@ -265,6 +291,7 @@ export const corednsConflict: Rule = {
           },
         ],
         remediation: `If DNS is deliberately absent or provided elsewhere, ${fix[0]!.toLowerCase()}${fix.slice(1)}`,
+        kitChecks,
         subject: { kind: 'Deployment', group: 'apps', namespace: 'kube-system', name: 'coredns' },
         field: 'presence',
       });

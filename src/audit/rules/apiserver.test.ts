@@ -188,6 +188,23 @@ describe('apiserver.san-endpoint', () => {
     expect(f!.evidence.length).toBeGreaterThan(1);
   });
 
+  it("names the kit's re-issue step only when the kit has one (KubePrism on)", async () => {
+    const cert = await servingCert(['cp-1', 'kubernetes'], ['10.20.0.11', '127.0.0.1']);
+    const edit = (s: Snapshot) => {
+      const i = s.pki!.certificates.findIndex((c) => c.path === 'apiserver.crt');
+      s.pki!.certificates[i] = { ...cert, path: 'apiserver.crt' };
+      s.kubeadm.clusterConfiguration!.apiServer.certSANs = [];
+    };
+    const [on] = findings(sanEndpoint.check(ctxOf(edit)));
+    expect(on!.remediation).toContain("(the kit's kubeadm/10-apiserver-sans.sh)");
+    expect(on!.artifacts).toContain('kubeadm/10-apiserver-sans.sh');
+    // Without KubePrism ferry generate writes no step 10: the finding must not send the operator there.
+    const [off] = findings(sanEndpoint.check(ctxOf(edit, { kubeprism: 'off' })));
+    expect(off!.remediation).not.toContain('kubeadm/10-apiserver-sans.sh');
+    expect(off!.remediation).toContain('`kubeadm init phase certs apiserver`');
+    expect(off!.artifacts).toEqual([]);
+  });
+
   it('matches wildcard DNS SANs one label deep, and IPs canonically', async () => {
     const c = await servingCert(['*.lab.example'], ['fd00::1']);
     expect(coversHost(c, 'k8s-api.lab.example')).toBe(true);

@@ -97,6 +97,24 @@ describe('cni.cilium-values', () => {
     ]);
   });
 
+  it('describes the rollout as the kit does it: OnDelete, no running agent restarts', async () => {
+    const fs = findings(ciliumValues.check(contextOf(await exampleSnapshot())));
+    for (const f of fs) {
+      expect(f.remediation).not.toContain('every agent restarts');
+      expect(f.remediation).toContain(
+        "the kit's cilium/values-migration.yaml does with updateStrategy OnDelete",
+      );
+      expect(f.kitChecks).toContainEqual({
+        kind: 'value',
+        file: 'cilium/values-migration.yaml',
+        path: ['updateStrategy', 'type'],
+        test: { op: 'equals', value: 'OnDelete' },
+      });
+    }
+    const lab = findings(ciliumUpdateStrategy.check(contextOf(await exampleSnapshot())))[0]!;
+    expect(lab.remediation).toMatch(/^The kit's cilium\/values-migration\.yaml sets updateStrategy OnDelete/);
+  });
+
   it('fires for kube-proxy replacement pointed at KubePrism or at one control plane', () => {
     const prism = findings(
       ciliumValues.check(

@@ -8,6 +8,7 @@ import { KUBEPRISM } from '../../knowledge/talos.js';
 import { CILIUM_ON_TALOS } from '../../knowledge/talos-config.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import { type Evidence, evidenceFromSource } from '../findings.js';
+import { type KitCheck, patchChecks, type ValueTest } from '../kit-checks.js';
 import { notApplicable, type Rule, type RuleFinding } from '../rule.js';
 import { BOTH_PATCHES, KIT } from './kit-paths.js';
 import { factEvidence, isMultidoc, skipFact } from './shared.js';
@@ -33,6 +34,18 @@ export const talosDefaultFlannel: Rule = {
       ? `delete the KubeFlannelCNIConfig document from the Talos config (Talos ${ctx.target.talosVersion}: no document = CNI none)`
       : `set cluster.network.cni.name: none in the Talos config (Talos ${ctx.target.talosVersion} deploys flannel when cluster.network.cni is absent)`;
     const ev = factEvidence(plugin, (p) => p, { expected: 'CNI none in the Talos config' });
+    // The kit: CNI none in both v1alpha1 patches; from v1.14 a `$patch: delete` of the flannel document.
+    const kitChecks: KitCheck[] = isMultidoc(ctx.target)
+      ? patchChecks(
+          [KIT.controlPlanePatch],
+          { doc: 'KubeFlannelCNIConfig', path: ['$patch'] },
+          { op: 'equals', value: 'delete' },
+        )
+      : patchChecks(
+          BOTH_PATCHES,
+          { path: ['cluster', 'network', 'cni', 'name'] },
+          { op: 'equals', value: 'none' },
+        );
     if (plugin.value === 'none-detected') {
       return [
         {
@@ -40,6 +53,7 @@ export const talosDefaultFlannel: Rule = {
           message:
             'ferry recognised no CNI DaemonSet (cilium, calico, canal, flannel, weave, kube-router, antrea); whatever CNI the cluster runs, Talos would add flannel next to it unless told otherwise.',
           evidence: ev,
+          // Not the kit's to resolve: CNI none is right only if a CNI does run.
           remediation: `Confirm which CNI runs, then ${fix}.`,
           subject: { kind: 'Fact', name: plugin.key },
           field: 'talos-flannel',
@@ -55,6 +69,7 @@ export const talosDefaultFlannel: Rule = {
         message: `The cluster runs ${plugin.value}; Talos ${ctx.target.talosVersion} would also create DaemonSet kube-system/kube-flannel on its first control plane.${own}`,
         evidence: ev,
         remediation: `${fix[0]!.toUpperCase()}${fix.slice(1)}; ferry generate does this for every migration.`,
+        kitChecks,
         subject: { kind: 'Fact', name: plugin.key },
         field: 'talos-flannel',
       },
@@ -130,8 +145,16 @@ export const ciliumValues: Rule = {
       namespace: ds.metadata.namespace ?? '',
       name: ds.metadata.name,
     };
-    const rollout =
-      'Roll the new values out as a deliberate pre-step on the kubeadm cluster (every agent restarts; see cni.cilium-update-strategy), then migrate.';
+    // How the kit rolls Cilium values out (generate/cilium.ts): the words must match what it does.
+    const rollout = `Apply them before the first Talos node, as the kit's ${KIT.ciliumMigration} does with updateStrategy OnDelete: no running agent restarts (${KIT.ciliumAgents} record/check shows it) and every new agent starts with them; ${KIT.ciliumTalos} follows after the last kubeadm node.`;
+    const values = (path: string[], test: ValueTest): KitCheck => ({
+      kind: 'value',
+      file: KIT.ciliumMigration,
+      path,
+      test,
+    });
+    const onDelete = values(['updateStrategy', 'type'], { op: 'equals', value: 'OnDelete' });
+    const agents: KitCheck = { kind: 'file', file: KIT.ciliumAgents, mentions: [] };
 
     const withModule = containersOf(ds).filter(({ c }) =>
       (c.securityContext?.capabilities?.add ?? []).includes('SYS_MODULE'),
@@ -147,6 +170,18 @@ export const ciliumValues: Rule = {
         remediation: `Set securityContext.capabilities.ciliumAgent to ${CILIUM_ON_TALOS.capabilities.ciliumAgent.join(',')} and cleanCiliumState to ${CILIUM_ON_TALOS.capabilities.cleanCiliumState.join(',')} (no SYS_MODULE); declare the modules Cilium needs in the Talos machine config. ${rollout}`,
         subject,
         field: 'capabilities.SYS_MODULE',
+        kitChecks: [
+          values(['securityContext', 'capabilities', 'ciliumAgent'], {
+            op: 'equals',
+            value: CILIUM_ON_TALOS.capabilities.ciliumAgent,
+          }),
+          values(['securityContext', 'capabilities', 'cleanCiliumState'], {
+            op: 'equals',
+            value: CILIUM_ON_TALOS.capabilities.cleanCiliumState,
+          }),
+          onDelete,
+          agents,
+        ],
       });
     }
 
@@ -182,6 +217,12 @@ export const ciliumValues: Rule = {
         remediation: `Set cgroup.autoMount.enabled=false and cgroup.hostRoot=${wantRoot} (both node types mount cgroup v2 there on current kernels; check the kubeadm nodes use cgroup v2). ${rollout}`,
         subject,
         field: 'cgroup',
+        kitChecks: [
+          values(['cgroup', 'autoMount', 'enabled'], { op: 'equals', value: false }),
+          values(['cgroup', 'hostRoot'], { op: 'equals', value: wantRoot }),
+          onDelete,
+          agents,
+        ],
       });
     }
 
@@ -216,6 +257,16 @@ export const ciliumValues: Rule = {
           remediation: `Set k8sServiceHost/k8sServicePort to ${endpointText}: it works from kubeadm and Talos nodes alike during coexistence. Switch to KubePrism (localhost:${KUBEPRISM.port}) only after the last kubeadm node is gone. ${rollout}`,
           subject,
           field: 'k8sServiceHost',
+          ...(endpoint
+            ? {
+                kitChecks: [
+                  values(['k8sServiceHost'], { op: 'equals', value: endpoint.host }),
+                  values(['k8sServicePort'], { op: 'equals', value: endpoint.port }),
+                  onDelete,
+                  agents,
+                ],
+              }
+            : {}),
         });
       }
     }
@@ -265,6 +316,8 @@ export const ciliumUpdateStrategy: Rule = {
     });
     const fix =
       'Set updateStrategy RollingUpdate with maxUnavailable: 1 (Helm: updateStrategy.rollingUpdate.maxUnavailable=1) in the same values change; ferry gates each step on agent readiness.';
+    // The kit's own values change (generate/cilium.ts) replaces no running agent at all.
+    const kitFix = `The kit's ${KIT.ciliumMigration} sets updateStrategy OnDelete for the migration, so its values change replaces no running agent (${KIT.ciliumAgents} record/check shows it). If you change values another way: ${fix[0]!.toLowerCase()}${fix.slice(1)}`;
     if (s.type === 'OnDelete') {
       return [
         {
@@ -282,9 +335,18 @@ export const ciliumUpdateStrategy: Rule = {
       {
         message: `Cilium agent ${agentFact.value.namespace}/${agentFact.value.name} rolls with maxUnavailable ${s.maxUnavailable} (${n} of ${nodes} node(s) at once): a values change drops pod networking on ${n} nodes together.`,
         evidence: ev,
-        remediation: fix,
+        remediation: kitFix,
         subject,
         field: 'spec.updateStrategy',
+        kitChecks: [
+          {
+            kind: 'value',
+            file: KIT.ciliumMigration,
+            path: ['updateStrategy', 'type'],
+            test: { op: 'equals', value: 'OnDelete' },
+          },
+          { kind: 'file', file: KIT.ciliumAgents, mentions: [] },
+        ],
       },
     ];
   },

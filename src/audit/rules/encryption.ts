@@ -8,9 +8,12 @@
 import { coversSecrets } from '../../facts/encryption.js';
 import type { EncryptionRule, Fact } from '../../facts/model.js';
 import type { Target } from '../../facts/target.js';
+import { KIT } from '../../knowledge/kit-paths.js';
+import { KIT_ENCRYPTION_KEY_LABEL } from '../../knowledge/kit-values.js';
 import { TALOS_ENCRYPTION_KEY_NAMES } from '../../knowledge/talos.js';
 import type { EncryptionConfig, SourceRef } from '../../snapshot/model.js';
 import { type Evidence, evidenceFromSource, type Subject } from '../findings.js';
+import type { KitCheck } from '../kit-checks.js';
 import {
   HOW_TO_PROVIDE,
   notApplicable,
@@ -23,13 +26,32 @@ import {
 
 const isV114 = (t: Target) => t.talos.configFormat === 'multidoc';
 const SUBJECT: Subject = { kind: 'EncryptionConfiguration', name: 'kube-apiserver' };
-const RENAME_ARTIFACTS = [
-  'kubeadm/30-encryption-phase1.sh',
-  'kubeadm/31-encryption-phase2.sh',
-  'kubeadm/32-reencrypt.sh',
-  'kubeadm/encryption/phase1.yaml',
-  'kubeadm/encryption/phase2.yaml',
+/** The kit's rotation of the Secrets write key (steps 30, 31, 32 and their configurations). */
+const ROTATION_SCRIPTS = [KIT.encryptionPhase1, KIT.encryptionPhase2, KIT.reencrypt];
+const RENAME_ARTIFACTS = [...ROTATION_SCRIPTS, KIT.encryptionPhase1Config, KIT.encryptionPhase2Config];
+/** What the kit's rotation does, in the words of the remediation (the generator's own constants). */
+const KIT_ROTATION = `the kit's ${ROTATION_SCRIPTS.join(', ')} rotate the write key to ${KIT_ENCRYPTION_KEY_LABEL}`;
+/** The kit resolves a write key Talos cannot use when it carries the whole rotation to that key. */
+const ROTATION_KIT: KitCheck[] = [
+  {
+    kind: 'step',
+    script: KIT.encryptionPhase1,
+    mentions: [KIT_ENCRYPTION_KEY_LABEL, phaseConfig(KIT.encryptionPhase1Config)],
+  },
+  {
+    kind: 'step',
+    script: KIT.encryptionPhase2,
+    mentions: [KIT_ENCRYPTION_KEY_LABEL, phaseConfig(KIT.encryptionPhase2Config)],
+  },
+  { kind: 'step', script: KIT.reencrypt, mentions: [] },
+  { kind: 'file', file: KIT.encryptionPhase1Config, mentions: [] },
+  { kind: 'file', file: KIT.encryptionPhase2Config, mentions: [] },
 ];
+
+/** How a phase script names its configuration: relative to the kubeadm/ directory it runs from. */
+function phaseConfig(path: string): string {
+  return path.slice(path.indexOf('/') + 1);
+}
 const REWRITE = '`kubectl get secrets -A -o json | kubectl replace -f -`';
 
 /** The configuration in use, or why the rule cannot or need not look at it. */
@@ -119,10 +141,10 @@ export const absent: Rule = {
       {
         message: `${why}: Secrets are stored in plaintext. A Talos ${ctx.target.talosVersion} config as talosctl generates it carries ${v14 ? 'a KubeEtcdEncryptionConfig (secretbox "key2", no identity)' : 'a new secretbox key (cluster.secretboxEncryptionSecret)'}, so Talos apiservers would write Secrets the kubeadm apiservers cannot read${v14 ? ' and could not read the existing plaintext ones' : ''}.`,
         evidence,
-        remediation: `Keep encryption off in the Talos config: ${v14 ? 'delete the `KubeEtcdEncryptionConfig` document' : 'remove `cluster.secretboxEncryptionSecret` (the template then falls back to identity)'}. ferry's secrets.yaml carries no encryption secret for such a cluster; never mix in a bundle from \`talosctl gen secrets\`. Enable encryption after the migration, as its own step.`,
+        remediation: `Keep encryption off in the Talos config: ${v14 ? 'delete the `KubeEtcdEncryptionConfig` document' : 'remove `cluster.secretboxEncryptionSecret` (the template then falls back to identity)'}. ferry's ${KIT.secrets} carries no encryption secret for such a cluster; never mix in a bundle from \`talosctl gen secrets\`. Enable encryption after the migration, as its own step.`,
         subject: SUBJECT,
         field: 'provider',
-        artifacts: ['secrets.yaml'],
+        artifacts: [KIT.secrets],
       },
     ];
   },
@@ -174,11 +196,13 @@ export const keyName: Rule = {
           ...(writes ? flagEvidence(loaded.file) : []),
         ],
         remediation: writes
-          ? `Rotate the kubeadm side to a ${p.type} key named "${talosName}" in two phases — add it as a read key on every apiserver, then make it the write key, then rewrite all Secrets (${REWRITE}) — and bundle that key (the kit's kubeadm/30-encryption-phase1.sh, 31-encryption-phase2.sh, 32-reencrypt.sh; then run ferry generate again with the rotated file). Or target Talos v1.14 and copy the configuration verbatim into KubeEtcdEncryptionConfig.`
+          ? `Rotate the kubeadm side's write key to a key Talos names, in two phases — add it as a read key on every apiserver, then make it the write key, then rewrite all Secrets (${REWRITE}) — and bundle that key (${KIT_ROTATION} in these phases; then take a fresh snapshot and run ferry generate again with the rotated file). Or target Talos v1.14 and copy the configuration verbatim into KubeEtcdEncryptionConfig.`
           : `Rewrite all Secrets with the write key (${REWRITE}) and drop "${name}" from the configuration; confirm none remain under it (etcdctl get /registry/secrets --prefix, count values starting k8s:enc:${p.type}:v1:${name}:).`,
         subject: SUBJECT,
         field,
         artifacts: writes ? RENAME_ARTIFACTS : [],
+        // A read key under another name is the operator's to rewrite and drop, not the kit's.
+        ...(writes ? { kitChecks: ROTATION_KIT } : {}),
       });
     });
     return out;
@@ -204,7 +228,9 @@ export const providerUnsupported: Rule = {
     if (!isConfig(loaded)) return loaded;
     const providers = ctx.facts.encryption.providers;
     const out: RuleFinding[] = [];
-    const fix = `Target Talos v1.14 and copy the configuration verbatim into KubeEtcdEncryptionConfig, or first move the kubeadm side to one secretbox ("key2") or aescbc ("key1") key for secrets only (rewrite all Secrets after each change: ${REWRITE}).`;
+    const names = TALOS_ENCRYPTION_KEY_NAMES;
+    const fix = `Target Talos v1.14 and copy the configuration verbatim into KubeEtcdEncryptionConfig, or first move the kubeadm side to one secretbox ("${names.secretbox}") or aescbc ("${names.aescbc}") key for secrets only (rewrite all Secrets after each change: ${REWRITE}).`;
+    const secretsIndex = loaded.rules.findIndex((r) => coversSecrets(r.resources));
     loaded.rules.forEach((r, i) => {
       const encrypting = r.providers.filter((p) => p.type !== 'identity');
       const others = r.resources.filter((x) => x !== 'secrets');
@@ -228,15 +254,19 @@ export const providerUnsupported: Rule = {
         if (p.type === 'identity') return;
         const at = `resources[${i}].providers[${j}].${p.type}`;
         if (p.type === 'kms' || p.type === 'aesgcm') {
+          // The kit rotates a Secrets write key Talos cannot carry; a read provider stays the operator's.
+          const writes = i === secretsIndex && j === 0;
           out.push({
             message: `Provider ${p.type}${p.kms?.name ? ` "${p.kms.name}"` : ''} for ${r.resources.join(', ')}: Talos ${ctx.target.talosVersion} supports only secretbox and aescbc.`,
             evidence: [
               cfgEvidence(loaded.cfg, providers, at, { observed: p.type, expected: 'secretbox or aescbc' }),
             ],
-            remediation: fix,
+            remediation: writes
+              ? `${fix} For the Secrets write key: ${KIT_ROTATION}; remove ${p.type} from the configuration once every Secret is rewritten.`
+              : fix,
             subject: SUBJECT,
             field: at,
-            artifacts: [],
+            artifacts: writes ? RENAME_ARTIFACTS : [],
           });
         } else if (p.keyNames.length > 1) {
           out.push({

@@ -367,6 +367,21 @@ describe('etcd.extra-args', () => {
     expect(fs[0]!.evidence).toHaveLength(4);
   });
 
+  it('says whether ferry generate carries the flag: not --listen-metrics-urls, which kubeadm writes itself', async () => {
+    const [metrics] = findings(extraArgs.check(contextOf(await exampleSnapshot())));
+    expect(metrics!.remediation).toContain(
+      "ferry generate does not carry it: add it to the kit's talos/controlplane-patch.yaml",
+    );
+    expect(metrics!.kitChecks).toEqual([
+      {
+        kind: 'value',
+        file: 'talos/controlplane-patch.yaml',
+        path: ['cluster', 'etcd', 'extraArgs', 'listen-metrics-urls'],
+        test: { op: 'equals', value: 'http://0.0.0.0:2381' },
+      },
+    ]);
+  });
+
   it('does not apply to external etcd', () => {
     const cc = clusterConfiguration({ etcd: { external: { endpoints: ['https://etcd.example:2379'] } } });
     expect(extraArgs.check(contextOf(buildSnapshot({ cc, staticPods: [] })))).toMatchObject({

@@ -15,6 +15,7 @@ import { minEtcdMinorFor, pinnedEtcdImage } from '../../knowledge/talos-config.j
 import type { Flag } from '../../snapshot/model.js';
 import { memberIdHex } from '../../util/member-id.js';
 import { type Evidence, evidenceFromSource, type Observation, type Subject } from '../findings.js';
+import { type KitCheck, patchChecks } from '../kit-checks.js';
 import { notApplicable, type Rule, type RuleFinding, skip } from '../rule.js';
 import { KIT } from './kit-paths.js';
 import { capiShapedNames } from './nodes.js';
@@ -513,7 +514,7 @@ export const memberNameCollision: Rule = {
           severity: 'risk' as const,
           message: `etcd member ${c.name} has the shape of the names Cluster API gives Talos control planes (${c.prefix}xxxxx, hostname.source InfrastructureName): a control plane generated with that name would remove this live member when it joins.`,
           evidence: [memberEvidence(m, 'name', { observed: m.name })],
-          remediation: `Rename the control-plane template in the generated capi/ manifests (e.g. a "-talos" suffix) so that no generated name can equal a kubeadm member, or remove member ${c.name} (with its node) before Cluster API scales the control plane.`,
+          remediation: `Rename the control-plane template in the generated ${KIT.capi} manifests (e.g. a "-talos" suffix) so that no generated name can equal a kubeadm member, or remove member ${c.name} (with its node) before Cluster API scales the control plane.`,
           subject: { kind: 'EtcdMember', name: m.name },
           field: 'name',
           artifacts: [KIT.capiCluster],
@@ -722,17 +723,33 @@ export const extraArgs: Rule = {
     const cc = ctx.snapshot.kubeadm.clusterConfiguration;
     if (instances.length === 0 && !cc?.etcd.local) return skipFact(ctx.facts.etcd.extraArgs);
     const denied = new Set<string>(ETCD_DENIED_ARGS);
+    // What ferry generate carries: the etcd.extraArgs fact, host paths left out (generate/talos/args.ts).
+    const generated = new Set((ctx.facts.etcd.extraArgs.value ?? []).map((f) => f.name));
     const out: RuleFinding[] = [];
     for (const [name, { values, evidence, onInstances }] of operatorEtcdFlags(ctx)) {
       const shown = [...values].map((x) => `--${name}=${x}`).join(' / ');
+      const value = [...values][0] ?? '';
+      const byKit =
+        generated.has(name) && ![...values].some((v) => v.startsWith('/'))
+          ? 'ferry generate writes it from the kubeadm manifests'
+          : `ferry generate does not carry it: add it to the kit's ${KIT.controlPlanePatch}`;
       let message = `etcd runs with ${shown}, which kubeadm does not set by default; Talos etcd uses its own value unless it is carried over.`;
-      let remediation = `Carry it in cluster.etcd.extraArgs (${name}: "${[...values][0]}"); ferry generate writes it from the kubeadm manifests.`;
+      let remediation = `Carry it in cluster.etcd.extraArgs (${name}: "${value}"); ${byKit}.`;
       if (denied.has(name)) {
         message = `etcd runs with ${shown}; Talos sets --${name} itself and rejects it in cluster.etcd.extraArgs.`;
         remediation = `Drop it: Talos manages --${name}. If the value matters (e.g. a data path), plan the Talos side without it.`;
       } else if (name === 'listen-metrics-urls') {
-        remediation = `Carry it in cluster.etcd.extraArgs (listen-metrics-urls: "${[...values][0]}") and point metrics scrapers at the Talos nodes too; Talos v1.14 also serves health/metrics on 2383 (--listen-client-http-urls).`;
+        remediation = `Carry it in cluster.etcd.extraArgs (listen-metrics-urls: "${value}"; ${byKit}) and point metrics scrapers at the Talos nodes too; Talos v1.14 also serves health/metrics on 2383 (--listen-client-http-urls).`;
       }
+      // Carried means in the patch with the value of every member (one value: members that differ stay open).
+      const kitChecks: KitCheck[] =
+        denied.has(name) || values.size !== 1
+          ? []
+          : patchChecks(
+              [KIT.controlPlanePatch],
+              { path: ['cluster', 'etcd', 'extraArgs', name] },
+              { op: 'equals', value },
+            );
       if (TIMING_FLAGS.has(name) && (values.size > 1 || onInstances < instances.length)) {
         message += ' Members disagree on it, which changes election behaviour during the swap.';
       }
@@ -742,6 +759,7 @@ export const extraArgs: Rule = {
         remediation,
         subject: { kind: 'Component', name: 'etcd' },
         field: `--${name}`,
+        ...(kitChecks.length ? { kitChecks } : {}),
       });
     }
     return out;

@@ -10,6 +10,7 @@ import { KUBELET_DENIED_ARGS, type TalosRelease } from '../../knowledge/talos.js
 import { KUBELET_PER_NODE_FLAGS } from '../../knowledge/talos-config.js';
 import type { ComponentConfig, Flag, KubeObject, SourceRef, StaticPod } from '../../snapshot/model.js';
 import { type Evidence, evidenceFromSource } from '../findings.js';
+import { patchChecks } from '../kit-checks.js';
 import { type AuditContext, HOW_TO_PROVIDE, type Rule, type RuleFinding, skip } from '../rule.js';
 import { BOTH_PATCHES } from './kit-paths.js';
 import { describeObj, isRecord, listSome, objectEvidence, templatesOf } from './workload-pods.js';
@@ -274,6 +275,16 @@ export const configCarryover: Rule = {
         remediation: `Carry them into ${kubeletConfigField(release)} (${yaml}) for every role. Per-node kubelet flags in /var/lib/kubelet/kubeadm-flags.env are not part of the snapshot: compare them on each node.`,
         subject: { kind: 'KubeletConfiguration', name: 'kubelet' },
         field: 'config',
+        // Resolved when both role patches carry every value (a key the kit leaves out keeps it open).
+        kitChecks: carry.flatMap((c) =>
+          patchChecks(
+            BOTH_PATCHES,
+            isV114(release)
+              ? { doc: 'KubeletConfig', path: ['config', c.key] }
+              : { path: ['machine', 'kubelet', 'extraConfig', c.key] },
+            { op: 'equals', value: c.value },
+          ),
+        ),
       });
     }
 

@@ -17,6 +17,7 @@ import {
 } from '../../knowledge/talos-config.js';
 import type { KubeObject, Taint } from '../../snapshot/model.js';
 import type { Evidence } from '../findings.js';
+import { patchChecks, settingText } from '../kit-checks.js';
 import { type AuditContext, type Rule, type RuleFinding, skip } from '../rule.js';
 import { KIT } from './kit-paths.js';
 import {
@@ -72,9 +73,18 @@ export const cpSchedulable: Rule = {
         cp.labels[EXCLUDE_FROM_LB_LABEL] === undefined
           ? ` Talos also labels control planes ${EXCLUDE_FROM_LB_LABEL}, which this node lacks: load-balancer speakers and cloud LBs will skip the Talos control planes.`
           : '';
+      const keepScheduling = isV114(release)
+        ? {
+            at: { doc: 'KubeNodeConfig', path: ['taints', CONTROL_PLANE_TAINT, '$patch'] },
+            test: { op: 'equals', value: 'delete' } as const,
+          }
+        : {
+            at: { path: ['cluster', 'allowSchedulingOnControlPlanes'] },
+            test: { op: 'equals', value: true } as const,
+          };
       const fix = isV114(release)
-        ? `leave the ${CONTROL_PLANE_TAINT} taint out of the control planes' KubeNodeConfig`
-        : 'set cluster.allowSchedulingOnControlPlanes: true';
+        ? `leave the ${CONTROL_PLANE_TAINT} taint out of the control planes' KubeNodeConfig (\`${CONTROL_PLANE_TAINT}: {$patch: delete}\` under taints)`
+        : `set ${settingText(keepScheduling.at, keepScheduling.test)}`;
       out.push({
         message: `Control plane ${cp.name} has no ${CONTROL_PLANE_TAINT} taint and runs ${pods.length} non-DaemonSet pod(s) (${listSome(names, 4)}); a Talos control plane registers tainted NoSchedule, so this capacity is lost after the switch.${lbNote}`,
         evidence: [
@@ -88,6 +98,10 @@ export const cpSchedulable: Rule = {
           ...pods.slice(0, 5).map((p) => objectEvidence(p, 'spec.nodeName', { observed: cp.name })),
         ],
         remediation: `Decide before the first Talos control plane: to keep scheduling on control planes, ${fix} (and decide whether to keep the ${EXCLUDE_FROM_LB_LABEL} label); otherwise make room on the workers for these pods first.`,
+        // The kit keeps scheduling on when kubeadm does; the load-balancer label stays the operator's call.
+        ...(lbNote === ''
+          ? { kitChecks: patchChecks([KIT.controlPlanePatch], keepScheduling.at, keepScheduling.test) }
+          : {}),
       });
     }
     return out;
@@ -412,7 +426,7 @@ export const nameReuse: Rule = {
               note: `Talos nodes named ${c.prefix}xxxxx`,
             },
           ],
-          remediation: `Rename the templates in the generated capi/ manifests (e.g. a "-talos" suffix) so that no generated name can equal a kubeadm Node, or make sure Node ${c.name} is drained and deleted before Cluster API creates nodes.`,
+          remediation: `Rename the templates in the generated ${KIT.capi} manifests (e.g. a "-talos" suffix) so that no generated name can equal a kubeadm Node, or make sure Node ${c.name} is drained and deleted before Cluster API creates nodes.`,
           subject: { kind: 'Node', name: c.name, node: c.name },
           field: 'metadata.name',
           artifacts: [KIT.capiCluster],

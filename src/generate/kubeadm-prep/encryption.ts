@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are shell script text, where ${...} is shell syntax
 import { Document, isMap, isSeq } from 'yaml';
-import { TALOS_ENCRYPTION_KEY_NAMES } from '../../knowledge/talos.js';
+import { KIT, prepCommand, prepStepId } from '../../knowledge/kit-paths.js';
+import { KIT_ENCRYPTION_KEY, KIT_ENCRYPTION_KEY_LABEL } from '../../knowledge/kit-values.js';
 import type { SourceRef } from '../../snapshot/model.js';
 import {
   type EncryptionConfigWithKeys,
@@ -11,7 +12,8 @@ import { random32Base64 } from '../secrets/tokens.js';
 import { dispatch, type NodeEntry, nodeCase, scriptHeader, shq } from './shell.js';
 import type { PrepStep } from './step.js';
 
-const KEY2 = TALOS_ENCRYPTION_KEY_NAMES.secretbox;
+const KEY2 = KIT_ENCRYPTION_KEY.name;
+const BOX = KIT_ENCRYPTION_KEY.provider;
 
 export interface RotationFiles {
   phase1: string;
@@ -30,21 +32,21 @@ export function rotationConfigs(cfg: EncryptionConfigWithKeys): RotationFiles {
   const rule = secretsRule(cfg);
   if (!rule) throw new Error('rotationConfigs: the configuration does not cover secrets');
   const providers = rule.providers.map(cloneProvider);
-  let box = providers.find((p) => p.type === 'secretbox');
+  let box = providers.find((p) => p.type === BOX);
   const existing = box?.keys.find((k) => k.name === KEY2);
   const reusedKey = existing !== undefined;
   if (!existing) {
     const key = { name: KEY2, secret: random32Base64() };
     if (box) box.keys.push(key);
     else {
-      box = { type: 'secretbox', keys: [key], raw: {} };
+      box = { type: BOX, keys: [key], raw: {} };
       providers.splice(1, 0, box);
     }
   }
   const phase1 = providers.map(cloneProvider);
   // Phase 2: secretbox first, key2 first inside it.
   const p2 = providers.map(cloneProvider);
-  const bi = p2.findIndex((p) => p.type === 'secretbox');
+  const bi = p2.findIndex((p) => p.type === BOX);
   const [b] = p2.splice(bi, 1);
   if (!b) throw new Error('rotationConfigs: secretbox provider vanished');
   const ki = b.keys.findIndex((k) => k.name === KEY2);
@@ -78,7 +80,7 @@ function render(
   // Say beside the new key where it came from (the rest is the cluster's file as it was).
   for (const [i, r] of resources.entries()) {
     for (const j of r.providers.keys()) {
-      const keys = doc.getIn(['resources', i, 'providers', j, 'secretbox', 'keys'], true);
+      const keys = doc.getIn(['resources', i, 'providers', j, BOX, 'keys'], true);
       if (!isSeq(keys)) continue;
       for (const item of keys.items) {
         if (isMap(item) && item.get('name') === KEY2) {
@@ -117,8 +119,8 @@ export function encryptionRenameSteps(input: EncryptionStepsInput): EncryptionSt
     kind: 'derived',
     from: [src],
     note: reusedKey
-      ? `secretbox "${KEY2}" already present in the file`
-      : `new random 32-byte secretbox key "${KEY2}"`,
+      ? `${KIT_ENCRYPTION_KEY_LABEL} already present in the file`
+      : `new random 32-byte ${BOX} key "${KEY2}"`,
   };
   const banner = (phase: string) =>
     [
@@ -131,8 +133,8 @@ export function encryptionRenameSteps(input: EncryptionStepsInput): EncryptionSt
       scriptHeader({
         title:
           n === 1
-            ? `Encryption phase 1: add secretbox "${KEY2}" as a read key (the write key stays as it is)`
-            : `Encryption phase 2: make secretbox "${KEY2}" the write key (only after phase 1 is verified on every node)`,
+            ? `Encryption phase 1: add ${KIT_ENCRYPTION_KEY_LABEL} as a read key (the write key stays as it is)`
+            : `Encryption phase 2: make ${KIT_ENCRYPTION_KEY_LABEL} the write key (only after phase 1 is verified on every node)`,
         usage: `sh 3${n - 1}-encryption-phase${n}.sh apply|verify|undo NODE   (as root on control-plane NODE, one node at a time)`,
         lines: input.generatedBy,
       }),
@@ -181,10 +183,10 @@ export function encryptionRenameSteps(input: EncryptionStepsInput): EncryptionSt
       '--cacert=/etc/kubernetes/pki/etcd/ca.crt --cert=/etc/kubernetes/pki/etcd/healthcheck-client.crt ' +
       '--key=/etc/kubernetes/pki/etcd/healthcheck-client.key get /registry/secrets/ --prefix -w json'
     : undefined;
-  const prefix = `k8s:enc:secretbox:v1:${KEY2}:`;
+  const prefix = `k8s:enc:${BOX}:v1:${KEY2}:`;
   const reencrypt = [
     '#!/bin/sh',
-    `# Re-encrypt every Secret with secretbox "${KEY2}" (after phase 2 is verified on every control-plane node).`,
+    `# Re-encrypt every Secret with ${KIT_ENCRYPTION_KEY_LABEL} (after phase 2 is verified on every control-plane node).`,
     ...input.generatedBy.map((l) => `# ${l}`),
     '# usage: sh 32-reencrypt.sh apply|verify|undo   (from a workstation with cluster-admin kubectl and jq)',
     'set -eu',
@@ -201,7 +203,7 @@ export function encryptionRenameSteps(input: EncryptionStepsInput): EncryptionSt
     etcdCmd
       ? `  [ -z "$left" ] || die "not yet stored with ${KEY2}: $(echo "$left" | head -5 | tr "\\n" " ")"`
       : '',
-    etcdCmd ? `  echo "ferry: every Secret is stored with secretbox ${KEY2}"` : '',
+    etcdCmd ? `  echo "ferry: every Secret is stored with ${BOX} ${KEY2}"` : '',
     '}',
     `undo() { echo "ferry: nothing to undo: phase 2 keeps every older key readable"; }`,
     'case "${1:-}" in apply) apply ;; verify) verify ;; undo) undo ;; *) die "usage: $0 apply|verify|undo" ;; esac',
@@ -215,66 +217,66 @@ export function encryptionRenameSteps(input: EncryptionStepsInput): EncryptionSt
     reusedKey,
     files: [
       {
-        path: 'kubeadm/encryption/phase1.yaml',
+        path: KIT.encryptionPhase1Config,
         content: banner('Phase 1') + phase1,
         secret: true,
-        provenance: { [`secretbox.${KEY2}`]: [newKey], resources: [src] },
+        provenance: { [`${BOX}.${KEY2}`]: [newKey], resources: [src] },
       },
       {
-        path: 'kubeadm/encryption/phase2.yaml',
+        path: KIT.encryptionPhase2Config,
         content: banner('Phase 2') + phase2,
         secret: true,
-        provenance: { [`secretbox.${KEY2}`]: [newKey], resources: [src] },
+        provenance: { [`${BOX}.${KEY2}`]: [newKey], resources: [src] },
       },
       {
-        path: 'kubeadm/30-encryption-phase1.sh',
+        path: KIT.encryptionPhase1,
         content: phaseScript(1),
         secret: false,
         provenance: { TARGET: input.nodePathSource },
       },
       {
-        path: 'kubeadm/31-encryption-phase2.sh',
+        path: KIT.encryptionPhase2,
         content: phaseScript(2),
         secret: false,
         provenance: { TARGET: input.nodePathSource },
       },
-      { path: 'kubeadm/32-reencrypt.sh', content: reencrypt, secret: false, provenance: {} },
+      { path: KIT.reencrypt, content: reencrypt, secret: false, provenance: {} },
     ],
     steps: [
       {
-        id: '30-encryption-phase1',
-        title: `Add secretbox "${KEY2}" as a read key on every kubeadm apiserver`,
+        id: prepStepId(KIT.encryptionPhase1),
+        title: `Add ${KIT_ENCRYPTION_KEY_LABEL} as a read key on every kubeadm apiserver`,
         scope: 'each-control-plane',
         nodes,
         after: [],
-        apply: 'sh kubeadm/30-encryption-phase1.sh apply NODE',
-        verify: 'sh kubeadm/30-encryption-phase1.sh verify NODE',
-        undo: 'sh kubeadm/30-encryption-phase1.sh undo NODE',
+        apply: prepCommand(KIT.encryptionPhase1, 'apply', true),
+        verify: prepCommand(KIT.encryptionPhase1, 'verify', true),
+        undo: prepCommand(KIT.encryptionPhase1, 'undo', true),
         why: `${input.reason} (encryption.key-name). Every apiserver must be able to read "${KEY2}" before any writes with it`,
         provenance,
       },
       {
-        id: '31-encryption-phase2',
-        title: `Write Secrets with secretbox "${KEY2}"`,
+        id: prepStepId(KIT.encryptionPhase2),
+        title: `Write Secrets with ${KIT_ENCRYPTION_KEY_LABEL}`,
         scope: 'each-control-plane',
         nodes,
-        after: ['30-encryption-phase1'],
-        apply: 'sh kubeadm/31-encryption-phase2.sh apply NODE',
-        verify: 'sh kubeadm/31-encryption-phase2.sh verify NODE',
-        undo: 'sh kubeadm/31-encryption-phase2.sh undo NODE',
-        why: 'Talos apiservers write and read Secrets with secretbox key2 only (plus identity)',
+        after: [prepStepId(KIT.encryptionPhase1)],
+        apply: prepCommand(KIT.encryptionPhase2, 'apply', true),
+        verify: prepCommand(KIT.encryptionPhase2, 'verify', true),
+        undo: prepCommand(KIT.encryptionPhase2, 'undo', true),
+        why: `Talos apiservers write and read Secrets with ${KIT_ENCRYPTION_KEY_LABEL} only (plus identity)`,
         provenance,
       },
       {
-        id: '32-reencrypt',
+        id: prepStepId(KIT.reencrypt),
         title: `Re-encrypt every Secret with "${KEY2}"`,
         scope: 'cluster',
         nodes: [],
-        after: ['31-encryption-phase2'],
-        apply: 'sh kubeadm/32-reencrypt.sh apply',
-        verify: 'sh kubeadm/32-reencrypt.sh verify',
-        undo: 'sh kubeadm/32-reencrypt.sh undo',
-        why: 'Secrets still stored under the old key would be unreadable on Talos apiservers; afterwards take a fresh snapshot and run ferry generate again (with --encryption-config kubeadm/encryption/phase2.yaml) so secrets.yaml carries the key',
+        after: [prepStepId(KIT.encryptionPhase2)],
+        apply: prepCommand(KIT.reencrypt, 'apply', false),
+        verify: prepCommand(KIT.reencrypt, 'verify', false),
+        undo: prepCommand(KIT.reencrypt, 'undo', false),
+        why: `Secrets still stored under the old key would be unreadable on Talos apiservers; afterwards take a fresh snapshot and run ferry generate again (with --encryption-config ${KIT.encryptionPhase2Config}) so secrets.yaml carries the key`,
         provenance,
       },
     ],

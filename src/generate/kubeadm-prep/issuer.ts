@@ -1,3 +1,4 @@
+import { KIT, prepCommand, prepStepId } from '../../knowledge/kit-paths.js';
 import type { SourceRef } from '../../snapshot/model.js';
 import { dispatch, type NodeEntry, nodeCase, scriptHeader, shq } from './shell.js';
 import type { PrepStep } from './step.js';
@@ -87,14 +88,14 @@ export function serviceAccountIssuerStep(
   ].join('\n');
   const explicitAudiences = nodes.filter((n) => n.audiences.length > 0 && !n.audiences.includes(talosIssuer));
   const step: PrepStep = {
-    id: '20-sa-issuer',
+    id: prepStepId(KIT.saIssuer),
     title: 'Sign service-account tokens with the Talos issuer on every kubeadm apiserver',
     scope: 'each-control-plane',
     nodes: nodes.map((n) => n.name),
     after: [],
-    apply: 'sh kubeadm/20-sa-issuer.sh apply NODE',
-    verify: 'sh kubeadm/20-sa-issuer.sh verify NODE',
-    undo: 'sh kubeadm/20-sa-issuer.sh undo NODE',
+    apply: prepCommand(KIT.saIssuer, 'apply', true),
+    verify: prepCommand(KIT.saIssuer, 'verify', true),
+    undo: prepCommand(KIT.saIssuer, 'undo', true),
     why:
       `Talos apiservers issue and accept tokens for ${talosIssuer}; kubeadm's first issuer is ${nodes[0]?.issuers[0] ?? '(unknown)'} ` +
       `(apiserver.sa-issuer). Listing both keeps old tokens valid; recreate pods (or wait for token refresh) before the last kubeadm apiserver goes` +
@@ -105,6 +106,6 @@ export function serviceAccountIssuerStep(
   };
   return {
     step,
-    files: [{ path: 'kubeadm/20-sa-issuer.sh', content: script, provenance: { ISSUER: talosIssuerSource } }],
+    files: [{ path: KIT.saIssuer, content: script, provenance: { ISSUER: talosIssuerSource } }],
   };
 }

@@ -1,6 +1,8 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are shell script text, where ${...} is shell syntax
 import { joinHostPort } from '../../facts/ip.js';
 import { atField } from '../../facts/sources.js';
+import { KIT, prepCommand, prepStepId } from '../../knowledge/kit-paths.js';
+import { LOOPBACK_SANS } from '../../knowledge/kit-values.js';
 import type { ClusterConfiguration, SourceRef } from '../../snapshot/model.js';
 import { describeRefs } from '../provenance.js';
 import {
@@ -12,8 +14,7 @@ import {
 import { dispatch, type NodeEntry, nodeCase, scriptHeader, shq } from './shell.js';
 import type { PrepStep } from './step.js';
 
-/** KubePrism clients dial 127.0.0.1 and check the upstream apiserver certificate for it (talos.md §4.5). */
-export const LOOPBACK_SANS = ['127.0.0.1', 'localhost'] as const;
+export { LOOPBACK_SANS };
 
 export interface SanNode extends NodeEntry {
   criSocket?: string;
@@ -62,7 +63,7 @@ export function apiserverSanSteps(
   const shared = clusterDoc(base);
   const files: SanStepResult['files'] = [
     {
-      path: 'kubeadm/cluster-configuration.yaml',
+      path: KIT.clusterConfiguration,
       content:
         header('ClusterConfiguration with 127.0.0.1 and localhost in apiServer.certSANs', generatedBy) +
         shared.text,
@@ -83,7 +84,7 @@ export function apiserverSanSteps(
     const prov: Record<string, SourceRef[]> = { 'apiServer.certSANs': [added] };
     if (n.current) prov['apiServer.certSANs'] = [added, n.current.source];
     files.push({
-      path: `kubeadm/apiserver-sans/${n.name}.yaml`,
+      path: KIT.apiserverSansConfig(n.name),
       content:
         header(
           `kubeadm config to re-issue the apiserver certificate of ${n.name} with loopback SANs`,
@@ -178,32 +179,32 @@ export function apiserverSanSteps(
     '',
   ].join('\n');
   files.push(
-    { path: 'kubeadm/10-apiserver-sans.sh', content: script, provenance: { certSANs: [added] } },
-    { path: 'kubeadm/15-kubeadm-config.sh', content: upload, provenance: { certSANs: [added] } },
+    { path: KIT.apiserverSans, content: script, provenance: { certSANs: [added] } },
+    { path: KIT.kubeadmConfigUpload, content: upload, provenance: { certSANs: [added] } },
   );
   const nodeNames = nodes.map((n) => n.name);
   const steps: PrepStep[] = [
     {
-      id: '10-apiserver-sans',
+      id: prepStepId(KIT.apiserverSans),
       title: 'Re-issue each kubeadm apiserver certificate with 127.0.0.1 and localhost',
       scope: 'each-control-plane',
       nodes: nodeNames,
       after: [],
-      apply: 'sh kubeadm/10-apiserver-sans.sh apply NODE',
-      verify: 'sh kubeadm/10-apiserver-sans.sh verify NODE',
-      undo: 'sh kubeadm/10-apiserver-sans.sh undo NODE',
+      apply: prepCommand(KIT.apiserverSans, 'apply', true),
+      verify: prepCommand(KIT.apiserverSans, 'verify', true),
+      undo: prepCommand(KIT.apiserverSans, 'undo', true),
       why: 'Talos nodes reach every apiserver through KubePrism on 127.0.0.1:7445; kubeadm certificates lack that SAN (apiserver.san-loopback)',
       provenance: [added, ...nodes.flatMap((n) => (n.current ? [n.current.source] : []))],
     },
     {
-      id: '15-kubeadm-config',
+      id: prepStepId(KIT.kubeadmConfigUpload),
       title: 'Store the new certSANs in kube-system/kubeadm-config',
       scope: 'cluster',
       nodes: [],
-      after: ['10-apiserver-sans'],
-      apply: 'sh kubeadm/15-kubeadm-config.sh apply',
-      verify: 'sh kubeadm/15-kubeadm-config.sh verify',
-      undo: 'sh kubeadm/15-kubeadm-config.sh undo',
+      after: [prepStepId(KIT.apiserverSans)],
+      apply: prepCommand(KIT.kubeadmConfigUpload, 'apply', false),
+      verify: prepCommand(KIT.kubeadmConfigUpload, 'verify', false),
+      undo: prepCommand(KIT.kubeadmConfigUpload, 'undo', false),
       why: 'kubeadm regenerates certificates from this ConfigMap on upgrade; without it the loopback SANs would disappear',
       provenance: [added],
     },

@@ -2,6 +2,8 @@ import { createPublicKey, randomBytes } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FerryError, inputError } from '../../errors.js';
+import { KIT } from '../../knowledge/kit-paths.js';
+import { KIT_ENCRYPTION_KEY_LABEL } from '../../knowledge/kit-values.js';
 import { spkiDer } from '../../pki/pem.js';
 import type { SourceRef } from '../../snapshot/model.js';
 import type { GenerateNote } from '../artifact.js';
@@ -207,7 +209,7 @@ function encryptionNotes(
       return [
         withSource({
           severity: 'warning',
-          message: `secrets.yaml has no encryption secret yet: ${decision.reason} (encryption.key-name). Run the key-rename steps in kubeadm/ (two phases, then re-encryption), then take a fresh snapshot and run ferry generate again (--encryption-config the rotated file) so the Talos-named key is imported`,
+          message: `secrets.yaml has no encryption secret yet: ${decision.reason} (encryption.key-name). Run the key-rename steps ${KIT.encryptionPhase1}, ${KIT.encryptionPhase2} and ${KIT.reencrypt}, which move the write key to ${KIT_ENCRYPTION_KEY_LABEL}, then take a fresh snapshot and run ferry generate again (--encryption-config the rotated file) so that key is imported`,
         }),
       ];
   }

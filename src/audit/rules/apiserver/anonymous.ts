@@ -7,6 +7,7 @@ import { canonicalIp, cidrContains } from '../../../facts/ip.js';
 import { lastFlag } from '../../../snapshot/flags.js';
 import type { AnonymousAccess, Flag, KubeObject, Snapshot } from '../../../snapshot/model.js';
 import type { Evidence } from '../../findings.js';
+import { type KitCheck, patchChecks } from '../../kit-checks.js';
 import { HOW_TO_PROVIDE, type Rule, type RuleFinding, skip } from '../../rule.js';
 import { KIT } from '../kit-paths.js';
 import { factEvidence, isV114, plural } from './evidence.js';
@@ -111,8 +112,28 @@ export const anonymousAuthDependents: Rule = {
       ? 'Talos v1.14 allows anonymous requests only on /livez, /readyz and /healthz (generated KubeAuthenticationConfig)'
       : `Talos ${ctx.target.talosVersion} runs kube-apiserver with --anonymous-auth=false`;
     const fixLb = v14
-      ? 'keep the generated `KubeAuthenticationConfig` and point HTTP checks at /readyz, /livez or /healthz'
-      : 'switch the load balancer to TCP checks or to an authenticated check (the kit\'s rbac/health-probe.yaml creates a token that may read only the health paths), or set extraArgs `anonymous-auth: "true"` in the Talos config (overridable, ≤v1.13)';
+      ? 'point HTTP checks at /readyz, /livez or /healthz (the generated `KubeAuthenticationConfig` allows them), or allow anonymous requests on every path (`anonymous.enabled: true` without conditions, as ferry generate writes it when the kubeadm apiservers allow them)'
+      : `switch the load balancer to TCP checks or to an authenticated check (the kit's ${KIT.healthProbe} creates a token that may read only the health paths), or set extraArgs \`anonymous-auth: "true"\` in the Talos config (overridable, ≤v1.13)`;
+    // The kit keeps anonymous requests allowed as kubeadm has them: ≤v1.13 by the flag, v1.14 by
+    // an authentication configuration allowing them on every path (no conditions).
+    const kitChecks: KitCheck[] = v14
+      ? [
+          ...patchChecks(
+            [KIT.controlPlanePatch],
+            { doc: 'KubeAuthenticationConfig', path: ['configuration', 'anonymous', 'enabled'] },
+            { op: 'equals', value: true },
+          ),
+          ...patchChecks(
+            [KIT.controlPlanePatch],
+            { doc: 'KubeAuthenticationConfig', path: ['configuration', 'anonymous', 'conditions'] },
+            { op: 'absent' },
+          ),
+        ]
+      : patchChecks(
+          [KIT.controlPlanePatch],
+          { path: ['cluster', 'apiServer', 'extraArgs', 'anonymous-auth'] },
+          { op: 'equals', value: 'true' },
+        );
     const out: RuleFinding[] = [];
     for (const a of log?.anonymous ?? []) {
       // kube-probe: the kubelet probing the kubeadm apiserver next to it, never a Talos apiserver.
@@ -135,11 +156,12 @@ export const anonymousAuthDependents: Rule = {
         ],
         remediation: lb
           ? `Before the first Talos control plane joins the load balancer: ${fixLb}.`
-          : `Give this client credentials (a ServiceAccount token) or stop it calling ${a.path}; ${v14 ? 'Talos v1.14 cannot allow anonymous access beyond the health paths without replacing KubeAuthenticationConfig' : 'or set extraArgs `anonymous-auth: "true"` in the Talos config (≤v1.13)'}.`,
+          : `Give this client credentials (a ServiceAccount token) or stop it calling ${a.path}; ${v14 ? 'Talos v1.14 cannot allow anonymous access beyond the health paths without replacing KubeAuthenticationConfig (`anonymous.enabled: true` without conditions, as ferry generate writes it when the kubeadm apiservers allow anonymous requests)' : 'or set extraArgs `anonymous-auth: "true"` in the Talos config (≤v1.13)'}.`,
         subject: { kind: 'AnonymousClient', name: `${a.userAgent ?? 'unknown'} ${a.path}` },
         field: 'anonymous',
         // ≤v1.13: the control-plane patch keeps anonymous-auth as kubeadm has it; the probe token serves LB checks.
-        artifacts: v14 ? [] : lb ? [KIT.healthProbe, KIT.controlPlanePatch] : [KIT.controlPlanePatch],
+        artifacts: !v14 && lb ? [KIT.healthProbe, KIT.controlPlanePatch] : [KIT.controlPlanePatch],
+        kitChecks,
       });
     }
     const custom = customAnonymousBindings(ctx.snapshot);
@@ -154,7 +176,8 @@ export const anonymousAuthDependents: Rule = {
           `Check the load balancer's health checks (haproxy \`option httpchk\`, keepalived scripts) and other unauthenticated callers; ${fixLb}. ${log ? '' : 'Add the apiserver audit log (audit.log) to the snapshot to see the callers.'}`.trim(),
         subject: { kind: 'Component', name: 'kube-apiserver' },
         field: '--anonymous-auth',
-        artifacts: v14 ? [] : [KIT.healthProbe, KIT.controlPlanePatch],
+        artifacts: v14 ? [KIT.controlPlanePatch] : [KIT.healthProbe, KIT.controlPlanePatch],
+        kitChecks,
       });
     }
     return out;

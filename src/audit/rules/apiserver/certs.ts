@@ -5,9 +5,11 @@
 
 import { canonicalIp, parseIp } from '../../../facts/ip.js';
 import type { Fact } from '../../../facts/model.js';
+import { LOOPBACK_SANS } from '../../../knowledge/kit-values.js';
 import { KUBEPRISM } from '../../../knowledge/talos.js';
 import type { CertificateInfo, Snapshot } from '../../../snapshot/model.js';
 import type { Evidence, Subject } from '../../findings.js';
+import { type KitCheck, patchChecks, settingPath } from '../../kit-checks.js';
 import { type AuditContext, HOW_TO_PROVIDE, type Rule, type RuleFinding, skip } from '../../rule.js';
 import { KIT } from '../kit-paths.js';
 import { fileEvidence, firstCert, pkiSubject } from '../pki.js';
@@ -80,10 +82,20 @@ export function coversHost(c: CertificateInfo, host: string): boolean {
   });
 }
 
-const SANS_ARTIFACTS = [
-  'kubeadm/10-apiserver-sans.sh',
-  'kubeadm/15-kubeadm-config.sh',
-  'kubeadm/cluster-configuration.yaml',
+/** The kit's steps 10 and 15: re-issue each kubeadm apiserver certificate, record the certSANs. */
+const SANS_ARTIFACTS = [KIT.apiserverSans, KIT.kubeadmConfigUpload, KIT.clusterConfiguration];
+const LOOPBACK = LOOPBACK_SANS.join(' and ');
+/** The kit resolves a missing loopback SAN when step 10 re-issues, step 15 records, and its config lists them. */
+const LOOPBACK_KIT: KitCheck[] = [
+  { kind: 'step', script: KIT.apiserverSans, mentions: [...LOOPBACK_SANS] },
+  { kind: 'step', script: KIT.kubeadmConfigUpload, mentions: [] },
+  {
+    kind: 'value',
+    file: KIT.clusterConfiguration,
+    doc: 'ClusterConfiguration',
+    path: ['apiServer', 'certSANs'],
+    test: { op: 'includes', values: [...LOOPBACK_SANS] },
+  },
 ];
 
 export const sanLoopback: Rule = {
@@ -111,29 +123,28 @@ export const sanLoopback: Rule = {
     const out: RuleFinding[] = [];
     const notSeen = controlPlanesNotSeen(ctx, certs);
     for (const sc of certs) {
-      const noIp = !coversHost(sc.cert, KUBEPRISM.host);
-      const noName = !coversHost(sc.cert, 'localhost');
-      if (!noIp && !noName) continue;
-      const missing = [noIp ? KUBEPRISM.host : undefined, noName ? 'localhost' : undefined]
-        .filter(Boolean)
-        .join(' and ');
+      const lacking = LOOPBACK_SANS.filter((h) => !coversHost(sc.cert, h));
+      if (lacking.length === 0) continue;
+      const noIp = lacking.includes(KUBEPRISM.host);
+      const missing = lacking.join(' and ');
       out.push({
         severity: noIp ? 'blocker' : 'risk',
         message: `${sc.label} has SANs ${sanList(sc.cert)} but not ${missing}: Talos kubelets and pods reach this apiserver through KubePrism at ${KUBEPRISM.host}:${KUBEPRISM.port} and fail with "x509: certificate is valid for …, not ${KUBEPRISM.host}".${notSeen}`,
         evidence: [
           sc.evidence('subjectAltName', {
             observed: sanList(sc.cert),
-            expected: `includes ${KUBEPRISM.host} and localhost`,
+            expected: `includes ${LOOPBACK}`,
           }),
           targetEvidence(ctx.target, 'kubeprism', {
             observed: 'on',
             note: `KubePrism dials ${KUBEPRISM.host}:${KUBEPRISM.port}`,
           }),
         ],
-        remediation: `Re-issue the apiserver certificate on each kubeadm control plane, one at a time, with ${KUBEPRISM.host} and localhost added to apiServer.certSANs (the kit's kubeadm/10-apiserver-sans.sh runs \`kubeadm init phase certs apiserver\` and restarts the apiserver; kubeadm/15-kubeadm-config.sh records the SANs in kubeadm-config). Alternatively, keep KubePrism off while kubeadm control planes remain: ${disable}.`,
+        remediation: `Re-issue the apiserver certificate on each kubeadm control plane, one at a time, with ${LOOPBACK} added to apiServer.certSANs (the kit's ${KIT.apiserverSans} runs \`kubeadm init phase certs apiserver\` and restarts the apiserver; ${KIT.kubeadmConfigUpload} records the SANs in kubeadm-config). Alternatively, keep KubePrism off while kubeadm control planes remain: ${disable}.`,
         subject: sc.subject,
         field: 'subjectAltName.loopback',
         artifacts: SANS_ARTIFACTS,
+        kitChecks: LOOPBACK_KIT,
       });
     }
     return out;
@@ -197,6 +208,7 @@ export const sanEndpoint: Rule = {
     if (svc.value)
       needed.push({ host: svc.value, what: '`kubernetes` Service IP', fact: svc as Fact<unknown> });
     const out: RuleFinding[] = [];
+    const kitReissues = ctx.target.kubeprism === 'on';
     for (const sc of certs) {
       const missing = needed.filter((n) => !coversHost(sc.cert, n.host));
       if (missing.length === 0) continue;
@@ -209,10 +221,11 @@ export const sanEndpoint: Rule = {
           }),
           ...missing.flatMap((m) => factEvidence(m.fact, { note: m.what })),
         ],
-        remediation: `Add ${missing.map((m) => m.host).join(' and ')} to apiServer.certSANs and re-issue the certificate on every kubeadm control plane, one at a time (the kit's kubeadm/10-apiserver-sans.sh), before the first Talos control plane joins.`,
+        // The kit re-issues certificates only for KubePrism (step 10); it adds kubeadm's own SANs back.
+        remediation: `Add ${missing.map((m) => m.host).join(' and ')} to apiServer.certSANs and re-issue the certificate on every kubeadm control plane, one at a time (${kitReissues ? `the kit's ${KIT.apiserverSans}` : '`kubeadm init phase certs apiserver` with the updated configuration'}), before the first Talos control plane joins.`,
         subject: sc.subject,
         field: 'subjectAltName.endpoint',
-        artifacts: SANS_ARTIFACTS,
+        artifacts: kitReissues ? SANS_ARTIFACTS : [],
       });
     }
     // The other direction: names kubeadm certificates carry on purpose that Talos would not add itself.
@@ -220,9 +233,11 @@ export const sanEndpoint: Rule = {
     const auto = talosAutoSans(ep.value.host, ctx.facts.network.dnsDomain.value, svc.value);
     const extra = (certSans.value ?? []).filter((s) => !auto.some((a) => sameHost(a, s)));
     if (extra.length > 0) {
-      const field = isV114(ctx.target)
-        ? '`KubeAPIServerConfig.certExtraSANs`'
-        : '`cluster.apiServer.certSANs`';
+      const at = isV114(ctx.target)
+        ? { doc: 'KubeAPIServerConfig', path: ['certExtraSANs'] }
+        : { path: ['cluster', 'apiServer', 'certSANs'] };
+      const carry = { op: 'includes', values: extra } as const;
+      const field = `\`${settingPath(at)}\``;
       out.push({
         severity: 'risk',
         message: `kubeadm-config lists the extra apiserver certificate SANs ${extra.join(', ')} (apiServer.certSANs)${carriedBy(certs, extra)}; Talos adds only the endpoint host, kubernetes.*, localhost, 127.0.0.1, the Service IP and node addresses. Clients using ${extra.join(', ')} fail against Talos apiservers unless the Talos config lists them.`,
@@ -234,6 +249,7 @@ export const sanEndpoint: Rule = {
         subject: { kind: 'TalosConfig', name: 'apiserver-certificate' },
         field: 'certSANs',
         artifacts: [KIT.controlPlanePatch],
+        kitChecks: patchChecks([KIT.controlPlanePatch], at, carry),
       });
     }
     return out;

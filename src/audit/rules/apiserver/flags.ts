@@ -14,6 +14,7 @@ import {
   SCHEDULER_DENIED_ARGS,
 } from '../../../knowledge/talos.js';
 import type { Flag } from '../../../snapshot/model.js';
+import { type KitCheck, type KitValueRef, settingPath } from '../../kit-checks.js';
 import { HOW_TO_PROVIDE, type Rule, type RuleFinding, skip } from '../../rule.js';
 import { KIT } from '../kit-paths.js';
 import { flagEvidence, isV114, plural, talosMinor, targetEvidence } from './evidence.js';
@@ -25,8 +26,16 @@ interface ComponentFlags {
   extra: Fact<Flag[]>;
   instances: readonly ComponentInstance[] | undefined;
   denied: readonly string[];
-  /** Talos config path for extraArgs. */
+  /** Talos config path for extraArgs, as the remediation names it. */
   where: string;
+  /** The same place in the kit's control-plane patch. */
+  at: Omit<KitValueRef, 'file'>;
+}
+
+/** extraArgs of a component: a v1.14 document of its own, or `cluster.<section>.extraArgs`. */
+function extraArgsAt(v14: boolean, doc: string, section: string): Pick<ComponentFlags, 'where' | 'at'> {
+  const at = v14 ? { doc, path: ['extraArgs'] } : { path: ['cluster', section, 'extraArgs'] };
+  return { where: settingPath(at), at };
 }
 
 function componentFlags(ctx: Parameters<Rule['check']>[0]): ComponentFlags[] {
@@ -38,28 +47,28 @@ function componentFlags(ctx: Parameters<Rule['check']>[0]): ComponentFlags[] {
       extra: f.apiserver.extraFlags,
       instances: f.apiserver.instances.value,
       denied: apiserverDeniedArgs(ctx.target.talos),
-      where: v14 ? 'KubeAPIServerConfig.extraArgs' : 'cluster.apiServer.extraArgs',
+      ...extraArgsAt(v14, 'KubeAPIServerConfig', 'apiServer'),
     },
     {
       component: 'kube-controller-manager',
       extra: f.controllerManager.extraFlags,
       instances: f.controllerManager.instances.value,
       denied: CONTROLLER_MANAGER_DENIED_ARGS,
-      where: v14 ? 'KubeControllerManagerConfig.extraArgs' : 'cluster.controllerManager.extraArgs',
+      ...extraArgsAt(v14, 'KubeControllerManagerConfig', 'controllerManager'),
     },
     {
       component: 'kube-scheduler',
       extra: f.scheduler.extraFlags,
       instances: f.scheduler.instances.value,
       denied: SCHEDULER_DENIED_ARGS,
-      where: v14 ? 'KubeSchedulerConfig.extraArgs' : 'cluster.scheduler.extraArgs',
+      ...extraArgsAt(v14, 'KubeSchedulerConfig', 'scheduler'),
     },
     {
       component: 'etcd',
       extra: f.etcd.extraArgs,
       instances: f.etcd.instances.value,
       denied: ETCD_DENIED_ARGS,
-      where: 'cluster.etcd.extraArgs',
+      ...extraArgsAt(false, '', 'etcd'),
     },
   ];
 }
@@ -265,6 +274,17 @@ export const extraArgsCarryover: Rule = {
         subject: { kind: 'Component', name: c.component },
         field: 'extraArgs',
         artifacts: [KIT.controlPlanePatch],
+        // Resolved when the kit's patch carries every one of them with its value (a host file never is).
+        kitChecks: names.map((n): KitCheck => {
+          const values = flags.filter((f) => f.name === n).map((f) => f.value);
+          return {
+            kind: 'value',
+            file: KIT.controlPlanePatch,
+            ...c.at,
+            path: [...c.at.path, n],
+            test: values.length === 1 ? { op: 'equals', value: values[0] } : { op: 'includes', values },
+          };
+        }),
       });
     }
     return out;

@@ -6,6 +6,7 @@
 import { TALOS_POD_SECURITY } from '../../../knowledge/talos.js';
 import type { Evidence, ObjectRef } from '../../findings.js';
 import type { Workload } from '../../index.js';
+import { patchChecks } from '../../kit-checks.js';
 import type { Rule, RuleFinding } from '../../rule.js';
 import { baselineViolations } from '../apiserver-baseline.js';
 import { KIT } from '../kit-paths.js';
@@ -51,6 +52,33 @@ export const podSecurityDefault: Rule = {
     const fixCluster = v14
       ? "replicate the cluster's admission configuration in `KubeAdmissionControlConfig` (e.g. PodSecurity defaults enforce: privileged)"
       : "replicate the cluster's admission configuration in `cluster.apiServer.admissionControl` (e.g. PodSecurity defaults enforce: privileged)";
+    // The kit resolves these when its patch enforces by default what the kubeadm apiservers do.
+    const psa = ctx.facts.apiserver.podSecurityDefaults;
+    const defaults = psa.value;
+    const kitChecks =
+      defaults?.mode === 'built-in'
+        ? patchChecks(
+            [KIT.controlPlanePatch],
+            v14
+              ? {
+                  doc: 'KubeAdmissionControlConfig',
+                  docName: 'PodSecurity',
+                  path: ['configuration', 'defaults', 'enforce'],
+                }
+              : {
+                  path: [
+                    'cluster',
+                    'apiServer',
+                    'admissionControl',
+                    'name=PodSecurity',
+                    'configuration',
+                    'defaults',
+                    'enforce',
+                  ],
+                },
+            { op: 'equals', value: defaults.enforce },
+          )
+        : undefined;
     const out: RuleFinding[] = [];
     const unlabelled = new Set<string>();
     for (const w of ctx.index.workloads()) {
@@ -96,12 +124,14 @@ export const podSecurityDefault: Rule = {
         },
         field: w.specPath,
         artifacts: [KIT.controlPlanePatch],
+        // Only "privileged" by default admits a pod that violates baseline.
+        ...(kitChecks && defaults?.mode === 'built-in' && defaults.enforce === 'privileged'
+          ? { kitChecks }
+          : {}),
       });
     }
-    const psa = ctx.facts.apiserver.podSecurityDefaults;
     const admission = ctx.facts.apiserver.admission;
     const configFile = admission.value?.configFile ?? null;
-    const defaults = psa.value;
     const differs = defaults
       ? defaults.mode === 'disabled' || defaults.enforce !== 'baseline'
       : configFile !== null;
@@ -128,6 +158,7 @@ export const podSecurityDefault: Rule = {
         subject: { kind: 'Cluster', name: 'pod-security-defaults' },
         field: 'enforce',
         artifacts: [KIT.controlPlanePatch],
+        ...(kitChecks ? { kitChecks } : {}),
       });
     }
     return out;

@@ -3,6 +3,7 @@
  */
 
 import { evidenceFromSource } from '../../findings.js';
+import { type KitCheck, patchChecks } from '../../kit-checks.js';
 import { HOW_TO_PROVIDE, type Rule, type RuleFinding, skip } from '../../rule.js';
 import { KIT } from '../kit-paths.js';
 import { factEvidence, flagEvidence, isV114, talosMinor } from './evidence.js';
@@ -36,6 +37,31 @@ export const saIssuer: Rule = {
     const out: RuleFinding[] = [];
     const first = issuers.value[0];
     const audiences = ctx.facts.apiserver.apiAudiences;
+    // kubeadm apiservers without --api-audiences accept their first issuer as the audience.
+    const kubeadmAudiences = audiences.value ?? issuers.value.slice(0, 1);
+    const step: KitCheck = { kind: 'step', script: KIT.saIssuer, mentions: [url] };
+    const patch = (at: { doc?: string; path: string[] }, test: Parameters<typeof patchChecks>[2]) =>
+      patchChecks([KIT.controlPlanePatch], at, test);
+    const args = (flag: string) => ({ path: ['cluster', 'apiServer', 'extraArgs', flag] });
+    const sa = (...path: string[]) => ({ doc: 'KubeServiceAccountConfig', path });
+    /** What the kit's patch must say for the Talos side (≤v1.12 takes one issuer: not the kit's to resolve). */
+    const talosKit: KitCheck[] | undefined =
+      minor <= 12
+        ? undefined
+        : minor === 13
+          ? [
+              ...patch({ path: [...args('service-account-issuer').path, '0'] }, { op: 'equals', value: url }),
+              ...patch(args('service-account-issuer'), { op: 'includes', values: issuers.value }),
+              ...patch(args('api-audiences'), { op: 'includes', values: [url, ...kubeadmAudiences] }),
+            ]
+          : [
+              ...patch(sa('issuer', 'issuerURL'), { op: 'equals', value: url }),
+              ...patch(sa('accepted', 'issuers'), {
+                op: 'includes',
+                values: issuers.value.filter((i) => !sameUrl(i, url)),
+              }),
+              ...patch(sa('accepted', 'audiences'), { op: 'includes', values: [url, ...kubeadmAudiences] }),
+            ];
     // Half-way through the kubeadm-side change the control planes disagree: each one still
     // signing with the old issuer counts, whatever ferry believes for the cluster as a whole.
     const running = issuers.conflict
@@ -58,10 +84,11 @@ export const saIssuer: Rule = {
               )),
           ...factEvidence(ep, { note: 'the Talos issuer is this endpoint URL' }),
         ],
-        remediation: `On every kubeadm apiserver, add --service-account-issuer=${url} as the first issuer and keep the old one after it (all listed issuers are accepted, the first signs), restarting one control plane at a time (the kit's kubeadm/20-sa-issuer.sh); ${talosSide}. Then restart workloads so their tokens are re-issued.`,
+        remediation: `On every kubeadm apiserver, add --service-account-issuer=${url} as the first issuer and keep the old one after it (all listed issuers are accepted, the first signs), restarting one control plane at a time (the kit's ${KIT.saIssuer}); ${talosSide}. Then restart workloads so their tokens are re-issued.`,
         subject: { kind: 'Component', name: 'kube-apiserver' },
         field: '--service-account-issuer',
         artifacts: [KIT.saIssuer, KIT.controlPlanePatch],
+        ...(talosKit ? { kitChecks: [step, ...talosKit] } : {}),
       });
     } else if (audiences.value && !audiences.value.some((a) => sameUrl(a, url))) {
       out.push({
@@ -74,6 +101,16 @@ export const saIssuer: Rule = {
         subject: { kind: 'Component', name: 'kube-apiserver' },
         field: '--api-audiences',
         artifacts: [KIT.saIssuer, KIT.controlPlanePatch],
+        ...(talosKit
+          ? {
+              kitChecks: [
+                step,
+                ...(minor >= 14
+                  ? patch(sa('accepted', 'audiences'), { op: 'includes', values: kubeadmAudiences })
+                  : patch(args('api-audiences'), { op: 'includes', values: kubeadmAudiences })),
+              ],
+            }
+          : {}),
       });
     }
     return out;
