@@ -80,7 +80,16 @@ export async function buildBases(root: string): Promise<Bases> {
     '--bootstrap-token',
     BOOTSTRAP_TOKEN,
   ]);
-  await ferry(root, ['plan', LAYOUT.cluster, '--kit', LAYOUT.kit, '--allow-blockers', '-o', LAYOUT.plan]);
+  await ferry(root, [
+    'plan',
+    LAYOUT.cluster,
+    '--kit',
+    LAYOUT.kit,
+    '--allow-blockers',
+    '--surge-replicas',
+    '-o',
+    LAYOUT.plan,
+  ]);
   await writeFile(join(root, LAYOUT.kubeconfig), KUBECONFIG, { mode: 0o600 });
   await mkdir(join(root, 'etcd'));
   const pki = join(root, LAYOUT.cluster, 'pki', 'etcd');

@@ -54,6 +54,7 @@ export function argvFor(c: FuzzCase, command: CommandId): string[] {
         snapshot,
         ...(c.base === 'kit' ? ['--kit', LAYOUT.kit] : []),
         '--allow-blockers',
+        '--surge-replicas',
         '-o',
         `${LAYOUT.out}/plan.json`,
         ...extra,
