@@ -7,6 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { inputError } from '../errors.js';
+import { jsonError } from '../snapshot/yaml.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { describeSubject, type Finding } from './findings.js';
 
@@ -54,9 +55,7 @@ export function parseBaseline(text: string, file: string): Set<string> {
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    const pos = /position (\d+)/.exec((err as Error).message);
-    const line = pos ? text.slice(0, Number(pos[1])).split('\n').length : undefined;
-    throw inputError('baseline is not valid JSON', { file, ...(line ? { line } : {}) }, REMEDIATION, err);
+    throw jsonError(text, err as Error, { file }, REMEDIATION);
   }
   if (typeof doc !== 'object' || doc === null || !Array.isArray((doc as { findings?: unknown }).findings))
     throw inputError('baseline has no "findings" list', { file, field: 'findings' }, REMEDIATION);

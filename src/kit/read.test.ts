@@ -80,4 +80,54 @@ describe('readKitContents', () => {
       'provenance.json is not a ferry kit provenance file',
     );
   });
+
+  it('names the line of a JSON syntax error in a kit file', async () => {
+    await writeFile(join(dir, 'provenance.json'), '{\n  "kind": "FerryKitProvenance",\n  "files": [\n');
+    const err = await failure(readKitContents(dir, 'kit'));
+    expect(err.location?.file).toBe('kit/provenance.json');
+    expect(err.location?.line).toBe(4);
+  });
+
+  it('refuses provenance fields of the wrong type, naming the field', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ files: {} }, 'files'],
+      [{ files: [{ path: 'a', step: 'one' }] }, 'files[0].step'],
+      [{ files: [{ path: 'a', secret: 'yes' }] }, 'files[0].secret'],
+      [{ files: [{ purpose: 'no path' }] }, 'files[0].path'],
+      [{ files: [], target: { talosVersion: 1.13 } }, 'target.talosVersion'],
+      [{ files: [], target: 'v1.13' }, 'target'],
+      [{ files: [], snapshot: { source: ['x'] } }, 'snapshot.source'],
+    ];
+    for (const [doc, field] of cases) {
+      await writeFile(join(dir, 'provenance.json'), JSON.stringify({ kind: 'FerryKitProvenance', ...doc }));
+      const err = await failure(readKitContents(dir, 'kit'));
+      expect(err.location, field).toMatchObject({ file: 'kit/provenance.json', field });
+    }
+  });
+
+  it('refuses a kubeadm step whose nodes or after is not a list of names', async () => {
+    const step = { id: 's', title: 't', scope: 'cluster', apply: 'a', verify: 'v', undo: 'u' };
+    for (const [extra, field] of [
+      [{ nodes: 'cp-1' }, 'steps[0].nodes'],
+      [{ after: [1] }, 'steps[0].after'],
+    ] as const) {
+      await kitWith([
+        {
+          path: 'kubeadm/steps.json',
+          text: JSON.stringify({ kind: 'FerryKubeadmPrep', steps: [{ ...step, ...extra }] }),
+        },
+      ]);
+      const err = await failure(readKitContents(dir, 'kit'));
+      expect(err.location).toMatchObject({ file: 'kit/kubeadm/steps.json', field });
+    }
+  });
+
+  it('names the line of a YAML syntax error in the health-probe RBAC', async () => {
+    await kitWith([
+      { path: 'rbac/health-probe.yaml', text: 'kind: ServiceAccount\nmetadata:\n  name: "probe\n' },
+    ]);
+    const err = await failure(readKitContents(dir, 'kit'));
+    expect(err.location?.file).toBe('kit/rbac/health-probe.yaml');
+    expect(err.location?.line).toBeGreaterThan(0);
+  });
 });

@@ -8,11 +8,11 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import { inputError } from '../errors.js';
 import { type KitPrepStep, STEPS_JSON_KIND } from '../generate/kubeadm-prep/step.js';
 import { type KitMachine, type KitMachines, MACHINES_JSON_KIND } from '../generate/talos/machines.js';
 import { KIT } from '../knowledge/kit-paths.js';
+import { jsonError, parseYamlDocuments } from '../snapshot/yaml.js';
 
 export interface KitFile {
   path: string;
@@ -61,8 +61,38 @@ async function readJson(dir: string, rel: string, shown: string): Promise<unknow
   try {
     return JSON.parse(text);
   } catch (cause) {
-    throw inputError(`${rel} is not valid JSON`, { file: `${shown}/${rel}` }, REGENERATE, cause);
+    throw jsonError(text, cause as Error, { file: `${shown}/${rel}` }, REGENERATE);
   }
+}
+
+/** A field of a kit file: absent (or null) is null, a string is itself, anything else is a broken kit. */
+function optString(o: Record<string, unknown>, name: string, file: string, at: string): string | null {
+  const v = o[name];
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'string')
+    throw inputError(
+      `${at}${name} is a ${kindOf(v)}, not a string`,
+      { file, field: `${at}${name}` },
+      REGENERATE,
+    );
+  return v;
+}
+
+/** An object-valued field of a kit file: absent is {}, a non-object is a broken kit. */
+function optObject(o: Record<string, unknown>, name: string, file: string): Record<string, unknown> {
+  const v = o[name];
+  if (v === undefined || v === null) return {};
+  if (!isRecord(v))
+    throw inputError(`${name} is a ${kindOf(v)}, not a mapping`, { file, field: name }, REGENERATE);
+  return v;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function kindOf(v: unknown): string {
+  return Array.isArray(v) ? 'list' : v === null ? 'null' : typeof v;
 }
 
 export async function readKit(dir: string, shown: string = dir): Promise<KitSummary> {
@@ -71,39 +101,54 @@ export async function readKit(dir: string, shown: string = dir): Promise<KitSumm
     () => false,
   );
   if (!isDir) throw inputError(`the kit ${shown} is not a directory`, { file: shown }, REGENERATE);
-  const prov = (await readJson(dir, KIT.provenance, shown)) as Record<string, unknown> | null;
-  if (prov?.['kind'] !== 'FerryKitProvenance' || !Array.isArray(prov['files'])) {
+  const provFile = `${shown}/${KIT.provenance}`;
+  const prov = await readJson(dir, KIT.provenance, shown);
+  if (!isRecord(prov) || prov['kind'] !== 'FerryKitProvenance') {
     throw inputError(
       `${KIT.provenance} is not a ferry kit provenance file`,
-      { file: `${shown}/${KIT.provenance}`, field: 'kind' },
+      { file: provFile, field: 'kind' },
       REGENERATE,
     );
   }
-  const files: KitFile[] = (prov['files'] as Record<string, unknown>[]).flatMap((f) =>
-    typeof f?.['path'] === 'string'
-      ? [
-          {
-            path: f['path'],
-            purpose: str(f['purpose']) ?? '',
-            step: typeof f['step'] === 'number' ? f['step'] : 0,
-            secret: f['secret'] === true,
-          },
-        ]
-      : [],
-  );
-  const snap = (prov['snapshot'] ?? {}) as Record<string, unknown>;
-  const target = (prov['target'] ?? {}) as Record<string, unknown>;
+  if (!Array.isArray(prov['files']))
+    throw inputError(
+      `files is a ${kindOf(prov['files'])}, not a list`,
+      { file: provFile, field: 'files' },
+      REGENERATE,
+    );
+  const files: KitFile[] = (prov['files'] as unknown[]).map((f, i) => {
+    const at = `files[${i}].`;
+    if (!isRecord(f) || typeof f['path'] !== 'string' || f['path'] === '')
+      throw inputError(`${at}path is missing`, { file: provFile, field: `${at}path` }, REGENERATE);
+    const step = f['step'] ?? 0;
+    if (typeof step !== 'number' || !Number.isInteger(step))
+      throw inputError(`${at}step is not a whole number`, { file: provFile, field: `${at}step` }, REGENERATE);
+    const secret = f['secret'] ?? false;
+    if (typeof secret !== 'boolean')
+      throw inputError(
+        `${at}secret is not true or false`,
+        { file: provFile, field: `${at}secret` },
+        REGENERATE,
+      );
+    return { path: f['path'], purpose: optString(f, 'purpose', provFile, at) ?? '', step, secret };
+  });
+  const snap = optObject(prov, 'snapshot', provFile);
+  const target = optObject(prov, 'target', provFile);
+  const targetField = (name: string) => optString(target, name, provFile, 'target.');
   const hasSteps = files.some((f) => f.path === KIT.prepSteps);
   return {
     path: shown,
-    generatedAt: str(prov['generatedAt']),
-    snapshot: { createdAt: str(snap['createdAt']), source: str(snap['source']) },
+    generatedAt: optString(prov, 'generatedAt', provFile, ''),
+    snapshot: {
+      createdAt: optString(snap, 'createdAt', provFile, 'snapshot.'),
+      source: optString(snap, 'source', provFile, 'snapshot.'),
+    },
     target: {
-      talosVersion: str(target['talosVersion']),
-      kubernetesVersion: str(target['kubernetesVersion']),
-      kubeprism: str(target['kubeprism']),
-      provisioner: str(target['provisioner']),
-      infra: str(target['infra']),
+      talosVersion: targetField('talosVersion'),
+      kubernetesVersion: targetField('kubernetesVersion'),
+      kubeprism: targetField('kubeprism'),
+      provisioner: targetField('provisioner'),
+      infra: targetField('infra'),
     },
     files,
     prepSteps: hasSteps ? await readPrepSteps(dir, shown) : [],
@@ -187,8 +232,17 @@ async function readPrepSteps(dir: string, shown: string): Promise<KitPrepStep[]>
         throw inputError(`step ${i + 1} has no ${name}`, { file, field: `steps[${i}].${name}` }, REGENERATE);
       return v;
     };
-    const list = (name: string) =>
-      Array.isArray(s[name]) ? (s[name] as unknown[]).filter((x): x is string => typeof x === 'string') : [];
+    // A list the plan turns into steps: a wrong type would silently drop nodes or ordering.
+    const list = (name: string): string[] => {
+      const v = s?.[name] ?? [];
+      if (!Array.isArray(v) || v.some((x) => typeof x !== 'string'))
+        throw inputError(
+          `step ${i + 1}: ${name} is not a list of names`,
+          { file, field: `steps[${i}].${name}` },
+          REGENERATE,
+        );
+      return v as string[];
+    };
     const scope = field('scope');
     if (scope !== 'each-control-plane' && scope !== 'cluster') {
       throw inputError(
@@ -223,8 +277,8 @@ async function readProbe(dir: string, shown: string): Promise<KitSummary['probe'
       cause,
     );
   }
-  for (const doc of parseAllDocuments(text)) {
-    const o = doc.toJS() as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } } | null;
+  for (const doc of parseYamlDocuments(text, { file: `${shown}/${KIT.healthProbe}` })) {
+    const o = doc.value as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } } | null;
     if (o?.kind === 'ServiceAccount' && typeof o.metadata?.name === 'string') {
       return {
         namespace: typeof o.metadata.namespace === 'string' ? o.metadata.namespace : 'default',
