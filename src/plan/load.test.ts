@@ -73,6 +73,22 @@ describe('plan.json carries its digest', () => {
     expect(parsePlan(JSON.stringify(JSON.parse(text)), 'plan.json')).toEqual(plan);
   });
 
+  it('a plan cut short names the line where its JSON breaks', () => {
+    const lines = text.split('\n');
+    const e = (() => {
+      try {
+        parsePlan(lines.slice(0, 40).join('\n'), 'plan.json');
+      } catch (err) {
+        return err as FerryError;
+      }
+      throw new Error('the plan loaded');
+    })();
+    expect(e.exitCode).toBe(2);
+    expect(e.location?.file).toBe('plan.json');
+    expect(e.message).toMatch(/^malformed JSON/);
+    expect(e.location?.line).toBe(40);
+  });
+
   it('the digest covers the whole plan, createdAt too', () => {
     const e = refusal(
       edited((d) => {

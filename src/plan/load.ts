@@ -7,6 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { inputError } from '../errors.js';
+import { jsonError } from '../snapshot/yaml.js';
 import { verifyIntegrity } from './integrity.js';
 import { PLAN_FORMAT_VERSION, PLAN_KIND, type Plan } from './model.js';
 import type { Issue } from './shape.js';
@@ -50,7 +51,7 @@ export function parsePlan(text: string, file: string): Plan {
   try {
     doc = JSON.parse(text);
   } catch (cause) {
-    throw inputError('the plan is not valid JSON', { file }, REMEDIATION, cause);
+    throw jsonError(text, cause as Error, { file }, REMEDIATION);
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc) || (doc as Plan).kind !== PLAN_KIND) {
     throw inputError(`not a ferry plan (kind is not ${PLAN_KIND})`, { file, field: 'kind' }, REMEDIATION);
