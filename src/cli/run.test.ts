@@ -116,3 +116,135 @@ describe('ferry run: the plan is the contract that was reviewed', () => {
     expect(io.out).toBe('');
   });
 });
+
+describe('ferry run --dry-run checks what it can offline before it connects', () => {
+  let tls: { ca: string; cert: string; key: string; certPem: string; otherKeyPem: string };
+  let nowhere: string;
+  beforeAll(async () => {
+    const { createCA, issueCertificate } = await import('../pki/forge.js');
+    const { closedPort } = await import('../../test/support/fake-kube-api.js');
+    nowhere = `https://127.0.0.1:${await closedPort()}`;
+    const ca = await createCA({ commonName: 'etcd-ca', key: { algorithm: 'ECDSA' } });
+    const issue = (cn: string) =>
+      issueCertificate({ issuer: ca, commonName: cn, usage: 'client', key: { algorithm: 'ECDSA' } });
+    const [client, other] = await Promise.all([issue('kube-etcd-healthcheck-client'), issue('someone-else')]);
+    tls = {
+      ca: join(dir, 'etcd-ca.crt'),
+      cert: join(dir, 'etcd-client.crt'),
+      key: join(dir, 'etcd-client.key'),
+      certPem: client.certPem,
+      otherKeyPem: other.keyPem,
+    };
+    await writeFile(tls.ca, ca.certPem);
+    await writeFile(tls.cert, client.certPem);
+    await writeFile(tls.key, client.keyPem);
+  });
+
+  /** A directory holding a copy of the plan, a kubeconfig for `server` and whatever `setup` adds. */
+  async function planDir(name: string, server: string): Promise<{ plan: string; kubeconfig: string }> {
+    const { mkdir, copyFile } = await import('node:fs/promises');
+    const d = join(dir, name);
+    await mkdir(d, { recursive: true });
+    await copyFile(plan, join(d, 'plan.json'));
+    const kubeconfig = join(d, 'kubeconfig');
+    await writeFile(
+      kubeconfig,
+      `apiVersion: v1
+kind: Config
+clusters:
+- name: lab
+  cluster:
+    server: ${server}
+    insecure-skip-tls-verify: true
+users:
+- name: admin
+  user:
+    token: not-a-real-token
+contexts:
+- name: admin@lab
+  context: {cluster: lab, user: admin}
+current-context: admin@lab
+`,
+    );
+    return { plan: join(d, 'plan.json'), kubeconfig };
+  }
+
+  const argv = (p: { plan: string; kubeconfig: string }, key = tls.key, dry = true) => [
+    'run',
+    p.plan,
+    ...(dry ? ['--dry-run'] : ['--no-lease', '--no-probes', '--yes']),
+    '--kubeconfig',
+    p.kubeconfig,
+    '--etcd-endpoints',
+    nowhere,
+    '--etcd-cacert',
+    tls.ca,
+    '--etcd-cert',
+    tls.cert,
+    '--etcd-key',
+    key,
+  ];
+
+  async function ferry(args: string[]): Promise<{ code: number; err: string; out: string }> {
+    const io = memoryIo();
+    const code = await runCli(args, io);
+    return { code, err: io.err, out: io.out };
+  }
+
+  it('with every input good, it gets as far as etcd (which does not answer)', async () => {
+    const r = await ferry(argv(await planDir('good', nowhere)));
+    expect(r.err).toContain('no etcd member answered');
+  });
+
+  it('the journal of another plan: refused as the run refuses it, before connecting', async () => {
+    const p = await planDir('foreign-journal', nowhere);
+    const { Journal, journalPathFor } = await import('../run/journal.js');
+    const j = Journal.open(journalPathFor(p.plan));
+    j.beginRun({ planFile: p.plan, planDigest: 'a'.repeat(64), steps: [] });
+    j.close();
+    const dry = await ferry(argv(p));
+    expect(dry.code, dry.err).toBe(2);
+    expect(dry.err).toContain(`the journal ${journalPathFor(p.plan)} belongs to another plan`);
+    expect(dry.err).not.toContain('no etcd member answered');
+    expect(dry.out).toBe('');
+    const real = await ferry(argv(p, tls.key, false));
+    expect(real.code).toBe(2);
+    expect(real.err.split('\n')[0]).toBe(dry.err.split('\n')[0]);
+  });
+
+  it('a journal that is not a database: exit 2 naming it, in a dry run and a real one', async () => {
+    const p = await planDir('junk-journal', nowhere);
+    const { journalPathFor } = await import('../run/journal.js');
+    const journal = journalPathFor(p.plan);
+    await writeFile(journal, 'not a database '.repeat(100));
+    for (const dry of [true, false]) {
+      const r = await ferry(argv(p, tls.key, dry));
+      expect(r.code, r.err).toBe(2);
+      expect(r.err).toContain(
+        `the run journal ${journal} is not a ferry journal: it is not an SQLite database`,
+      );
+    }
+  });
+
+  it('an etcd key that is not the client certificate’s, or a certificate where the key belongs', async () => {
+    const p = await planDir('tls', nowhere);
+    const wrong = join(dir, 'tls', 'other.key');
+    await writeFile(wrong, tls.otherKeyPem);
+    let r = await ferry(argv(p, wrong));
+    expect(r.code, r.err).toBe(2);
+    expect(r.err).toContain(
+      `--etcd-key ${wrong} does not match the certificate in ${tls.cert} (--etcd-cert)`,
+    );
+    await writeFile(wrong, tls.certPem);
+    r = await ferry(argv(p, wrong));
+    expect(r.err).toContain(`--etcd-key ${wrong} is not a PEM private key: it holds a certificate`);
+    expect(r.err).not.toContain('-----BEGIN');
+  });
+
+  it('a kubeconfig server that is not a URL: exit 2 naming the kubeconfig line, the cluster and the field', async () => {
+    const p = await planDir('bad-server', 'https://[::::]:6443');
+    const r = await ferry(argv(p));
+    expect(r.code, r.err).toBe(2);
+    expect(r.err).toContain(`error: ${p.kubeconfig}:6, cluster lab, field cluster.server: `);
+  });
+});

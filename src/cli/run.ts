@@ -117,7 +117,7 @@ export const command: Command = {
     const planFile = path(planArg);
     const [
       { readPlan },
-      { runSession },
+      { checkJournal, runSession },
       { assemble },
       { TerminalOperator },
       { STEP_KINDS },
@@ -132,6 +132,8 @@ export const command: Command = {
     ]);
     const acceptUnobserved = (values['accept-unobserved'] ?? []).map(parseAcceptUnobserved);
     const plan = await readPlan(planFile);
+    // A real run checks its journal when it opens it; a dry run opens none, and checks it here.
+    if (values['dry-run']) checkJournal(planFile);
     const provisioner = oneOf(
       'provisioner',
       values.provisioner,

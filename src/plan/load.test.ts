@@ -5,7 +5,7 @@ import { FerryError } from '../errors.js';
 import { memberIdHex } from '../util/member-id.js';
 import { buildPlan } from './build.js';
 import { parsePlan } from './load.js';
-import { allSteps, type Plan, type PlanContent, type Step, stepId } from './model.js';
+import { allSteps, PLAN_FORMAT_VERSION, type Plan, type PlanContent, type Step, stepId } from './model.js';
 import { renderPlanJson } from './render-json.js';
 
 let plan: Plan;
@@ -244,6 +244,22 @@ describe('a hand edit is refused, naming what differs', () => {
 });
 
 describe('a plan with a fresh digest is still checked: shape', () => {
+  it('a formatVersion other than the one this ferry writes, even re-sealed', () => {
+    expect(plan.formatVersion).toBe(PLAN_FORMAT_VERSION);
+    for (const v of [PLAN_FORMAT_VERSION - 1, PLAN_FORMAT_VERSION + 1, String(PLAN_FORMAT_VERSION)]) {
+      const t = resealed((d) => {
+        (d as { formatVersion: unknown }).formatVersion = v;
+      });
+      try {
+        parsePlan(t, 'plan.json');
+        expect.unreachable(`formatVersion ${JSON.stringify(v)} loaded`);
+      } catch (err) {
+        expect((err as FerryError).exitCode).toBe(2);
+        expect((err as FerryError).location).toEqual({ file: 'plan.json', field: 'formatVersion' });
+      }
+    }
+  });
+
   it('a negative timeout, naming the field and the step', () => {
     const { j, id } = inPhase2(plan, (s) => s.kind === 'drain');
     const e = refusal(

@@ -1,8 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FerryError } from '../errors.js';
 import { Journal, journalPathFor } from './journal.js';
 
 let dir: string;
@@ -111,4 +113,67 @@ describe('journal', () => {
     expect(j.transitions('s').map((t) => t.state)).toEqual(['started', 'action-started']);
     j.close();
   });
+
+  it('a file that is not a journal is bad input naming it and how to fix it, and is left as it was', async () => {
+    const junk = join(dir, 'plan.journal.sqlite');
+    await writeFile(junk, Buffer.from('\x89PNG\r\n\x1a\n this is not a database, nor a journal '.repeat(40)));
+    const before = await readFile(junk);
+    for (const open of [
+      () => Journal.open(junk),
+      () => Journal.open(junk, { readonly: true }),
+      () => Journal.peek(junk),
+    ]) {
+      const err = caught(open);
+      expect(err.exitCode).toBe(2);
+      expect(err.location).toEqual({ file: junk });
+      expect(err.message).toBe(
+        `the run journal ${junk} is not a ferry journal: it is not an SQLite database`,
+      );
+      expect(err.remediation).toContain(`mv ${junk} ${junk}.bad`);
+      expect(err.remediation).toContain('ferry never deletes a journal');
+    }
+    expect((await readFile(junk)).equals(before)).toBe(true);
+    expect(await readdir(dir)).toEqual(['plan.journal.sqlite']);
+  });
+
+  it('another SQLite database is refused before ferry adds its tables to it', async () => {
+    const other = join(dir, 'plan.journal.sqlite');
+    const db = new Database(other);
+    db.exec('CREATE TABLE photos (id INTEGER PRIMARY KEY)');
+    db.close();
+    const before = await readFile(other);
+    for (const open of [() => Journal.open(other), () => Journal.peek(other)]) {
+      expect(caught(open).message).toBe(
+        `the run journal ${other} is not a ferry journal: it is an SQLite database without the tables of a ferry journal`,
+      );
+    }
+    expect((await readFile(other)).equals(before)).toBe(true);
+  });
+
+  it('peek says what plan a journal was made for without writing: nothing beside it, no run begun', async () => {
+    const file = join(dir, 'plan.journal.sqlite');
+    expect(Journal.peek(file)).toBeUndefined();
+    expect(await readdir(dir)).toEqual([]);
+    const j = Journal.open(file);
+    expect(Journal.peek(file)).toEqual({ planDigest: undefined });
+    j.beginRun({ planFile: 'plan.json', planDigest: 'd1', steps });
+    j.close();
+    const before = await readFile(file);
+    expect(Journal.peek(file)).toEqual({ planDigest: 'd1' });
+    // A read-only connection would leave plan.journal.sqlite-wal and -shm behind.
+    expect(await readdir(dir)).toEqual(['plan.journal.sqlite']);
+    expect((await readFile(file)).equals(before)).toBe(true);
+    await writeFile(join(dir, 'empty.sqlite'), '');
+    expect(Journal.peek(join(dir, 'empty.sqlite'))).toEqual({ planDigest: undefined });
+  });
 });
+
+function caught(fn: () => unknown): FerryError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(FerryError);
+    return err as FerryError;
+  }
+  throw new Error('expected an error');
+}

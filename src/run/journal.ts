@@ -15,6 +15,7 @@
  * (synchronous=FULL, WAL): a SIGKILL after `action-started` leaves that row on disk.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, extname, join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -148,53 +149,56 @@ export class Journal {
     this.#now = now;
   }
 
-  /** Opens (creating if needed) the journal database. */
   /**
-   * `busyTimeoutMs`: how long a call waits, blocking the thread, for another process's lock
-   * (default 5 s). A reader beside a live run that must not stall its own event loop passes 0 and
-   * retries on SQLITE_BUSY.
+   * Opens (creating if needed) the journal database. `busyTimeoutMs`: how long a call waits,
+   * blocking the thread, for another process's lock (default 5 s). A reader beside a live run that
+   * must not stall its own event loop passes 0 and retries on SQLITE_BUSY.
    */
   static open(
     file: string,
     opts: { now?: () => Date; readonly?: boolean; busyTimeoutMs?: number } = {},
   ): Journal {
-    let db: Database.Database;
+    const readonly = opts.readonly ?? false;
+    const db = connect(file, { readonly, mustExist: readonly, busyTimeoutMs: opts.busyTimeoutMs });
     try {
-      db = new Database(file, {
-        readonly: opts.readonly ?? false,
-        fileMustExist: opts.readonly ?? false,
-        timeout: opts.busyTimeoutMs ?? 5_000,
-      });
+      const found = contentOf(db, file);
+      if (!readonly) {
+        db.pragma('journal_mode = WAL');
+        db.pragma('synchronous = FULL');
+        db.exec(SCHEMA);
+        db.exec(APPEND_ONLY);
+        db.prepare('INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)').run('schema', SCHEMA_VERSION);
+        db.prepare('INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)').run('lineage', randomUUID());
+      } else if (found === 'nothing') {
+        throw notAJournal(file, 'it holds no tables');
+      }
+      checkSchema(db, file);
     } catch (err) {
-      throw new FerryError('input', `cannot open the run journal ${file}: ${(err as Error).message}`, {
-        location: { file },
-        remediation: 'check the directory of the plan is writable (the journal lives beside the plan)',
-        cause: err,
-      });
-    }
-    if (!opts.readonly) {
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = FULL');
-      db.exec(SCHEMA);
-      db.exec(APPEND_ONLY);
-      db.prepare('INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)').run('schema', SCHEMA_VERSION);
-      db.prepare('INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)').run('lineage', randomUUID());
-    }
-    const schema = (
-      db.prepare('SELECT value FROM meta WHERE key = ?').get('schema') as { value: string } | undefined
-    )?.value;
-    if (schema !== SCHEMA_VERSION) {
       db.close();
-      throw new FerryError(
-        'input',
-        `the run journal ${file} has schema ${schema ?? 'none'}, not ${SCHEMA_VERSION}`,
-        {
-          location: { file },
-          remediation: 'use the ferry version that wrote it, or move the journal away to start a new run',
-        },
-      );
+      throw asJournalError(file, err);
     }
     return new Journal(file, db, opts.now ?? (() => new Date()));
+  }
+
+  /**
+   * The digest of the plan a journal already on disk was made for (undefined when it has no run
+   * yet), or undefined when there is no journal: the checks a run makes of its journal, made
+   * without starting one and without writing (`ferry run --dry-run`).
+   */
+  static peek(file: string): { planDigest: string | undefined } | undefined {
+    if (!existsSync(file)) return undefined;
+    // Read-write, though only read: SQLite removes the -wal and -shm files it makes when the last
+    // connection closes; a read-only connection to a WAL database leaves them behind.
+    const db = connect(file, { readonly: false, mustExist: true, busyTimeoutMs: undefined });
+    try {
+      if (contentOf(db, file) === 'nothing') return { planDigest: undefined };
+      checkSchema(db, file);
+      return { planDigest: firstPlanDigest(db) };
+    } catch (err) {
+      throw asJournalError(file, err);
+    } finally {
+      db.close();
+    }
   }
 
   /** Identifies every run of this journal (the Lease holder identity is derived from it). */
@@ -214,10 +218,7 @@ export class Journal {
 
   /** The plan's digest the journal's runs were made for, if any run exists. */
   planDigest(): string | undefined {
-    const r = this.#db.prepare('SELECT plan_digest FROM runs ORDER BY rowid LIMIT 1').get() as
-      | { plan_digest: string }
-      | undefined;
-    return r?.plan_digest;
+    return firstPlanDigest(this.#db);
   }
 
   runs(): RunRow[] {
@@ -373,6 +374,78 @@ export class Journal {
   close(): void {
     if (this.#db.open) this.#db.close();
   }
+}
+
+function connect(
+  file: string,
+  o: { readonly: boolean; mustExist: boolean; busyTimeoutMs: number | undefined },
+): Database.Database {
+  try {
+    return new Database(file, {
+      readonly: o.readonly,
+      fileMustExist: o.mustExist,
+      timeout: o.busyTimeoutMs ?? 5_000,
+    });
+  } catch (err) {
+    throw new FerryError('input', `cannot open the run journal ${file}: ${(err as Error).message}`, {
+      location: { file },
+      remediation: 'check the directory of the plan is writable (the journal lives beside the plan)',
+      cause: err,
+    });
+  }
+}
+
+/**
+ * What the database holds: `nothing` (a new or empty file, which a run makes its journal) or a
+ * ferry journal. Another SQLite database is refused before ferry adds its tables to it; a file
+ * that is not a database fails the query (asJournalError).
+ */
+function contentOf(db: Database.Database, file: string): 'nothing' | 'journal' {
+  const tables = (
+    db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]
+  ).map((t) => t.name);
+  if (tables.length === 0) return 'nothing';
+  if (!tables.includes('meta') || !tables.includes('runs'))
+    throw notAJournal(file, 'it is an SQLite database without the tables of a ferry journal');
+  return 'journal';
+}
+
+function checkSchema(db: Database.Database, file: string): void {
+  const schema = (
+    db.prepare('SELECT value FROM meta WHERE key = ?').get('schema') as { value: string } | undefined
+  )?.value;
+  if (schema !== SCHEMA_VERSION) {
+    throw new FerryError(
+      'input',
+      `the run journal ${file} has schema ${schema ?? 'none'}, not ${SCHEMA_VERSION}`,
+      {
+        location: { file },
+        remediation: 'use the ferry version that wrote it, or move the journal away to start a new run',
+      },
+    );
+  }
+}
+
+function firstPlanDigest(db: Database.Database): string | undefined {
+  const r = db.prepare('SELECT plan_digest FROM runs ORDER BY rowid LIMIT 1').get() as
+    | { plan_digest: string }
+    | undefined;
+  return r?.plan_digest;
+}
+
+function notAJournal(file: string, why: string): FerryError {
+  return new FerryError('input', `the run journal ${file} is not a ferry journal: ${why}`, {
+    location: { file },
+    remediation: `move it away (e.g. mv ${file} ${file}.bad) and run again: ferry starts a new journal beside the plan; if runs of this plan were made, put back the journal they wrote instead (ferry never deletes a journal)`,
+  });
+}
+
+/** SQLite's "not a database" and "malformed" are bad input (the file beside the plan), not a ferry bug. */
+function asJournalError(file: string, err: unknown): unknown {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === 'SQLITE_NOTADB') return notAJournal(file, 'it is not an SQLite database');
+  if (code === 'SQLITE_CORRUPT') return notAJournal(file, 'the SQLite database is damaged');
+  return err;
 }
 
 function toTransition(r: Record<string, unknown>): TransitionRow {

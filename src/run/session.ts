@@ -47,6 +47,36 @@ export function planDigest(planFile: string): string {
   return createHash('sha256').update(readFileSync(planFile)).digest('hex');
 }
 
+/** A journal keeps to one plan: one whose runs were made for another plan is refused. */
+function assertJournalOfPlan(
+  journalFile: string,
+  prior: string | undefined,
+  planFile: string,
+  digest: string,
+): void {
+  if (prior !== undefined && prior !== digest) {
+    throw new FerryError(
+      'input',
+      `the journal ${journalFile} belongs to another plan (its runs were made for a plan with digest ${prior.slice(0, 12)}…)`,
+      {
+        location: { file: planFile },
+        remediation:
+          'run the plan the journal was made for, or move the journal away to start over with this plan',
+      },
+    );
+  }
+}
+
+/**
+ * The checks runSession makes of the journal beside the plan, made without starting a run or
+ * writing anything: for `ferry run --dry-run`, before it connects.
+ */
+export function checkJournal(planFile: string): void {
+  const journalFile = journalPathFor(planFile);
+  const found = Journal.peek(journalFile);
+  if (found) assertJournalOfPlan(journalFile, found.planDigest, planFile, planDigest(planFile));
+}
+
 export async function runSession(o: SessionOptions): Promise<SessionResult> {
   const journalFile = journalPathFor(o.planFile);
   const digest = planDigest(o.planFile);
@@ -56,18 +86,7 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
   const probes = o.probes ?? [];
   let live: NodeJS.Timeout | undefined;
   try {
-    const prior = journal.planDigest();
-    if (prior !== undefined && prior !== digest) {
-      throw new FerryError(
-        'input',
-        `the journal ${journalFile} belongs to another plan (its runs were made for a plan with digest ${prior.slice(0, 12)}…)`,
-        {
-          location: { file: o.planFile },
-          remediation:
-            'run the plan the journal was made for, or move the journal away to start over with this plan',
-        },
-      );
-    }
+    assertJournalOfPlan(journalFile, journal.planDigest(), o.planFile, digest);
     const runs = journal.runs();
     const lastEnd = journal.runEnds().at(-1);
     if (runs.length > 0 && !o.run?.resume) {

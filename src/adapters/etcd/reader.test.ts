@@ -49,6 +49,26 @@ describe('createEtcdReader', () => {
     }
   });
 
+  it('a key that is not the client certificate’s is bad input before anything connects', async () => {
+    const other = await issueCertificate({
+      issuer: await createCA({ commonName: 'another-ca' }),
+      commonName: 'someone-else',
+      usage: 'client',
+    });
+    const keyFile = join(dir, 'other.key');
+    writeFileSync(keyFile, other.keyPem, { mode: 0o600 });
+    try {
+      createEtcdReader({ endpoints: ['127.0.0.1:2379'], ...files, keyFile });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(FerryError);
+      expect((err as FerryError).exitCode).toBe(2);
+      expect((err as FerryError).message).toBe(
+        `--etcd-key ${keyFile} does not match the certificate in ${files.certFile} (--etcd-cert)`,
+      );
+    }
+  });
+
   it('fails fast when no endpoint answers, naming every endpoint', async () => {
     const [a, b] = [await closedPort(), await closedPort()];
     const reader = createEtcdReader({

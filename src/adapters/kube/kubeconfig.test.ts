@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FerryError } from '../../errors.js';
+import { describeError, FerryError } from '../../errors.js';
 import { loadKubeconfig } from './kubeconfig.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ferry-kubeconfig-'));
@@ -87,5 +87,63 @@ describe('loadKubeconfig', () => {
     const err = caught(() => loadKubeconfig(garbage));
     expect(err.kind).toBe('input');
     expect(err.location?.file).toBe(garbage);
+    const empty = join(dir, 'empty.yaml');
+    for (const text of ['', '# nothing\n']) {
+      writeFileSync(empty, text);
+      expect(caught(() => loadKubeconfig(empty)).message, text).toBe(
+        `kubeconfig ${empty} is not a kubeconfig: it is empty`,
+      );
+    }
+  });
+
+  it('a server that is not a URL is bad input naming the file, its line, the cluster entry and the field', () => {
+    for (const server of ['https://[::::]:6443', '10.0.0.10:6443', 'k8s.example:6443']) {
+      const file = join(dir, 'bad-server.yaml');
+      writeFileSync(
+        file,
+        readFileSync(kubeconfig('e.yaml', 'lab-admin'), 'utf8').replace('https://127.0.0.1:16443', server),
+      );
+      const err = caught(() => loadKubeconfig(file));
+      expect(err.exitCode, server).toBe(2);
+      expect(err.location, server).toEqual({
+        file,
+        line: 10,
+        object: 'cluster lab',
+        field: 'cluster.server',
+      });
+      expect(err.message).toBe(
+        `cluster "lab" in kubeconfig ${file} has server "${server}", which is not an https:// or http:// URL`,
+      );
+    }
+    // Another cluster's server is not this context's business.
+    const other = join(dir, 'other-server.yaml');
+    writeFileSync(
+      other,
+      readFileSync(kubeconfig('f.yaml', 'lab-admin'), 'utf8').replace('https://10.0.0.10:6443/', 'nonsense'),
+    );
+    expect(loadKubeconfig(other).server).toBe('https://127.0.0.1:16443');
+  });
+
+  it('a YAML syntax error names the file with line and column, and quotes none of the file', () => {
+    const file = join(dir, 'cut.yaml');
+    const keyData = Buffer.from(
+      '-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIFakeFakeFakeFakeFakeFake\n',
+    ).toString('base64');
+    writeFileSync(
+      file,
+      `apiVersion: v1
+kind: Config
+users:
+- name: admin
+  user:
+    client-key-data: ${keyData}
+  use
+`,
+    );
+    const err = caught(() => loadKubeconfig(file));
+    expect(err.exitCode).toBe(2);
+    expect(err.location).toMatchObject({ file, line: 7 });
+    expect(err.message).toMatch(new RegExp(`^kubeconfig ${file} is not valid YAML: `));
+    expect(describeError(err)).not.toContain(keyData.slice(0, 32));
   });
 });

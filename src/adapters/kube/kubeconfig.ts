@@ -1,10 +1,13 @@
 /**
  * Kubeconfig loading and context selection with errors that say what to do. client-node does the
- * parsing, relative-path resolution and authentication (certs, tokens, exec plugins).
+ * parsing, relative-path resolution and authentication (certs, tokens, exec plugins); what it takes
+ * without complaint but cannot use (a server that is not a URL) is checked here, before anything
+ * connects.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
-import { inputError } from '../../errors.js';
+import { isNode, LineCounter, parseDocument } from 'yaml';
+import { inputError, type Location } from '../../errors.js';
 
 export interface LoadedKubeconfig {
   kc: KubeConfig;
@@ -29,6 +32,23 @@ export function loadKubeconfig(file: string, context?: string): LoadedKubeconfig
   try {
     kc.loadFromFile(file);
   } catch (err) {
+    const mark = yamlMark(err);
+    if (mark) {
+      // Not the parser's message: its excerpt of the file may show a client key or a token.
+      throw inputError(
+        `kubeconfig ${file} is not valid YAML: ${mark.reason}`,
+        { file, line: mark.line, column: mark.column },
+        'fix the YAML at that line (indentation, a missing ":", a cut-off file), or copy the kubeconfig again',
+      );
+    }
+    // client-node reads fields of the parsed document without checking there is one.
+    if (err instanceof TypeError && isEmptyYaml(file)) {
+      throw inputError(
+        `kubeconfig ${file} is not a kubeconfig: it is empty`,
+        { file },
+        'pass --kubeconfig an admin kubeconfig (apiVersion: v1, kind: Config), e.g. a copy of /etc/kubernetes/admin.conf',
+      );
+    }
     throw inputError(
       `kubeconfig ${file} cannot be read: ${(err as Error).message}`,
       { file },
@@ -77,5 +97,54 @@ export function loadKubeconfig(file: string, context?: string): LoadedKubeconfig
       'set the API server URL, e.g. https://10.0.0.10:6443',
     );
   }
+  if (!isApiUrl(cluster.server)) {
+    throw inputError(
+      `cluster "${cluster.name}" in kubeconfig ${file} has server "${cluster.server}", which is not an https:// or http:// URL`,
+      { file, ...serverLine(file, cluster.name), object: `cluster ${cluster.name}`, field: 'cluster.server' },
+      'set the API server URL, e.g. https://10.0.0.10:6443 (an IPv6 address in brackets: https://[fd00::10]:6443)',
+    );
+  }
   return { kc, file, context: chosen, server: cluster.server.replace(/\/+$/, '') };
+}
+
+function isApiUrl(server: string): boolean {
+  try {
+    const url = new URL(server);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** Where a js-yaml syntax error is (1-based), and why; client-node parses kubeconfigs with js-yaml. */
+function yamlMark(err: unknown): { line: number; column: number; reason: string } | undefined {
+  const e = err as { name?: unknown; reason?: unknown; mark?: { line?: unknown; column?: unknown } } | null;
+  if (e?.name !== 'YAMLException' || typeof e.mark?.line !== 'number') return undefined;
+  return {
+    line: e.mark.line + 1,
+    column: typeof e.mark.column === 'number' ? e.mark.column + 1 : 1,
+    reason: typeof e.reason === 'string' ? e.reason : 'syntax error',
+  };
+}
+
+function isEmptyYaml(file: string): boolean {
+  try {
+    return parseDocument(readFileSync(file, 'utf8')).contents === null;
+  } catch {
+    return false;
+  }
+}
+
+/** The line of `clusters[name].cluster.server`, when the file can be read again and has it. */
+function serverLine(file: string, name: string): Pick<Location, 'line'> {
+  try {
+    const lineCounter = new LineCounter();
+    const doc = parseDocument(readFileSync(file, 'utf8'), { lineCounter });
+    const clusters = doc.toJS() as { clusters?: { name?: unknown }[] } | null;
+    const i = clusters?.clusters?.findIndex((c) => c?.name === name) ?? -1;
+    const node = i < 0 ? undefined : doc.getIn(['clusters', i, 'cluster', 'server'], true);
+    return isNode(node) && node.range ? { line: lineCounter.linePos(node.range[0]).line } : {};
+  } catch {
+    return {};
+  }
 }

@@ -1,0 +1,54 @@
+/**
+ * The etcd client certificate material named by --etcd-cacert, --etcd-cert and --etcd-key: the one
+ * reader every etcd adapter uses, so that a path that cannot be read, or a file that does not hold
+ * what its flag says (tls-check.ts), is always an input error naming the flag and the file, never a
+ * raw ENOENT or an OpenSSL error after a connection attempt.
+ */
+import { readFileSync } from 'node:fs';
+import { inputError } from '../../errors.js';
+import { checkEtcdTls } from './tls-check.js';
+
+export interface EtcdTlsFiles {
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+}
+
+export interface EtcdTlsBytes {
+  ca: Buffer;
+  cert: Buffer;
+  key: Buffer;
+}
+
+const PROVIDE =
+  'kubeadm: /etc/kubernetes/pki/etcd/ca.crt, /etc/kubernetes/pki/etcd/healthcheck-client.crt and .key (copied from a control-plane node)';
+
+function read(path: string, flag: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const what =
+      code === 'ENOENT'
+        ? 'does not exist'
+        : code === 'EISDIR'
+          ? 'is a directory, not a file'
+          : `cannot be read: ${code ?? (err as Error).message}`;
+    throw inputError(
+      `${flag} ${path} ${what}`,
+      { file: path, field: flag },
+      `pass ${flag} a readable file (${PROVIDE})`,
+      err,
+    );
+  }
+}
+
+export function readEtcdTlsFiles(files: EtcdTlsFiles): EtcdTlsBytes {
+  const tls = {
+    ca: read(files.caFile, '--etcd-cacert'),
+    cert: read(files.certFile, '--etcd-cert'),
+    key: read(files.keyFile, '--etcd-key'),
+  };
+  checkEtcdTls(tls, files);
+  return tls;
+}
