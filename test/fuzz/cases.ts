@@ -15,6 +15,7 @@ import { dirname, join } from 'node:path';
 import { parseAllDocuments, parse as parseYaml, stringify } from 'yaml';
 import { createCA } from '../../src/pki/forge.js';
 import { integrityOf } from '../../src/plan/integrity.js';
+import { PLAN_FORMAT_VERSION } from '../../src/plan/model.js';
 import { Journal } from '../../src/run/journal.js';
 import { planDigest } from '../../src/run/session.js';
 import { type BaseKind, type Bases, copyBase, LAYOUT } from './bases.js';
@@ -1003,9 +1004,9 @@ function planEdits(): FuzzCase[] {
       { resealed: true, step: GATE },
     ),
     planEdit(
-      'formatVersion 2',
+      `formatVersion ${PLAN_FORMAT_VERSION + 1} (a newer ferry's)`,
       (p) => {
-        p['formatVersion'] = 2;
+        p['formatVersion'] = PLAN_FORMAT_VERSION + 1;
       },
       { resealed: true },
     ),
