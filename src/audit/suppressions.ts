@@ -11,9 +11,10 @@
  *       reason: nightly reports, a short outage on drain is accepted
  *       expires: 2026-12-31
  */
-import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, type YAMLMap } from 'yaml';
 import { inputError } from '../errors.js';
+import { pathState, readTextFile } from '../util/input-file.js';
 import type { Finding } from './findings.js';
 import { matches, parseSelector, type Selector, SelectorSyntaxError } from './selector.js';
 
@@ -58,22 +59,39 @@ const SCOPE_KEYS = ['namespace', 'kind', 'name', 'node', 'labelSelector'] as con
 const REMEDIATION =
   'each entry needs `rule` (a rule id or glob), `reason` (why it is accepted) and optionally `scope` {namespace, kind, name, node, labelSelector} and `expires` (YYYY-MM-DD)';
 
+/** `shown`: the path as the user typed it; `flag`: the flag that named it, when one did. */
 export async function loadSuppressions(
   path: string,
   knownRuleIds: readonly string[],
+  origin: { shown?: string; flag?: string } = { flag: '--suppressions' },
 ): Promise<Suppression[]> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw inputError(
-      `cannot read suppressions file`,
-      { file: path },
-      'check the path given to --suppressions',
-      err,
-    );
-  }
+  const text = await readTextFile(path, {
+    ...origin,
+    what: 'the suppressions file',
+    provide: 'pass --suppressions a YAML list of accepted findings (rule, scope, reason, expires)',
+  });
   return parseSuppressions(text, path, knownRuleIds);
+}
+
+/**
+ * The suppressions of `--suppressions FILE`, else of the default file when it exists (a default
+ * path that is a directory or a dangling link is an error, not "no suppressions").
+ */
+export async function readSuppressionsFlag(
+  given: string | undefined,
+  cwd: string,
+  knownRuleIds: readonly string[],
+  defaultPath: string,
+): Promise<Suppression[]> {
+  if (given !== undefined)
+    return loadSuppressions(resolve(cwd, given), knownRuleIds, { shown: given, flag: '--suppressions' });
+  const dflt = resolve(cwd, defaultPath);
+  const state = await pathState(dflt, 'file', {
+    shown: defaultPath,
+    what: 'the default suppressions file',
+    provide: `make ${defaultPath} a YAML list of accepted findings, or remove it`,
+  });
+  return state === 'present' ? loadSuppressions(dflt, knownRuleIds, { shown: defaultPath }) : [];
 }
 
 export function parseSuppressions(

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type ExitCode, FerryError, usageError } from '../errors.js';
 import { TARGET_FLAG_OPTIONS, TARGET_FLAGS_USAGE, targetInputFromFlags } from '../facts/target.js';
@@ -89,7 +88,10 @@ export const command: Command = {
     let baseline: { file: string; fingerprints: ReadonlySet<string> } | undefined;
     if (values.baseline !== undefined) {
       const { loadBaseline } = await import('../audit/baseline.js');
-      baseline = { file: values.baseline, fingerprints: await loadBaseline(path(values.baseline)) };
+      baseline = {
+        file: values.baseline,
+        fingerprints: await loadBaseline(path(values.baseline), values.baseline),
+      };
     }
 
     const snapshot = await readSnapshot(values, positionals[0], io);
@@ -113,7 +115,7 @@ export const command: Command = {
     });
     if (outputFile !== undefined) {
       const { writeFileAtomic } = await import('../util/atomic-write.js');
-      await writeFileAtomic(path(outputFile), text);
+      await writeFileAtomic(path(outputFile), text, { origin: { flag: '--output-file', shown: outputFile } });
       const { summaryLine } = await import('../audit/reporters/common.js');
       io.stdout(`${format} report written to ${outputFile}: ${summaryLine(report)}\n`);
     } else {
@@ -121,7 +123,7 @@ export const command: Command = {
     }
     if (values['write-baseline'] !== undefined) {
       const { writeBaseline } = await import('../audit/baseline.js');
-      await writeBaseline(path(values['write-baseline']), unsuppressed, now);
+      await writeBaseline(path(values['write-baseline']), unsuppressed, now, values['write-baseline']);
       io.stderr(`baseline of ${unsuppressed.length} finding(s) written to ${values['write-baseline']}\n`);
     }
     for (const e of report.errors) io.stderr(`error: rule ${e.ruleId} failed: ${e.message}\n`);
@@ -131,11 +133,8 @@ export const command: Command = {
 };
 
 async function readSuppressions(values: Values, io: Io, knownIds: string[]) {
-  const { loadSuppressions } = await import('../audit/suppressions.js');
-  if (values.suppressions !== undefined)
-    return loadSuppressions(resolve(io.cwd, values.suppressions), knownIds);
-  const dflt = resolve(io.cwd, DEFAULT_SUPPRESSIONS);
-  return existsSync(dflt) ? loadSuppressions(dflt, knownIds) : [];
+  const { readSuppressionsFlag } = await import('../audit/suppressions.js');
+  return readSuppressionsFlag(values.suppressions, io.cwd, knownIds, DEFAULT_SUPPRESSIONS);
 }
 
 async function readSnapshot(values: Values, positional: string | undefined, io: Io): Promise<Snapshot> {

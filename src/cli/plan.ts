@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type ExitCode, FerryError, usageError } from '../errors.js';
 import {
@@ -140,7 +139,7 @@ export const command: Command = {
       return 0;
     }
     const { writeFileAtomic } = await import('../util/atomic-write.js');
-    await writeFileAtomic(path(values.output), text);
+    await writeFileAtomic(path(values.output), text, { origin: { flag: '--output', shown: values.output } });
     const steps = plan.phases.flatMap((p) => p.steps);
     const destructive = steps.filter((s) => s.destructive).length;
     io.stdout(
@@ -153,10 +152,8 @@ export const command: Command = {
 };
 
 async function readSuppressions(given: string | undefined, io: Io, knownIds: string[]) {
-  const { loadSuppressions } = await import('../audit/suppressions.js');
-  if (given !== undefined) return loadSuppressions(resolve(io.cwd, given), knownIds);
-  const dflt = resolve(io.cwd, DEFAULT_SUPPRESSIONS);
-  return existsSync(dflt) ? loadSuppressions(dflt, knownIds) : [];
+  const { readSuppressionsFlag } = await import('../audit/suppressions.js');
+  return readSuppressionsFlag(given, io.cwd, knownIds, DEFAULT_SUPPRESSIONS);
 }
 
 /** The kit's target as defaults: a plan for the kit that exists, unless a flag says otherwise. */

@@ -69,6 +69,45 @@ describe('ferry run: usage', () => {
     expect(io.out).toContain('--poll-ms MS');
   });
 
+  it('a missing, directory or dangling --etcd-* file is exit 2 naming the flag and the path', async () => {
+    const { mkdir, symlink } = await import('node:fs/promises');
+    const ca = join(dir, 'ca.crt');
+    await writeFile(ca, 'not used: nothing connects before the files are read');
+    await mkdir(join(dir, 'cert-dir'), { recursive: true });
+    await symlink(join(dir, 'gone.key'), join(dir, 'dangling.key')).catch(() => undefined);
+    const args = (cacert: string, cert: string, key: string) => [
+      'run',
+      plan,
+      '--dry-run',
+      '--kubeconfig',
+      join(dir, 'kubeconfig'),
+      '--etcd-endpoints',
+      'https://127.0.0.1:2379',
+      '--etcd-cacert',
+      cacert,
+      '--etcd-cert',
+      cert,
+      '--etcd-key',
+      key,
+    ];
+    for (const [argv, says] of [
+      [args(join(dir, 'none.crt'), ca, ca), `--etcd-cacert ${join(dir, 'none.crt')} does not exist`],
+      [
+        args(ca, join(dir, 'cert-dir'), ca),
+        `--etcd-cert ${join(dir, 'cert-dir')} is a directory, not a file`,
+      ],
+      [
+        args(ca, ca, join(dir, 'dangling.key')),
+        `--etcd-key ${join(dir, 'dangling.key')} is a symbolic link to ${join(dir, 'gone.key')}, which does not exist`,
+      ],
+      [args(ca, ca, ca), `--kubeconfig ${join(dir, 'kubeconfig')} does not exist`],
+    ] as const) {
+      const io = memoryIo();
+      expect(await runCli([...argv], io), io.err).toBe(2);
+      expect(io.err).toContain(says);
+    }
+  });
+
   it('lists run and rehearse among the commands', async () => {
     const io = memoryIo();
     await runCli(['--help'], io);

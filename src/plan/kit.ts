@@ -6,13 +6,13 @@
  * buildPlan takes the KitSummary as plain data; machineConfigPicker answers, per node, which
  * file the provision step applies.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { inputError } from '../errors.js';
 import { type KitPrepStep, STEPS_JSON_KIND } from '../generate/kubeadm-prep/step.js';
 import { type KitMachine, type KitMachines, MACHINES_JSON_KIND } from '../generate/talos/machines.js';
 import { KIT } from '../knowledge/kit-paths.js';
+import { readTextFile, requireDirectory } from '../util/input-file.js';
 
 export interface KitFile {
   path: string;
@@ -52,12 +52,11 @@ function str(v: unknown): string | null {
 }
 
 async function readJson(dir: string, rel: string, shown: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(join(dir, rel), 'utf8');
-  } catch (cause) {
-    throw inputError(`the kit has no readable ${rel}`, { file: `${shown}/${rel}` }, REGENERATE, cause);
-  }
+  const text = await readTextFile(join(dir, rel), {
+    shown: `${shown}/${rel}`,
+    what: 'the kit file',
+    provide: REGENERATE,
+  });
   try {
     return JSON.parse(text);
   } catch (cause) {
@@ -66,6 +65,7 @@ async function readJson(dir: string, rel: string, shown: string): Promise<unknow
 }
 
 export async function readKit(dir: string, shown: string = dir): Promise<KitSummary> {
+  await requireDirectory(dir, { shown, flag: '--kit', provide: REGENERATE });
   const prov = (await readJson(dir, 'provenance.json', shown)) as Record<string, unknown> | null;
   if (prov?.['kind'] !== 'FerryKitProvenance' || !Array.isArray(prov['files'])) {
     throw inputError(
@@ -297,17 +297,11 @@ async function readPrepSteps(dir: string, shown: string): Promise<KitPrepStep[]>
 }
 
 async function readProbe(dir: string, shown: string): Promise<KitSummary['probe']> {
-  let text: string;
-  try {
-    text = await readFile(join(dir, 'rbac/health-probe.yaml'), 'utf8');
-  } catch (cause) {
-    throw inputError(
-      'the kit lists rbac/health-probe.yaml but it cannot be read',
-      { file: `${shown}/rbac/health-probe.yaml` },
-      REGENERATE,
-      cause,
-    );
-  }
+  const text = await readTextFile(join(dir, 'rbac/health-probe.yaml'), {
+    shown: `${shown}/rbac/health-probe.yaml`,
+    what: 'the kit file',
+    provide: REGENERATE,
+  });
   for (const doc of parseAllDocuments(text)) {
     const o = doc.toJS() as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } } | null;
     if (o?.kind === 'ServiceAccount' && typeof o.metadata?.name === 'string') {

@@ -2,8 +2,8 @@
  * The composition root of a run: adapters built from connection settings, wired to the ports the
  * orchestrator drives. `ferry run`, `ferry rehearse` and the benchmark build their runs here.
  */
-import { readFileSync } from 'node:fs';
 import { EtcdAdmin, type EtcdTls } from '../adapters/etcd/admin.js';
+import { readEtcdTlsFiles } from '../adapters/etcd/tls-files.js';
 import { KubeAdmin } from '../adapters/kube/admin.js';
 import { loadKubeconfig } from '../adapters/kube/kubeconfig.js';
 import { createRequester } from '../adapters/kube/request.js';
@@ -52,7 +52,7 @@ export interface Assembled {
 }
 
 export function readEtcdTls(c: Connection['etcd']): EtcdTls {
-  return { ca: readFileSync(c.caFile), cert: readFileSync(c.certFile), key: readFileSync(c.keyFile) };
+  return readEtcdTlsFiles(c);
 }
 
 export function assemble(o: AssembleOptions): Assembled {

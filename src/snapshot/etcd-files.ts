@@ -3,9 +3,9 @@
  * member IDs as bare JSON numbers above 2^53, which JSON.parse silently rounds: big integers are
  * quoted before parsing and every ID is kept as an exact decimal string.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inputError } from '../errors.js';
+import { readOptionalTextFile } from '../util/input-file.js';
 import type { EtcdEndpointStatus, EtcdMember, EtcdState } from './model.js';
 import { isRecord } from './validate.js';
 import { jsonError, type TextOrigin } from './yaml.js';
@@ -198,19 +198,11 @@ export function parseAlarms(text: string, file: string): EtcdState['alarms'] {
  * Returns undefined when none is there.
  */
 export async function loadEtcdDir(dir: string, displayDir: string): Promise<EtcdState | undefined> {
-  const read = async (name: string): Promise<string | undefined> => {
-    try {
-      return await readFile(join(dir, name), 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw inputError(
-        `cannot read ${name}: ${(err as Error).message}`,
-        { file: join(displayDir, name) },
-        'make the file readable',
-        err,
-      );
-    }
-  };
+  const read = (name: string): Promise<string | undefined> =>
+    readOptionalTextFile(join(dir, name), {
+      shown: join(displayDir, name),
+      provide: `save it again with \`${COMMANDS[name]}\``,
+    });
   const [members, status, version, alarms] = await Promise.all(
     ['member-list.json', 'endpoint-status.json', 'version.json', 'alarms.json'].map(read),
   );

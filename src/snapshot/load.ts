@@ -3,10 +3,11 @@
  * assembled by hand (docs/snapshot-layout.md §1). Every bad input is an input error naming the
  * file (line and column for YAML), the object and what to do; loading never writes anything.
  */
-import { type Dirent, existsSync } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { FerryError, inputError } from '../errors.js';
+import { pathError, pathState, problemOf, readTextFile, requireDirectory } from '../util/input-file.js';
 import { VERSION } from '../version.js';
 import { summarizeAuditLogFile } from './audit-log.js';
 import { parseEncryptionConfig } from './encryption.js';
@@ -50,22 +51,12 @@ const KUBEADM_FILE = 'kubeadm-config.yaml';
 
 export async function loadSnapshot(path: string, opts: LoadOptions = {}): Promise<Snapshot> {
   const disk = new Disk(opts.cwd);
-  const st = await stat(disk.real(path)).catch(() => undefined);
-  if (!st) {
-    throw inputError(
-      `${path} does not exist`,
-      { file: path },
-      `give a saved snapshot (written by \`ferry snapshot\`) or a files directory; ${LAYOUT_HINT}`,
-    );
-  }
-  if (!st.isDirectory()) {
-    throw inputError(
-      `${path} is not a directory`,
-      { file: path },
-      `a snapshot is a directory; ${LAYOUT_HINT}`,
-    );
-  }
-  if (existsSync(join(disk.real(path), MANIFEST_FILE))) {
+  await requireDirectory(disk.real(path), {
+    shown: path,
+    what: 'the snapshot',
+    provide: `give a saved snapshot (written by \`ferry snapshot\`) or a files directory (a snapshot is a directory); ${LAYOUT_HINT}`,
+  });
+  if (await disk.isFile(join(path, MANIFEST_FILE))) {
     const s = await readSavedSnapshot(disk.real(path));
     if (opts.strictPki !== false && s.pki) assertPkiUsable(s.pki, s.pki.root);
     return s;
@@ -209,15 +200,15 @@ const YAML_OR_JSON = /\.(ya?ml|json)$/i;
 async function loadManifests(disk: Disk, dir: string, warnings: string[]): Promise<StaticPod[]> {
   const pods: StaticPod[] = [];
   for (const e of await disk.list(dir)) {
-    if (e.isDirectory()) {
+    if (e.kind === 'directory') {
       // manifests/NODE/*.yaml: one folder per control-plane node.
       const node = e.name;
       for (const f of await disk.list(join(dir, node))) {
-        if (f.isFile() && YAML_OR_JSON.test(f.name))
+        if (f.kind === 'file' && YAML_OR_JSON.test(f.name))
           pods.push(...(await manifestFile(disk, join(dir, node, f.name), node)));
         else warnings.push(`ignored ${join(dir, node, f.name)}: not a .yaml, .yml or .json file`);
       }
-    } else if (e.isFile() && YAML_OR_JSON.test(e.name)) {
+    } else if (e.kind === 'file' && YAML_OR_JSON.test(e.name)) {
       pods.push(...(await manifestFile(disk, join(dir, e.name), undefined)));
     } else {
       warnings.push(`ignored ${join(dir, e.name)}: not a .yaml, .yml or .json file`);
@@ -240,7 +231,7 @@ async function loadResources(disk: Disk, dir: string, warnings: string[]): Promi
   let duplicates = 0;
   for (const e of await disk.list(dir)) {
     const file = join(dir, e.name);
-    if (!e.isFile() || !YAML_OR_JSON.test(e.name)) {
+    if (e.kind !== 'file' || !YAML_OR_JSON.test(e.name)) {
       warnings.push(`ignored ${file}: not a .yaml, .yml or .json file`);
       continue;
     }
@@ -361,7 +352,7 @@ async function loadServedCerts(
   const out: ServedCertificate[] = [];
   for (const e of await disk.list(dir)) {
     const file = join(dir, e.name);
-    if (!e.isFile() || !/\.(pem|crt)$/i.test(e.name)) {
+    if (e.kind !== 'file' || !/\.(pem|crt)$/i.test(e.name)) {
       warnings.push(`ignored ${file}: not a .pem file`);
       continue;
     }
@@ -421,34 +412,64 @@ class Disk {
     return this.cwd === undefined ? path : resolve(this.cwd, path);
   }
 
+  /** True for a directory, false when nothing is there; anything else at the path is an input error. */
   async isDir(path: string): Promise<boolean> {
-    return (await stat(this.real(path)).catch(() => undefined))?.isDirectory() ?? false;
+    return (await pathState(this.real(path), 'directory', this.origin(path))) === 'present';
   }
 
+  /** True for a file, false when nothing is there; a directory, dangling link or loop is an input error. */
   async isFile(path: string): Promise<boolean> {
-    return (await stat(this.real(path)).catch(() => undefined))?.isFile() ?? false;
+    return (await pathState(this.real(path), 'file', this.origin(path))) === 'present';
   }
 
-  /** Directory entries sorted by name, so a snapshot does not depend on the file system's order. */
-  async list(dir: string): Promise<Dirent[]> {
-    const entries = await readdir(this.real(dir), { withFileTypes: true });
-    return entries
-      .filter((e) => !e.name.startsWith('.'))
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  /**
+   * Directory entries sorted by name, so a snapshot does not depend on the file system's order.
+   * Symbolic links are followed (a copied manifest may be one); a link that leads nowhere is an
+   * input error, not an ignored entry.
+   */
+  async list(dir: string): Promise<Entry[]> {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(this.real(dir), { withFileTypes: true });
+    } catch (err) {
+      throw pathError(this.real(dir), problemOf(this.real(dir), err), this.origin(dir), err);
+    }
+    const out: Entry[] = [];
+    for (const e of entries) {
+      if (e.name.startsWith('.')) continue;
+      let kind: Entry['kind'] = e.isDirectory() ? 'directory' : e.isFile() ? 'file' : 'other';
+      if (e.isSymbolicLink()) {
+        const path = join(dir, e.name);
+        kind = (await this.isDirOrFile(path)) ?? 'other';
+      }
+      out.push({ name: e.name, kind });
+    }
+    return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /** What a symbolic link leads to; a dangling link or a loop is an input error. */
+  private async isDirOrFile(path: string): Promise<'directory' | 'file' | undefined> {
+    try {
+      const st = await stat(this.real(path));
+      return st.isDirectory() ? 'directory' : st.isFile() ? 'file' : undefined;
+    } catch (err) {
+      throw pathError(this.real(path), problemOf(this.real(path), err), this.origin(path), err);
+    }
   }
 
   async readText(file: string): Promise<string> {
-    try {
-      return await readFile(this.real(file), 'utf8');
-    } catch (err) {
-      throw inputError(
-        `cannot read ${file}: ${(err as Error).message}`,
-        { file },
-        'make the file readable',
-        err,
-      );
-    }
+    return readTextFile(this.real(file), this.origin(file));
   }
+
+  private origin(path: string) {
+    return { shown: path, provide: `copy the file again from the cluster; ${LAYOUT_HINT}` };
+  }
+}
+
+/** A directory entry, symbolic links resolved. */
+interface Entry {
+  name: string;
+  kind: 'file' | 'directory' | 'other';
 }
 
 /** The live ConfigMap wins; a disagreement with the file copy is never silent. */

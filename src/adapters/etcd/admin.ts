@@ -9,7 +9,7 @@
  *   leader, found by Maintenance Status on each member.
  * - Member ids are kept as the decimal strings etcd3 returns (uint64 does not fit a JS number).
  */
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { noop } from 'cockatiel';
@@ -25,17 +25,14 @@ import {
   withBackoff,
 } from './admin-retry.js';
 import { normalizeEndpoint } from './reader.js';
+import { type EtcdTlsBytes, type EtcdTlsFiles, readEtcdTlsFiles } from './tls-files.js';
 
-export interface EtcdTls {
-  ca: Buffer;
-  cert: Buffer;
-  key: Buffer;
-}
+export type EtcdTls = EtcdTlsBytes;
 
 export interface EtcdAdminOptions {
   /** Client URLs to start from; the member list replaces them after the first look. */
   endpoints: string[];
-  tls: EtcdTls | { caFile: string; certFile: string; keyFile: string };
+  tls: EtcdTls | EtcdTlsFiles;
   /** Deadline of one call. Default 3 s. */
   callTimeoutMs?: number;
   /** How long a membership change may be retried (`unhealthy cluster`, not in sync). Default 90 s. */
@@ -47,24 +44,7 @@ export type RemoveOutcome = 'removed' | 'already-absent';
 
 /** The client certificate material, read from files when given as paths (a bad path is an input error). */
 export function readTls(tls: EtcdAdminOptions['tls']): EtcdTls {
-  if ('ca' in tls) return tls;
-  const read = (path: string, flag: string) => {
-    try {
-      return readFileSync(path);
-    } catch (err) {
-      throw inputError(
-        `cannot read ${flag} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-        { file: path, field: flag },
-        `pass ${flag} with a readable file (kubeadm: /etc/kubernetes/pki/etcd/ca.crt, healthcheck-client.crt/.key)`,
-        err,
-      );
-    }
-  };
-  return {
-    ca: read(tls.caFile, '--etcd-cacert'),
-    cert: read(tls.certFile, '--etcd-cert'),
-    key: read(tls.keyFile, '--etcd-key'),
-  };
+  return 'ca' in tls ? tls : readEtcdTlsFiles(tls);
 }
 
 function toMember(m: IMember): EtcdMemberInfo {

@@ -7,12 +7,12 @@
  *   failures into BrokenCircuitError and stretches a dead endpoint into minutes. Each call has a
  *   deadline instead, and the caller decides what a failure means.
  */
-import { readFileSync } from 'node:fs';
 import { noop } from 'cockatiel';
 import { Etcd3 } from 'etcd3';
 import { FerryError, inputError } from '../../errors.js';
 import { mapEtcdState } from './map.js';
 import type { Answer, EtcdReader, RawAlarms, RawMemberList, RawStatus, RawVersion } from './port.js';
+import { readEtcdTlsFiles } from './tls-files.js';
 import { fetchEtcdVersion, type TlsMaterial } from './version.js';
 
 export interface EtcdReaderOptions {
@@ -37,19 +37,6 @@ export function normalizeEndpoint(ep: string): string {
   return /^https:\/\//i.test(trimmed) ? trimmed : `https://${trimmed}`;
 }
 
-function readTlsFile(path: string, flag: string): Buffer {
-  try {
-    return readFileSync(path);
-  } catch (err) {
-    throw inputError(
-      `cannot read ${flag} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-      { file: path, field: flag },
-      `pass ${flag} with a readable file (kubeadm: /etc/kubernetes/pki/etcd/ca.crt, healthcheck-client.crt/.key)`,
-      err,
-    );
-  }
-}
-
 export function createEtcdReader(opts: EtcdReaderOptions): EtcdReader {
   if (opts.endpoints.length === 0) {
     throw inputError(
@@ -60,11 +47,7 @@ export function createEtcdReader(opts: EtcdReaderOptions): EtcdReader {
   }
   const endpoints = opts.endpoints.map(normalizeEndpoint);
   const timeoutMs = opts.timeoutMs ?? 5_000;
-  const tls: TlsMaterial = {
-    ca: readTlsFile(opts.caFile, '--etcd-cacert'),
-    cert: readTlsFile(opts.certFile, '--etcd-cert'),
-    key: readTlsFile(opts.keyFile, '--etcd-key'),
-  };
+  const tls: TlsMaterial = readEtcdTlsFiles(opts);
   const clients = new Map<string, Etcd3>();
 
   const client = (endpoint: string): Etcd3 => {

@@ -2,9 +2,9 @@
  * Kubeconfig loading and context selection with errors that say what to do. client-node does the
  * parsing, relative-path resolution and authentication (certs, tokens, exec plugins).
  */
-import { existsSync, statSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { inputError } from '../../errors.js';
+import { requireFileSync } from '../../util/input-file.js';
 
 export interface LoadedKubeconfig {
   kc: KubeConfig;
@@ -15,16 +15,10 @@ export interface LoadedKubeconfig {
 }
 
 export function loadKubeconfig(file: string, context?: string): LoadedKubeconfig {
-  if (!existsSync(file)) {
-    throw inputError(
-      `kubeconfig ${file} does not exist`,
-      { file },
-      'pass --kubeconfig with the path of an admin kubeconfig (e.g. a copy of /etc/kubernetes/admin.conf)',
-    );
-  }
-  if (statSync(file).isDirectory()) {
-    throw inputError(`kubeconfig ${file} is a directory`, { file }, 'pass --kubeconfig with a file');
-  }
+  requireFileSync(file, {
+    flag: '--kubeconfig',
+    provide: 'pass --kubeconfig the path of an admin kubeconfig (e.g. a copy of /etc/kubernetes/admin.conf)',
+  });
   const kc = new KubeConfig();
   try {
     kc.loadFromFile(file);
