@@ -27,12 +27,13 @@ import {
   type SourceRef,
   type StaticPod,
 } from './model.js';
+import { objectShapeProblem } from './object-shapes.js';
 import { assertPkiUsable, certificateInfoFromPem, inventoryPki } from './pki.js';
-import { classifyObjects, type SkipReason } from './resources.js';
+import { classifyObjects, routeOf, type SkipReason } from './resources.js';
 import { staticPodFromManifest, staticPodFromMirrorPod } from './static-pods.js';
 import { MANIFEST_FILE, readSavedSnapshot } from './store.js';
-import { isRecord, SNAPSHOT_PARTS } from './validate.js';
-import { type ParsedDoc, parseDocumentsByExtension } from './yaml.js';
+import { isRecord, objectShapeError, SNAPSHOT_PARTS } from './validate.js';
+import { type FieldPath, type ParsedDoc, parseDocumentsByExtension } from './yaml.js';
 
 export interface LoadOptions {
   /** Refuse a PKI that cannot be used (missing CA, mismatched or encrypted key). Default true. */
@@ -104,11 +105,10 @@ async function loadFilesDir(root: string, opts: LoadOptions, disk: Disk): Promis
           (typeof name === 'string' ? c.metadata.name === name : name.test(c.metadata.name)),
       )
       .sort((a, b) => compareKubeletConfigNames(a.metadata.name, b.metadata.name))[0];
-  if (!kubeadm.clusterConfiguration) {
-    const fromCm = parseConfigMapKey(cm('kube-system', 'kubeadm-config'), 'ClusterConfiguration');
-    if (fromCm?.kubeadm.clusterConfiguration)
-      kubeadm.clusterConfiguration = fromCm.kubeadm.clusterConfiguration;
-  }
+  // Parsed (and so checked) even when kubeadm-config.yaml has one: generate carries its text.
+  const fromCm = parseConfigMapKey(cm('kube-system', 'kubeadm-config'), 'ClusterConfiguration');
+  if (!kubeadm.clusterConfiguration && fromCm?.kubeadm.clusterConfiguration)
+    kubeadm.clusterConfiguration = fromCm.kubeadm.clusterConfiguration;
   // The ConfigMaps are what kubelets and kube-proxy actually run with (kubeadm uploads them with its
   // defaults filled in, nodes download them at join), so they win over the kubeadm-config.yaml copy.
   kubelet = preferLive(
@@ -219,7 +219,9 @@ async function loadManifests(disk: Disk, dir: string, warnings: string[]): Promi
 
 async function manifestFile(disk: Disk, file: string, node: string | undefined): Promise<StaticPod[]> {
   const docs = parseDocumentsByExtension(await disk.readText(file), file, { file });
-  return docs.map((d) => staticPodFromManifest(d.value, { kind: 'file', path: file, line: d.line }, node));
+  return docs.map((d) =>
+    staticPodFromManifest(d.value, { kind: 'file', path: file, line: d.line }, node, d.locate),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -236,7 +238,8 @@ async function loadResources(disk: Disk, dir: string, warnings: string[]): Promi
       continue;
     }
     for (const doc of parseDocumentsByExtension(await disk.readText(file), file, { file })) {
-      for (const obj of objectsOf(doc, file)) {
+      for (const { obj, at } of objectsOf(doc, file)) {
+        checkShape(obj, doc, at, file);
         const m = obj.metadata;
         const key = `${obj.kind}\u0000${m.namespace ?? ''}\u0000${m.name}`;
         if (seen.has(key)) {
@@ -265,8 +268,32 @@ async function loadResources(disk: Disk, dir: string, warnings: string[]): Promi
   return resources;
 }
 
+/**
+ * The fields ferry reads of an object it keeps must have their types (object-shapes.ts); the error
+ * points at the field's line. Objects ferry drops (other Secrets, kinds it does not read) are not
+ * its business.
+ */
+function checkShape(obj: KubeObject, doc: ParsedDoc, at: FieldPath, file: string): void {
+  if ('skip' in routeOf(obj)) return;
+  const problem = objectShapeProblem(obj);
+  if (!problem) return;
+  const pos = doc.locate([...at, ...problem.path]);
+  // JSON carries no positions: better no line than line 1.
+  const where = pos
+    ? { file, line: pos.line, column: pos.column }
+    : file.toLowerCase().endsWith('.json')
+      ? { file }
+      : { file, line: doc.line };
+  throw objectShapeError(
+    obj,
+    problem,
+    where,
+    'correct the field (as the Kubernetes API types it), or dump the object again with `kubectl get -o yaml`',
+  );
+}
+
 /** The objects of one document: a Kubernetes object, or the items of a List (typed or not). */
-function objectsOf(doc: ParsedDoc, file: string): KubeObject[] {
+function objectsOf(doc: ParsedDoc, file: string): { obj: KubeObject; at: FieldPath }[] {
   const v = doc.value;
   const bad = (field: string | undefined, what: string, index?: number): never => {
     const at = index === undefined ? undefined : (doc.locate(['items', index]) ?? undefined);
@@ -298,13 +325,13 @@ function objectsOf(doc: ParsedDoc, file: string): KubeObject[] {
       if (!isRecord(obj.metadata) || typeof obj.metadata.name !== 'string') {
         return bad(`items[${i}].metadata.name`, 'an item has no metadata.name', i);
       }
-      return obj as KubeObject;
+      return { obj: obj as KubeObject, at: ['items', i] };
     });
   }
   if (!isRecord(v.metadata) || typeof v.metadata.name !== 'string') {
     return bad('metadata.name', `${v.kind} without metadata.name`);
   }
-  return [v as KubeObject];
+  return [{ obj: v as KubeObject, at: [] }];
 }
 
 // ---------------------------------------------------------------------------------------------
