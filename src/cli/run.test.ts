@@ -117,6 +117,32 @@ describe('ferry run: usage', () => {
 });
 
 describe('ferry run: the plan is the contract that was reviewed', () => {
+  it('a step without its action, even with the digest sealed again, is exit 2 naming the field', async () => {
+    const { integrityOf } = await import('../plan/integrity.js');
+    const doc = JSON.parse(await readFile(plan, 'utf8')) as Record<string, unknown> & Plan;
+    const step = doc.phases[2]!.steps[0] as unknown as Record<string, unknown>;
+    delete step['action'];
+    delete (doc as Record<string, unknown>)['integrity'];
+    const resealed = { ...doc, integrity: integrityOf(doc) };
+    const file = join(dir, 'resealed-plan.json');
+    await writeFile(file, JSON.stringify(resealed, null, 2));
+    const io = memoryIo();
+    const code = await runCli(
+      ['run', file, '--dry-run', '--kubeconfig', 'k', '--etcd-endpoints', 'https://127.0.0.1:2379'].concat([
+        '--etcd-cacert',
+        'a',
+        '--etcd-cert',
+        'b',
+        '--etcd-key',
+        'c',
+      ]),
+      io,
+    );
+    expect(code, io.err).toBe(2);
+    expect(io.err).toContain(`field phases[2].steps[0].action: the plan breaks a rule ferry run relies on`);
+    expect(io.err).toContain(`phases[2].steps[0].action (${String(step['id'])}): missing`);
+  });
+
   it('refuses a hand-edited plan before anything runs (exit 2), naming what differs and how to fix it', async () => {
     const doc = JSON.parse(await readFile(plan, 'utf8')) as Plan;
     const steps = doc.phases[2]!.steps;

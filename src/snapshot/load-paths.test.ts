@@ -69,6 +69,18 @@ describe('loadSnapshot: paths that are not what the layout expects', () => {
     expect(s.staticPods.filter((p) => p.component === 'kube-scheduler').map((p) => p.node)).toContain('cp-1');
   });
 
+  it('a dangling link ferry would not read anyway (not .yaml/.json) is ignored with a warning', async () => {
+    await symlink('/nonexistent/notes', ex.path('resources/NOTES'));
+    const s = await loadSnapshot(ex.dir, { strictPki: false });
+    expect(s.manifest.warnings).toContain(
+      `ignored ${ex.path('resources/NOTES')}: not a .yaml, .yml or .json file`,
+    );
+    await symlink('/nonexistent/more.yaml', ex.path('resources/more.yaml'));
+    expect((await loadError(ex.dir)).message).toMatch(
+      /more\.yaml is a symbolic link to \/nonexistent\/more\.yaml/,
+    );
+  });
+
   it('a missing snapshot directory, and a file given as one', async () => {
     expect((await loadError(ex.path('nope'))).message).toBe(`the snapshot ${ex.path('nope')} does not exist`);
     expect((await loadError(ex.path('kubeadm-config.yaml'))).message).toBe(

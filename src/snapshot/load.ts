@@ -451,8 +451,7 @@ class Disk {
 
   /**
    * Directory entries sorted by name, so a snapshot does not depend on the file system's order.
-   * Symbolic links are followed (a copied manifest may be one); a link that leads nowhere is an
-   * input error, not an ignored entry.
+   * Symbolic links are followed (a copied manifest may be one).
    */
   async list(dir: string): Promise<Entry[]> {
     let entries: Dirent[];
@@ -464,23 +463,28 @@ class Disk {
     const out: Entry[] = [];
     for (const e of entries) {
       if (e.name.startsWith('.')) continue;
-      let kind: Entry['kind'] = e.isDirectory() ? 'directory' : e.isFile() ? 'file' : 'other';
-      if (e.isSymbolicLink()) {
-        const path = join(dir, e.name);
-        kind = (await this.isDirOrFile(path)) ?? 'other';
-      }
+      const kind = e.isSymbolicLink()
+        ? await this.linkKind(join(dir, e.name))
+        : e.isDirectory()
+          ? 'directory'
+          : e.isFile()
+            ? 'file'
+            : 'other';
       out.push({ name: e.name, kind });
     }
     return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  /** What a symbolic link leads to; a dangling link or a loop is an input error. */
-  private async isDirOrFile(path: string): Promise<'directory' | 'file' | undefined> {
+  /**
+   * What a symbolic link leads to. One that leads nowhere (dangling, a loop) counts as a file: if
+   * its name is one ferry reads, reading it says what is wrong; otherwise it is ignored like any.
+   */
+  private async linkKind(path: string): Promise<Entry['kind']> {
     try {
       const st = await stat(this.real(path));
-      return st.isDirectory() ? 'directory' : st.isFile() ? 'file' : undefined;
-    } catch (err) {
-      throw pathError(this.real(path), problemOf(this.real(path), err), this.origin(path), err);
+      return st.isDirectory() ? 'directory' : st.isFile() ? 'file' : 'other';
+    } catch {
+      return 'file';
     }
   }
 
