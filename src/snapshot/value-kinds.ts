@@ -23,6 +23,7 @@ export const FLAG_KINDS: Readonly<Record<string, Readonly<Record<string, ValueKi
     'service-cluster-ip-range': 'cidrs',
     'etcd-servers': 'urls',
     'service-account-jwks-uri': 'url',
+    'service-account-issuer': 'issuer',
     'oidc-issuer-url': 'url',
     'external-hostname': 'host',
     'event-ttl': 'duration',

@@ -10,6 +10,7 @@ import {
   endpointProblem,
   hostProblem,
   ipProblem,
+  issuerProblem,
   portProblem,
   urlProblem,
   valueProblem,
@@ -116,7 +117,9 @@ describe('endpoints and URLs', () => {
     );
     expect(endpointProblem('tcp://10.0.0.1:6443')).toMatch(/only https:\/\//);
     expect(endpointProblem('https://')).toBe('not an endpoint: no host');
-    expect(endpointProblem('a:b:c')).toBe('not an endpoint: "a:b:c" is not an IPv6 address');
+    expect(endpointProblem('a:b:c')).toBe(
+      'not an endpoint: "a:b:c" is neither HOST:PORT nor an IPv6 address ([IPv6]:PORT with a port)',
+    );
   });
 
   it('URLs', () => {
@@ -124,7 +127,8 @@ describe('endpoints and URLs', () => {
     expect(urlProblem('https://kubernetes.default.svc.cluster.local')).toBeUndefined();
     expect(urlProblem('10.0.0.1:2379')).toMatch(/^not an http\(s\) URL|^not a URL/);
     expect(urlProblem('https://[::::]:2379')).toBe('not a URL');
-    expect(urlProblem('unix:///run/x.sock')).toBe('not an http(s) URL (scheme unix:)');
+    expect(urlProblem('unix://localhost:2379')).toBeUndefined();
+    expect(urlProblem('ftp://10.0.0.1/x')).toBe('not an http(s) URL (scheme ftp:)');
   });
 });
 
@@ -149,6 +153,16 @@ describe('valueProblem: one entry point per kind', () => {
     expect(valueProblem('port', '6443')).toBeUndefined();
     expect(valueProblem('ip', '10.0.0.1')).toBeUndefined();
     expect(valueProblem('url', 'https://sso.lab.example/realms/platform')).toBeUndefined();
+  });
+});
+
+describe('service-account issuers', () => {
+  it('any identifier, but one with a colon is an https URL', () => {
+    expect(issuerProblem('https://kubernetes.default.svc.cluster.local')).toBeUndefined();
+    expect(issuerProblem('kubernetes.default.svc')).toBeUndefined();
+    expect(issuerProblem('https://[::::]')).toBe('not an issuer: it has a ":" but is not a URL');
+    expect(issuerProblem('http://issuer.example')).toBe('not an issuer: a URL issuer must be https://');
+    expect(issuerProblem(' ')).toBe('not an issuer: it is empty');
   });
 });
 

@@ -127,7 +127,8 @@ export function endpointProblem(text: string): Problem {
     if (!host.includes(':') || !parseIp(host)) return `not an endpoint: [${host}] is not an IPv6 address`;
   } else if ((hostPort.match(/:/g) ?? []).length > 1) {
     // A bare IPv6 address has several colons and no port.
-    if (!parseIp(hostPort)) return `not an endpoint: ${JSON.stringify(hostPort)} is not an IPv6 address`;
+    if (!parseIp(hostPort))
+      return `not an endpoint: ${JSON.stringify(hostPort)} is neither HOST:PORT nor an IPv6 address ([IPv6]:PORT with a port)`;
     return undefined;
   } else {
     [host = '', port] = hostPort.split(':');
@@ -139,7 +140,10 @@ export function endpointProblem(text: string): Problem {
   return undefined;
 }
 
-/** An absolute http(s) URL with a valid host (etcd and client URLs, issuer and JWKS URLs). */
+/**
+ * An absolute http(s) URL with a valid host (etcd and client URLs, issuer and JWKS URLs); etcd's
+ * unix:// and unixs:// socket URLs are URLs too.
+ */
 export function urlProblem(text: string): Problem {
   let u: URL;
   try {
@@ -147,11 +151,25 @@ export function urlProblem(text: string): Problem {
   } catch {
     return 'not a URL';
   }
+  if (u.protocol === 'unix:' || u.protocol === 'unixs:') return undefined;
   if (u.protocol !== 'https:' && u.protocol !== 'http:') return `not an http(s) URL (scheme ${u.protocol})`;
   const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
   const p = hostProblem(host);
   if (p) return `the host ${JSON.stringify(host)} is ${p}`;
   return undefined;
+}
+
+/**
+ * A service-account issuer: kube-apiserver takes any identifier, but one with a ":" must be a URL
+ * (and the OIDC discovery Talos serves needs https).
+ */
+export function issuerProblem(text: string): Problem {
+  const t = text.trim();
+  if (t === '') return 'not an issuer: it is empty';
+  if (!t.includes(':')) return undefined;
+  const p = urlProblem(t);
+  if (p) return `not an issuer: it has a ":" but is ${p}`;
+  return /^https:\/\//i.test(t) ? undefined : 'not an issuer: a URL issuer must be https://';
 }
 
 /** Go's time.ParseDuration: "90s", "1h30m", "300ms", "0". */
@@ -177,6 +195,7 @@ export type ValueKind =
   | 'urls'
   | 'port'
   | 'mask-size'
+  | 'issuer'
   | 'duration';
 
 /** What is wrong with `text` as a value of `kind`. */
@@ -204,6 +223,8 @@ export function valueProblem(kind: ValueKind, text: string): Problem {
       return portProblem(text);
     case 'mask-size':
       return integerProblem(text, 0, 128);
+    case 'issuer':
+      return issuerProblem(text);
     case 'duration':
       return durationProblem(text);
   }
