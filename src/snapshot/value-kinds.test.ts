@@ -23,6 +23,13 @@ describe('flagProblem', () => {
     ).toBeUndefined();
   });
 
+  it('a port of 0 turns serving off: not refused', () => {
+    expect(flagProblem('kube-controller-manager', { name: 'secure-port', value: '0' })).toBeUndefined();
+    expect(flagProblem('kube-scheduler', { name: 'secure-port', value: '70000' })?.problem).toBe(
+      'not a port (1-65535)',
+    );
+  });
+
   it('leaves flags without a kind, and components it does not know, alone', () => {
     expect(flagProblem('kube-apiserver', { name: 'oidc-client-id', value: 'anything goes' })).toBeUndefined();
     expect(flagProblem('kube-vip', { name: 'address', value: 'not checked' })).toBeUndefined();

@@ -102,6 +102,8 @@ export function flagProblem(
 ): { kind: ValueKind; problem: Problem } | undefined {
   const kind = FLAG_KINDS[component]?.[flag.name];
   if (kind === undefined) return undefined;
+  // --secure-port=0 turns serving off (kube-controller-manager, kube-scheduler).
+  if (kind === 'port' && flag.value.trim() === '0') return undefined;
   const problem = valueProblem(kind, flag.value);
   return problem === undefined ? undefined : { kind, problem };
 }
