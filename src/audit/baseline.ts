@@ -5,10 +5,10 @@
  * `--baseline`). A `-o json` audit report is accepted as a baseline too: it has the same
  * `findings[].fingerprint` shape.
  */
-import { readFile } from 'node:fs/promises';
 import { inputError } from '../errors.js';
 import { jsonError } from '../snapshot/yaml.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
+import { readTextFile } from '../util/input-file.js';
 import { describeSubject, type Finding } from './findings.js';
 
 export const BASELINE_FORMAT_VERSION = 1;
@@ -43,8 +43,15 @@ export function baselineOf(findings: readonly Finding[], now: Date): BaselineFil
   };
 }
 
-export async function writeBaseline(path: string, findings: readonly Finding[], now: Date): Promise<void> {
-  await writeFileAtomic(path, `${JSON.stringify(baselineOf(findings, now), null, 2)}\n`);
+export async function writeBaseline(
+  path: string,
+  findings: readonly Finding[],
+  now: Date,
+  shown: string = path,
+): Promise<void> {
+  await writeFileAtomic(path, `${JSON.stringify(baselineOf(findings, now), null, 2)}\n`, {
+    origin: { flag: '--write-baseline', shown },
+  });
 }
 
 const REMEDIATION =
@@ -84,14 +91,14 @@ export function parseBaseline(text: string, file: string): Set<string> {
   return out;
 }
 
-export async function loadBaseline(path: string): Promise<Set<string>> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw inputError('cannot read baseline file', { file: path }, 'check the path given to --baseline', err);
-  }
-  return parseBaseline(text, path);
+/** `shown`: the path as the user typed it, for messages. */
+export async function loadBaseline(path: string, shown: string = path): Promise<Set<string>> {
+  const text = await readTextFile(path, {
+    shown,
+    flag: '--baseline',
+    provide: 'pass --baseline a file written by `ferry audit --write-baseline FILE`',
+  });
+  return parseBaseline(text, shown);
 }
 
 /** Splits findings into those not in the baseline (reported) and those already known. */

@@ -11,10 +11,10 @@
  *       reason: nightly reports, a short outage on drain is accepted
  *       expires: 2026-12-31
  */
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, type YAMLMap } from 'yaml';
 import { inputError } from '../errors.js';
+import { pathState, readTextFile } from '../util/input-file.js';
 import {
   type LabelRequirement,
   matchesLabels,
@@ -67,37 +67,39 @@ const REMEDIATION =
 /** Where `ferry audit` and `ferry plan` look for suppressions when --suppressions names no file. */
 export const DEFAULT_SUPPRESSIONS_FILE = '.ferry/suppressions.yaml';
 
+/** `shown`: the path as the user typed it; `flag`: the flag that named it, when one did. */
+export async function loadSuppressions(
+  path: string,
+  knownRuleIds: readonly string[],
+  origin: { shown?: string; flag?: string } = { flag: '--suppressions' },
+): Promise<Suppression[]> {
+  const text = await readTextFile(path, {
+    ...origin,
+    what: 'the suppressions file',
+    provide: 'pass --suppressions a YAML list of accepted findings (rule, scope, reason, expires)',
+  });
+  return parseSuppressions(text, path, knownRuleIds);
+}
+
 /**
- * The suppressions a command applies: the file --suppressions names (`given`, which must exist),
- * else the default file when there is one, else none. Paths are relative to `cwd`.
+ * The suppressions of `--suppressions FILE`, else of the default file when it exists (a default
+ * path that is a directory or a dangling link is an error, not "no suppressions").
  */
 export async function readSuppressions(
   given: string | undefined,
   cwd: string,
   knownRuleIds: readonly string[],
+  defaultPath: string = DEFAULT_SUPPRESSIONS_FILE,
 ): Promise<Suppression[]> {
-  if (given !== undefined) return loadSuppressions(resolve(cwd, given), knownRuleIds);
-  return loadSuppressions(resolve(cwd, DEFAULT_SUPPRESSIONS_FILE), knownRuleIds, { optional: true });
-}
-
-export async function loadSuppressions(
-  path: string,
-  knownRuleIds: readonly string[],
-  opts: { optional?: boolean } = {},
-): Promise<Suppression[]> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    if (opts.optional && (err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw inputError(
-      `cannot read suppressions file`,
-      { file: path },
-      'check the path given to --suppressions',
-      err,
-    );
-  }
-  return parseSuppressions(text, path, knownRuleIds);
+  if (given !== undefined)
+    return loadSuppressions(resolve(cwd, given), knownRuleIds, { shown: given, flag: '--suppressions' });
+  const dflt = resolve(cwd, defaultPath);
+  const state = await pathState(dflt, 'file', {
+    shown: defaultPath,
+    what: 'the default suppressions file',
+    provide: `make ${defaultPath} a YAML list of accepted findings, or remove it`,
+  });
+  return state === 'present' ? loadSuppressions(dflt, knownRuleIds, { shown: defaultPath }) : [];
 }
 
 export function parseSuppressions(

@@ -149,7 +149,7 @@ describe('ferry audit', () => {
     [['cluster', '--talos-version', 'v1.2.0'], /v1.2 line, which ferry does not know/],
     [['cluster', '--bogus'], /Unknown option/],
     [['nowhere'], /does not exist/],
-    [['cluster', '--baseline', 'missing.json'], /cannot read baseline/],
+    [['cluster', '--baseline', 'missing.json'], /--baseline missing.json does not exist/],
   ])('exits 2 on bad usage or input: %j', async (argv, message) => {
     const r = await run(...(argv as string[]));
     expect(r.code).toBe(2);

@@ -103,7 +103,10 @@ export const command: Command = {
     let baseline: { file: string; fingerprints: ReadonlySet<string> } | undefined;
     if (values.baseline !== undefined) {
       const { loadBaseline } = await import('../audit/baseline.js');
-      baseline = { file: values.baseline, fingerprints: await loadBaseline(path(values.baseline)) };
+      baseline = {
+        file: values.baseline,
+        fingerprints: await loadBaseline(path(values.baseline), values.baseline),
+      };
     }
 
     const kit = values.kit === undefined ? undefined : await readKitFlag(values.kit, io);
@@ -130,7 +133,7 @@ export const command: Command = {
     });
     if (outputFile !== undefined) {
       const { writeFileAtomic } = await import('../util/atomic-write.js');
-      await writeFileAtomic(path(outputFile), text);
+      await writeFileAtomic(path(outputFile), text, { origin: { flag: '--output-file', shown: outputFile } });
       const { summaryLine } = await import('../audit/reporters/common.js');
       io.stdout(`${format} report written to ${outputFile}: ${summaryLine(report)}\n`);
     } else {
@@ -138,7 +141,7 @@ export const command: Command = {
     }
     if (values['write-baseline'] !== undefined) {
       const { writeBaseline } = await import('../audit/baseline.js');
-      await writeBaseline(path(values['write-baseline']), unsuppressed, now);
+      await writeBaseline(path(values['write-baseline']), unsuppressed, now, values['write-baseline']);
       io.stderr(`baseline of ${unsuppressed.length} finding(s) written to ${values['write-baseline']}\n`);
     }
     for (const e of report.errors) io.stderr(`error: rule ${e.ruleId} failed: ${e.message}\n`);

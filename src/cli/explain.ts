@@ -1,8 +1,8 @@
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { explain, sourcesOf } from '../audit/explain.js';
-import { inputError, usageError } from '../errors.js';
+import { usageError } from '../errors.js';
 import { type ErrorSignature, SIGNATURES } from '../knowledge/signatures.js';
+import { readTextFile } from '../util/input-file.js';
 import { oneOf, parseFlags } from './args.js';
 import type { Command } from './command.js';
 
@@ -44,12 +44,11 @@ export const command: Command = {
     if (isLog) {
       if (positionals.length > 0)
         throw usageError('give either TEXT or --log FILE, not both', `see usage:\n${usage.trim()}`);
-      const file = resolve(io.cwd, values.log!);
-      try {
-        text = await readFile(file, 'utf8');
-      } catch (err) {
-        throw inputError('cannot read log file', { file: values.log! }, 'check the path given to --log', err);
-      }
+      text = await readTextFile(resolve(io.cwd, values.log!), {
+        shown: values.log!,
+        flag: '--log',
+        provide: 'pass --log a log file saved from the migration',
+      });
     } else {
       if (positionals.length === 0)
         throw usageError('missing the error text to explain', `see usage:\n${usage.trim()}`);

@@ -108,7 +108,14 @@ export const command: Command = {
       force: values.force === true,
       capi: capiOptionsFromFlags(values),
       ...(values['cilium-values'] !== undefined
-        ? { cilium: { currentValues: await readCiliumValues(resolve(io.cwd, values['cilium-values'])) } }
+        ? {
+            cilium: {
+              currentValues: await readCiliumValues(
+                resolve(io.cwd, values['cilium-values']),
+                values['cilium-values'],
+              ),
+            },
+          }
         : {}),
     });
     const t = result.facts.target;

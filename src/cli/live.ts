@@ -65,7 +65,7 @@ export async function collectLive(
   if (values.pki !== undefined) {
     const { assertPkiUsable, inventoryPki } = await import('../snapshot/pki.js');
     const dir = path(values.pki);
-    pki = await inventoryPki(dir);
+    pki = await inventoryPki(dir, { shown: values.pki, flag: '--pki' });
     if (opts.strictPki) assertPkiUsable(pki, dir);
   }
   const etcd = withEtcd

@@ -99,7 +99,7 @@ describe('ferry plan', () => {
     expect((await run()).code).toBe(2);
     const missingKit = await run(EXAMPLE_DIR, '--kit', 'nope');
     expect(missingKit.code).toBe(2);
-    expect(missingKit.err).toContain('the kit nope is not a directory');
+    expect(missingKit.err).toContain('--kit nope does not exist');
   });
 
   it('a kit made for another Talos version is refused (exit 2); its target is the default', async () => {

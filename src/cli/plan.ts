@@ -176,7 +176,7 @@ export const command: Command = {
       return 0;
     }
     const { writeFileAtomic } = await import('../util/atomic-write.js');
-    await writeFileAtomic(path(values.output), text);
+    await writeFileAtomic(path(values.output), text, { origin: { flag: '--output', shown: values.output } });
     const steps = plan.phases.flatMap((p) => p.steps);
     const destructive = steps.filter((s) => s.destructive).length;
     io.stdout(

@@ -72,6 +72,45 @@ describe('ferry run: usage', () => {
     expect(io.out).toContain('--poll-ms MS');
   });
 
+  it('a missing, directory or dangling --etcd-* file is exit 2 naming the flag and the path', async () => {
+    const { mkdir, symlink } = await import('node:fs/promises');
+    const ca = join(dir, 'ca.crt');
+    await writeFile(ca, 'not used: nothing connects before the files are read');
+    await mkdir(join(dir, 'cert-dir'), { recursive: true });
+    await symlink(join(dir, 'gone.key'), join(dir, 'dangling.key')).catch(() => undefined);
+    const args = (cacert: string, cert: string, key: string) => [
+      'run',
+      plan,
+      '--dry-run',
+      '--kubeconfig',
+      join(dir, 'kubeconfig'),
+      '--etcd-endpoints',
+      'https://127.0.0.1:2379',
+      '--etcd-cacert',
+      cacert,
+      '--etcd-cert',
+      cert,
+      '--etcd-key',
+      key,
+    ];
+    for (const [argv, says] of [
+      [args(join(dir, 'none.crt'), ca, ca), `--etcd-cacert ${join(dir, 'none.crt')} does not exist`],
+      [
+        args(ca, join(dir, 'cert-dir'), ca),
+        `--etcd-cert ${join(dir, 'cert-dir')} is a directory, not a file`,
+      ],
+      [
+        args(ca, ca, join(dir, 'dangling.key')),
+        `--etcd-key ${join(dir, 'dangling.key')} is a symbolic link to ${join(dir, 'gone.key')}, which does not exist`,
+      ],
+      [args(ca, ca, ca), `--kubeconfig ${join(dir, 'kubeconfig')} does not exist`],
+    ] as const) {
+      const io = memoryIo();
+      expect(await runCli([...argv], io), io.err).toBe(2);
+      expect(io.err).toContain(says);
+    }
+  });
+
   it('lists run and rehearse among the commands', async () => {
     const io = memoryIo();
     await runCli(['--help'], io);
@@ -81,6 +120,32 @@ describe('ferry run: usage', () => {
 });
 
 describe('ferry run: the plan is the contract that was reviewed', () => {
+  it('a step without its action, even with the digest sealed again, is exit 2 naming the field', async () => {
+    const { integrityOf } = await import('../plan/integrity.js');
+    const doc = JSON.parse(await readFile(plan, 'utf8')) as Record<string, unknown> & Plan;
+    const step = doc.phases[2]!.steps[0] as unknown as Record<string, unknown>;
+    delete step['action'];
+    delete (doc as Record<string, unknown>)['integrity'];
+    const resealed = { ...doc, integrity: integrityOf(doc) };
+    const file = join(dir, 'resealed-plan.json');
+    await writeFile(file, JSON.stringify(resealed, null, 2));
+    const io = memoryIo();
+    const code = await runCli(
+      ['run', file, '--dry-run', '--kubeconfig', 'k', '--etcd-endpoints', 'https://127.0.0.1:2379'].concat([
+        '--etcd-cacert',
+        'a',
+        '--etcd-cert',
+        'b',
+        '--etcd-key',
+        'c',
+      ]),
+      io,
+    );
+    expect(code, io.err).toBe(2);
+    expect(io.err).toContain(`field phases[2].steps[0].action: the plan breaks a rule ferry run relies on`);
+    expect(io.err).toContain(`phases[2].steps[0].action (${String(step['id'])}): missing`);
+  });
+
   it('refuses a hand-edited plan before anything runs (exit 2), naming what differs and how to fix it', async () => {
     const doc = JSON.parse(await readFile(plan, 'utf8')) as Plan;
     const steps = doc.phases[2]!.steps;

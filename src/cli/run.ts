@@ -131,7 +131,7 @@ export const command: Command = {
       import('../run/unobserved.js'),
     ]);
     const acceptUnobserved = (values['accept-unobserved'] ?? []).map(parseAcceptUnobserved);
-    const plan = await readPlan(planFile);
+    const plan = await readPlan(planFile, planArg);
     // A real run checks its journal when it opens it; a dry run opens none, and checks it here.
     if (values['dry-run']) checkJournal(planFile);
     const provisioner = oneOf(
@@ -331,7 +331,9 @@ async function writeReports(
     const base = join(dirname(planFile), basename(planFile, extname(planFile)));
     const targets = explicit ? [explicit] : [`${base}.report.md`, `${base}.report.html`];
     for (const t of targets) {
-      await writeFileAtomic(t, t.endsWith('.html') ? renderReportHtml(input) : renderReportMarkdown(input));
+      await writeFileAtomic(t, t.endsWith('.html') ? renderReportHtml(input) : renderReportMarkdown(input), {
+        origin: explicit ? { flag: '--report' } : {},
+      });
       log(`report: ${t}`);
     }
   } finally {

@@ -1,12 +1,13 @@
 /** Cluster identity: name, Kubernetes version, control-plane endpoint. */
 import { parse as parseYaml } from 'yaml';
 import type { KubeObject, SourceRef } from '../snapshot/model.js';
+import { endpointProblem } from '../snapshot/values.js';
 import { podCandidates, runningBeatsDeclared } from './components.js';
 import { decide } from './decide.js';
 import { canonicalIp, joinHostPort, parseHostPort, parseIp } from './ip.js';
 import type { Candidate, ClusterFacts, Endpoint } from './model.js';
 import { compareVersionText, imageTag, normalizeKubernetesVersion, parseVersion } from './semver.js';
-import { atField, derivedRef, flagRef, objectRef } from './sources.js';
+import { atField, badValueError, derivedRef, flagRef, objectRef } from './sources.js';
 import { lastFlag, type SnapshotView } from './view.js';
 
 export function deriveClusterFacts(v: SnapshotView): ClusterFacts {
@@ -111,19 +112,21 @@ function endpoint(v: SnapshotView) {
     }
   }
   const info = v.configMap('kube-public', 'cluster-info');
-  const fromInfo = info ? kubeconfigServer(info, 'kubeconfig') : undefined;
-  if (info && fromInfo) {
+  const infoRef = info && objectRef(info, 'data.kubeconfig clusters[0].cluster.server');
+  const fromInfo = info && infoRef ? kubeconfigServer(info, 'kubeconfig', infoRef) : undefined;
+  if (infoRef && fromInfo) {
     candidates.push({
       value: makeEndpoint(v, fromInfo.host, fromInfo.port, 'cluster-info'),
-      source: objectRef(info, 'data.kubeconfig clusters[0].cluster.server'),
+      source: infoRef,
     });
   }
   const proxy = v.configMap('kube-system', 'kube-proxy');
-  const fromProxy = proxy ? kubeconfigServer(proxy, 'kubeconfig.conf') : undefined;
-  if (proxy && fromProxy) {
+  const proxyRef = proxy && objectRef(proxy, 'data["kubeconfig.conf"] clusters[0].cluster.server');
+  const fromProxy = proxy && proxyRef ? kubeconfigServer(proxy, 'kubeconfig.conf', proxyRef) : undefined;
+  if (proxyRef && fromProxy) {
     candidates.push({
       value: makeEndpoint(v, fromProxy.host, fromProxy.port, 'kube-proxy'),
-      source: objectRef(proxy, 'data["kubeconfig.conf"] clusters[0].cluster.server'),
+      source: proxyRef,
     });
   }
   return decide({
@@ -157,7 +160,11 @@ function bindPort(v: SnapshotView): { port: number; from: string; refs: SourceRe
   return { port: 6443, from: "kubeadm's default bind port 6443", refs: [] };
 }
 
-function kubeconfigServer(cm: KubeObject, key: string): { host: string; port: number } | undefined {
+function kubeconfigServer(
+  cm: KubeObject,
+  key: string,
+  ref: SourceRef,
+): { host: string; port: number } | undefined {
   const text = cm.data?.[key];
   if (typeof text !== 'string') return undefined;
   let doc: unknown;
@@ -169,6 +176,9 @@ function kubeconfigServer(cm: KubeObject, key: string): { host: string; port: nu
   const server = (doc as { clusters?: { cluster?: { server?: unknown } }[] } | null)?.clusters?.[0]?.cluster
     ?.server;
   if (typeof server !== 'string') return undefined;
+  // A copy of the endpoint, but the kit may take it from here: a bad one is refused, not skipped.
+  const problem = endpointProblem(server);
+  if (problem) throw badValueError(ref, server, problem);
   const hp = parseHostPort(server);
   if (!hp) return undefined;
   // An https URL without a port means 443.

@@ -4,6 +4,7 @@
  * blockers when they differ (blockers.md cni.*, addons.*).
  */
 import type { KubeObject } from '../snapshot/model.js';
+import { hostProblem, portProblem } from '../snapshot/values.js';
 import { decide, known, missingFact } from './decide.js';
 import { cidrList } from './ip.js';
 import type {
@@ -17,7 +18,7 @@ import type {
   UpdateStrategy,
 } from './model.js';
 import { imageTag } from './semver.js';
-import { atField, derivedRef, listingRef, objectRef } from './sources.js';
+import { atField, badValueError, derivedRef, listingRef, objectRef } from './sources.js';
 import type { SnapshotView } from './view.js';
 
 const NO_RESOURCES =
@@ -191,10 +192,11 @@ function apiAddress(
   for (const c of containers) {
     const env = c.env?.find((e) => e.name === envName);
     if (agent && env && typeof env.value === 'string') {
-      candidates.push({
-        value: env.value,
-        source: objectRef(agent, `spec.template.spec.containers[${c.name ?? '?'}].env.${envName}`),
-      });
+      const source = objectRef(agent, `spec.template.spec.containers[${c.name ?? '?'}].env.${envName}`);
+      // Carried into the kit's Cilium values: an address or port that is none is refused here.
+      const problem = which === 'host' ? hostProblem(env.value) : portProblem(env.value);
+      if (problem) throw badValueError(source, env.value, problem);
+      candidates.push({ value: env.value, source });
       break;
     }
   }

@@ -3,6 +3,7 @@
  * kubelet versions in the fleet. One pass over the Node list.
  */
 import type { KubeObject, SourceRef, StaticPod, Taint } from '../snapshot/model.js';
+import { endpointProblem, ipProblem } from '../snapshot/values.js';
 import { known, missingFact } from './decide.js';
 import type {
   ControlPlaneNodeFact,
@@ -13,7 +14,7 @@ import type {
   VersionCount,
 } from './model.js';
 import { compareVersionText } from './semver.js';
-import { atField, derivedRef, flagRef, listingRef, objectRef } from './sources.js';
+import { atField, badValueError, derivedRef, flagRef, listingRef, objectRef } from './sources.js';
 import { CONTROL_PLANE_LABEL, LEGACY_MASTER_LABEL, lastFlag, type SnapshotView } from './view.js';
 
 const NO_NODES = 'resources/ with the Node objects (kubectl get nodes -o yaml)';
@@ -125,14 +126,15 @@ function advertiseAddress(
   if (pod && flag) return { address: flag, source: flagRef(pod, 'advertise-address') };
   const ann = v.advertiseAnnotations.get(name);
   if (ann) {
+    const source = objectRef(
+      ann.pod,
+      'metadata.annotations["kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint"]',
+    );
     const host = ann.value.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
-    return {
-      address: host,
-      source: objectRef(
-        ann.pod,
-        'metadata.annotations["kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint"]',
-      ),
-    };
+    // kubeadm writes ADDRESS:PORT here; the address is what the node advertises.
+    const problem = endpointProblem(ann.value) ?? ipProblem(host);
+    if (problem) throw badValueError(source, ann.value, problem);
+    return { address: host, source };
   }
   for (const nc of v.snapshot.kubeadm.nodeConfigurations) {
     const adv = nc.localAPIEndpoint?.advertiseAddress;

@@ -1,22 +1,17 @@
-import { readFile } from 'node:fs/promises';
 import { inputError } from '../errors.js';
 import { parseYamlDocuments } from '../snapshot/yaml.js';
+import { readTextFile } from '../util/input-file.js';
 
 /** Reads `helm get values cilium -o yaml` output: the release's current values, merged under ferry's. */
 export async function readCiliumValues(
   file: string,
+  shown: string = file,
 ): Promise<{ file: string; values: Record<string, unknown> }> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    throw inputError(
-      `cannot read Cilium values: ${(err as Error).message}`,
-      { file },
-      'pass the output of `helm -n kube-system get values cilium -o yaml` saved to a file',
-      err,
-    );
-  }
+  const text = await readTextFile(file, {
+    shown,
+    flag: '--cilium-values',
+    provide: 'pass the output of `helm -n kube-system get values cilium -o yaml` saved to a file',
+  });
   const docs = parseYamlDocuments(text, { file });
   const first = docs[0]?.value ?? {};
   if (first === null || typeof first !== 'object' || Array.isArray(first))

@@ -5,8 +5,6 @@
  * thrown, so the operator hears about every gap at once.
  */
 import { createHash, X509Certificate } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { inputError } from '../errors.js';
 import { deriveFacts } from '../facts/derive.js';
@@ -15,6 +13,7 @@ import type { TargetInput } from '../facts/target.js';
 import { assumedFactsNote } from '../knowledge/talos.js';
 import { loadSnapshot } from '../snapshot/load.js';
 import type { Snapshot } from '../snapshot/model.js';
+import { pathState, readOptionalTextFile, readTextFile } from '../util/input-file.js';
 import { VERSION } from '../version.js';
 import type { MissingInput } from './artifact.js';
 import type { CapiOptions } from './capi/options.js';
@@ -121,11 +120,17 @@ async function loadEncryptionConfig(
 ): Promise<EncryptionConfigWithKeys | undefined> {
   const flag = facts.encryption.providerConfigFile.value;
   let path = opts.encryptionConfigPath;
+  const fromFlag = path !== undefined;
   const seen = snapshot.encryption;
+  // The snapshot's own copy, when it is still there; a path that became a broken link is an error.
   if (
     path === undefined &&
     seen?.source.kind === 'file' &&
-    existsSync(resolve(opts.cwd ?? '', seen.source.path))
+    (await pathState(resolve(opts.cwd ?? '', seen.source.path), 'file', {
+      shown: seen.source.path,
+      what: "the snapshot's encryption configuration",
+      provide: 'pass --encryption-config FILE (a copy of the file the apiservers use)',
+    })) === 'present'
   )
     path = seen.source.path;
   if (path === undefined) {
@@ -138,13 +143,10 @@ async function loadEncryptionConfig(
     }
     return undefined;
   }
-  const text = await readFile(resolve(opts.cwd ?? '', path), 'utf8').catch((cause: unknown) => {
-    throw inputError(
-      `cannot read ${path}`,
-      { file: path },
-      'pass --encryption-config a readable copy of the EncryptionConfiguration',
-      cause,
-    );
+  const text = await readTextFile(resolve(opts.cwd ?? '', path), {
+    shown: path,
+    ...(fromFlag ? { flag: '--encryption-config' } : { what: 'the encryption configuration' }),
+    provide: 'pass --encryption-config a copy of the EncryptionConfiguration the apiservers use',
   });
   const cfg = parseEncryptionConfigWithKeys(text, path);
   if (seen) checkMatchesSnapshot(path, text, seen);
@@ -206,7 +208,11 @@ async function clusterConfigurationText(
   }
   const src = snapshot.kubeadm.clusterConfiguration?.source;
   if (src?.kind !== 'file') return undefined;
-  const text = await readFile(resolve(cwd ?? '', src.path), 'utf8').catch(() => undefined);
+  const text = await readOptionalTextFile(resolve(cwd ?? '', src.path), {
+    shown: src.path,
+    what: 'the kubeadm configuration the snapshot was read from',
+    provide: 'put the file back, or take the snapshot again',
+  });
   return text === undefined ? undefined : { text, source: src };
 }
 

@@ -178,6 +178,6 @@ export async function writeKit(
         await chmod(file, a.mode);
       }
     },
-    { force: opts.force },
+    { force: opts.force, origin: { flag: '--output' } },
   );
 }

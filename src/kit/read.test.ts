@@ -59,7 +59,7 @@ describe('readKitContents', () => {
   it('refuses a listed file that is missing, naming it', async () => {
     await kitWith([{ path: 'cilium/agents.sh' }]);
     const err = await failure(readKitContents(dir, 'kit'));
-    expect(err.message).toBe('the kit lists cilium/agents.sh but it cannot be read');
+    expect(err.message).toBe('the kit file kit/cilium/agents.sh does not exist');
     expect(err.location?.file).toBe('kit/cilium/agents.sh');
   });
 
@@ -72,7 +72,7 @@ describe('readKitContents', () => {
 
   it('refuses what is not a kit: no directory, no provenance.json, another kind', async () => {
     expect((await failure(readKitContents(join(dir, 'nope'), 'nope'))).message).toBe(
-      'the kit nope is not a directory',
+      '--kit nope does not exist',
     );
     expect((await failure(readKitContents(dir, 'kit'))).location?.file).toBe('kit/provenance.json');
     await writeFile(join(dir, 'provenance.json'), '{"kind":"SomethingElse"}');

@@ -6,13 +6,13 @@
  * lists that is not secret. Never reads a file marked secret. The adapter side: the plan and the
  * audit take what it returns as plain data.
  */
-import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inputError } from '../errors.js';
 import { type KitPrepStep, STEPS_JSON_KIND } from '../generate/kubeadm-prep/step.js';
 import { type KitMachine, type KitMachines, MACHINES_JSON_KIND } from '../generate/talos/machines.js';
 import { KIT } from '../knowledge/kit-paths.js';
 import { jsonError, parseYamlDocuments } from '../snapshot/yaml.js';
+import { readTextFile, requireDirectory } from '../util/input-file.js';
 
 export interface KitFile {
   path: string;
@@ -52,12 +52,11 @@ function str(v: unknown): string | null {
 }
 
 async function readJson(dir: string, rel: string, shown: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(join(dir, rel), 'utf8');
-  } catch (cause) {
-    throw inputError(`the kit has no readable ${rel}`, { file: `${shown}/${rel}` }, REGENERATE, cause);
-  }
+  const text = await readTextFile(join(dir, rel), {
+    shown: `${shown}/${rel}`,
+    what: 'the kit file',
+    provide: REGENERATE,
+  });
   try {
     return JSON.parse(text);
   } catch (cause) {
@@ -96,11 +95,7 @@ function kindOf(v: unknown): string {
 }
 
 export async function readKit(dir: string, shown: string = dir): Promise<KitSummary> {
-  const isDir = await stat(dir).then(
-    (st) => st.isDirectory(),
-    () => false,
-  );
-  if (!isDir) throw inputError(`the kit ${shown} is not a directory`, { file: shown }, REGENERATE);
+  await requireDirectory(dir, { shown, flag: '--kit', provide: REGENERATE });
   const provFile = `${shown}/${KIT.provenance}`;
   const prov = await readJson(dir, KIT.provenance, shown);
   if (!isRecord(prov) || prov['kind'] !== 'FerryKitProvenance') {
@@ -266,17 +261,11 @@ async function readPrepSteps(dir: string, shown: string): Promise<KitPrepStep[]>
 }
 
 async function readProbe(dir: string, shown: string): Promise<KitSummary['probe']> {
-  let text: string;
-  try {
-    text = await readFile(join(dir, KIT.healthProbe), 'utf8');
-  } catch (cause) {
-    throw inputError(
-      `the kit lists ${KIT.healthProbe} but it cannot be read`,
-      { file: `${shown}/${KIT.healthProbe}` },
-      REGENERATE,
-      cause,
-    );
-  }
+  const text = await readTextFile(join(dir, KIT.healthProbe), {
+    shown: `${shown}/${KIT.healthProbe}`,
+    what: 'the kit file',
+    provide: REGENERATE,
+  });
   for (const doc of parseYamlDocuments(text, { file: `${shown}/${KIT.healthProbe}` })) {
     const o = doc.value as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } } | null;
     if (o?.kind === 'ServiceAccount' && typeof o.metadata?.name === 'string') {
@@ -313,11 +302,10 @@ export async function readKitContents(dir: string, shown: string = dir): Promise
         REGENERATE,
       );
     if (f.secret) continue;
-    try {
-      text.set(f.path, await readFile(join(dir, f.path), 'utf8'));
-    } catch (cause) {
-      throw inputError(`the kit lists ${f.path} but it cannot be read`, { file: at }, REGENERATE, cause);
-    }
+    text.set(
+      f.path,
+      await readTextFile(join(dir, f.path), { shown: at, what: 'the kit file', provide: REGENERATE }),
+    );
   }
   return { summary, text };
 }

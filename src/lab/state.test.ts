@@ -63,6 +63,18 @@ describe('lab state', () => {
     expect((err as FerryError).exitCode).toBe(2);
   });
 
+  it('a --dir that is a file, or a state file that is a directory, says so (not "no lab", not permissions)', async () => {
+    const file = join(dir, 'a-file');
+    await writeFile(file, 'x');
+    const err = (await readLabState(file).catch((e: unknown) => e)) as FerryError;
+    expect(err).toBeInstanceOf(FerryError);
+    expect(err.message).toBe(`--dir ${file} is not a directory`);
+    await mkdir(labFiles(dir).state);
+    const err2 = (await readLabState(dir).catch((e: unknown) => e)) as FerryError;
+    expect(err2.message).toBe(`the lab state ${labFiles(dir).state} is a directory, not a file`);
+    expect(err2.remediation).not.toMatch(/permission/);
+  });
+
   it('stops a holder with SIGTERM and marks the lab stopped, removing its data', async () => {
     const pid = await startProcess('exec sleep 30');
     await writeLabState(dir, { ...stateFor(pid), phase: 'ready' });

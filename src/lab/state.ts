@@ -9,11 +9,12 @@
  *   DIR/etcd-client.json, DIR/etcdctl.env   etcd client settings (endpoints and file paths)
  *   DIR/etcd/        etcd members: data, PKI, PID files (what `down` reaps if the holder died)
  */
-import { readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FerryError, inputError } from '../errors.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
+import { pathState, readOptionalTextFile } from '../util/input-file.js';
 import type { LabInfo } from './cluster.js';
 import { isAlive, procStartTicks, reapStale } from './etcd/process.js';
 
@@ -56,13 +57,16 @@ export const labFiles = (dir: string) => ({
 
 export async function readLabState(dir: string): Promise<LabState | undefined> {
   const file = labFiles(dir).state;
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw inputError(`cannot read ${file}`, { file }, 'check the permissions of the lab directory', err);
-  }
+  // --dir must be a directory (or not exist yet): a file there is not "no lab".
+  if (
+    (await pathState(dir, 'directory', { flag: '--dir', provide: 'pass --dir a lab directory' })) === 'absent'
+  )
+    return undefined;
+  const text = await readOptionalTextFile(file, {
+    what: 'the lab state',
+    provide: `remove ${dir} if no lab runs there`,
+  });
+  if (text === undefined) return undefined;
   try {
     const s = JSON.parse(text) as LabState;
     if (s.formatVersion !== LAB_STATE_VERSION || typeof s.holder?.pid !== 'number')

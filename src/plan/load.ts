@@ -5,9 +5,9 @@
  * `ferry run` relies on even when the digest matches (validate.ts, invariants.ts): a plan written
  * by a buggy ferry is refused too.
  */
-import { readFile } from 'node:fs/promises';
 import { inputError } from '../errors.js';
 import { jsonError } from '../snapshot/yaml.js';
+import { readTextFile } from '../util/input-file.js';
 import { verifyIntegrity } from './integrity.js';
 import { PLAN_FORMAT_VERSION, PLAN_KIND, type Plan } from './model.js';
 import type { Issue } from './shape.js';
@@ -85,12 +85,8 @@ export function parsePlan(text: string, file: string): Plan {
   return doc as Plan;
 }
 
-export async function readPlan(path: string): Promise<Plan> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (cause) {
-    throw inputError('cannot read the plan', { file: path }, REMEDIATION, cause);
-  }
+/** `shown`: the path as the user typed it, for messages. */
+export async function readPlan(path: string, shown: string = path): Promise<Plan> {
+  const text = await readTextFile(path, { shown, what: 'the plan', provide: REMEDIATION });
   return parsePlan(text, path);
 }

@@ -39,6 +39,21 @@ describe('journal', () => {
     expect(journalPathFor('/x/y/plan.json')).toBe('/x/y/plan.journal.sqlite');
   });
 
+  it('a directory or a dangling link in the place of the journal is bad input saying so', async () => {
+    const { mkdir, symlink } = await import('node:fs/promises');
+    const inTheWay = join(dir, 'plan.journal.sqlite');
+    await mkdir(inTheWay);
+    expect(() => Journal.open(inTheWay)).toThrow(`the run journal ${inTheWay} is a directory, not a file`);
+    const dangling = join(dir, 'other.journal.sqlite');
+    await symlink(join(dir, 'gone.sqlite'), dangling);
+    expect(() => Journal.open(dangling)).toThrow(
+      /is a symbolic link to .*gone\.sqlite, which does not exist/,
+    );
+    // Not there yet: created.
+    const fresh = Journal.open(join(dir, 'fresh.journal.sqlite'));
+    fresh.close();
+  });
+
   it('records transitions in order, keeps them across reopen, and counts action starts', () => {
     const file = join(dir, 'plan.journal.sqlite');
     const j = Journal.open(file);

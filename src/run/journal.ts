@@ -15,11 +15,12 @@
  * (synchronous=FULL, WAL): a SIGKILL after `action-started` leaves that row on disk.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, extname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { FerryError } from '../errors.js';
+import { requireFileSync } from '../util/input-file.js';
 
 export type StepTransition =
   | 'started'
@@ -158,6 +159,13 @@ export class Journal {
     file: string,
     opts: { now?: () => Date; readonly?: boolean; busyTimeoutMs?: number } = {},
   ): Journal {
+    // Something in the journal's place (a directory, a dangling link) is named as what it is; a
+    // journal that is not there yet is created (readonly: must exist).
+    if (opts.readonly || lstatSync(file, { throwIfNoEntry: false }))
+      requireFileSync(file, {
+        what: 'the run journal',
+        provide: 'the journal lives beside the plan (PLAN.journal.sqlite): move what is in its place away',
+      });
     const readonly = opts.readonly ?? false;
     const db = connect(file, { readonly, mustExist: readonly, busyTimeoutMs: opts.busyTimeoutMs });
     try {

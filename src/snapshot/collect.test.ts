@@ -128,6 +128,30 @@ describe('collectSnapshot decisions (fake ports)', () => {
     expect((err as FerryError).message).toMatch(/rejected the credentials of context "admin"/);
   });
 
+  it('checks the values ferry takes from live objects too: a cilium-config pool that is no CIDR', async () => {
+    const kube = emptyKube({
+      get: async (_kind, ns, name) =>
+        ns === 'kube-system' && name === 'cilium-config'
+          ? {
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              metadata: { name, namespace: ns },
+              data: { 'cluster-pool-ipv4-cidr': '10.0.0.0/8 garbage' },
+            }
+          : undefined,
+    });
+    const err = await collectSnapshot({ kube, fetchPeerCertificate: noTls }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FerryError);
+    expect((err as FerryError).exitCode).toBe(2);
+    expect((err as FerryError).location).toEqual({
+      object: 'ConfigMap kube-system/cilium-config',
+      field: 'data.cluster-pool-ipv4-cidr',
+    });
+    expect((err as FerryError).message).toBe(
+      '"10.0.0.0/8 garbage" is not a CIDR list: "garbage" is not a CIDR (ADDRESS/PREFIX, e.g. 10.96.0.0/12)',
+    );
+  });
+
   it('falls back to the versioned kubelet-config ConfigMap of kubeadm before 1.24', async () => {
     const asked: string[] = [];
     const kube = emptyKube({

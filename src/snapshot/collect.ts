@@ -20,6 +20,8 @@ import {
   type KubeadmConfig,
   type KubeObject,
   type PkiInventory,
+  RESOURCE_KEYS,
+  type Resources,
   type ServedCertificate,
   type ServerVersionInfo,
   SNAPSHOT_FORMAT_VERSION,
@@ -28,6 +30,7 @@ import {
   type SourceRef,
   type StaticPod,
 } from './model.js';
+import { objectShapeProblem } from './object-shapes.js';
 import { certificateInfoFromDer } from './pki.js';
 import {
   BOOTSTRAP_TOKEN_SECRET_TYPE,
@@ -37,6 +40,7 @@ import {
 } from './resources.js';
 import { staticPodFromMirrorPod } from './static-pods.js';
 import { type FetchPeerCertificate, fetchPeerCertificate, joinHostPort, splitHostPort } from './tls.js';
+import { objectShapeError } from './validate.js';
 
 export interface CollectDeps {
   kube: KubeReader;
@@ -94,6 +98,25 @@ const CONFIGMAPS: readonly [namespace: string, name: string][] = [
   ['kube-public', 'cluster-info'],
 ];
 
+/**
+ * The API server types its objects, but not the values ferry takes from them (a cilium-config pool
+ * CIDR, a Node address): the same checks as for a files directory, naming the object and field.
+ */
+function checkShapes(resources: Resources): void {
+  for (const key of RESOURCE_KEYS) {
+    for (const o of resources[key]) {
+      const problem = objectShapeProblem(o);
+      if (problem)
+        throw objectShapeError(
+          o,
+          problem,
+          {},
+          'correct the object in the cluster (kubectl edit), then take the snapshot again',
+        );
+    }
+  }
+}
+
 export async function collectSnapshot(deps: CollectDeps): Promise<Snapshot> {
   const { kube } = deps;
   const warnings: string[] = [];
@@ -109,6 +132,7 @@ export async function collectSnapshot(deps: CollectDeps): Promise<Snapshot> {
   }
   const configMaps = await readConfigMaps(kube, version, warnings, progress);
   classifyObjects(configMaps, resources);
+  checkShapes(resources);
 
   const { kubeadm, kubelet, kubeProxy } = componentConfigs(configMaps, warnings);
   const mirrorPods = resources.pods.filter(isMirrorPod);

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { inputError, type Location } from '../errors.js';
 import type { EncryptionConfig, EncryptionProvider, EncryptionProviderType, SourceRef } from './model.js';
 import { isRecord } from './validate.js';
+import { decodeBase64, encryptionKeyProblem } from './values.js';
 import { type FieldPath, formatPath, type ParsedDoc, parseYamlDocuments } from './yaml.js';
 
 const API_VERSIONS = ['apiserver.config.k8s.io/v1', 'apiserver.k8s.io/v1'];
@@ -102,18 +103,25 @@ function provider(doc: ParsedDoc, file: string, at: FieldPath, p: unknown): Encr
       fail(doc, file, kat, 'each key needs a name and a secret', REMEDIATION);
     }
     out.keyNames.push(k.name);
-    out.keyFingerprints.push(fingerprint(k.secret, doc, file, [...kat, 'secret']));
+    out.keyFingerprints.push(fingerprint(type, k.secret, doc, file, [...kat, 'secret']));
   });
   return out;
 }
 
-function fingerprint(secret: string, doc: ParsedDoc, file: string, at: FieldPath): string {
-  const trimmed = secret.trim();
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(trimmed) || trimmed.length % 4 !== 0) {
-    // Never quote the value: it is a key.
-    fail(doc, file, at, 'the key secret is not valid base64', REMEDIATION);
-  }
-  return createHash('sha256').update(Buffer.from(trimmed, 'base64')).digest('hex');
+/** SHA-256 of the decoded key, once it is base64 of a key the provider takes. Never quotes the key. */
+function fingerprint(
+  type: EncryptionProviderType,
+  secret: string,
+  doc: ParsedDoc,
+  file: string,
+  at: FieldPath,
+): string {
+  const key = decodeBase64(secret);
+  if (!key) fail(doc, file, at, 'the key secret is not valid base64', REMEDIATION);
+  const problem = encryptionKeyProblem(type, key);
+  // kube-apiserver refuses such a key at start-up; carried into Talos it would stop every apiserver.
+  if (problem) fail(doc, file, at, problem, REMEDIATION);
+  return createHash('sha256').update(key).digest('hex');
 }
 
 function fail(doc: ParsedDoc, file: string, path: FieldPath, message: string, remediation: string): never {

@@ -3,11 +3,12 @@
  * member IDs as bare JSON numbers above 2^53, which JSON.parse silently rounds: big integers are
  * quoted before parsing and every ID is kept as an exact decimal string.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inputError } from '../errors.js';
+import { readOptionalTextFile } from '../util/input-file.js';
 import type { EtcdEndpointStatus, EtcdMember, EtcdState } from './model.js';
 import { isRecord } from './validate.js';
+import { urlProblem } from './values.js';
 import { jsonError, type TextOrigin } from './yaml.js';
 
 /** Parses JSON keeping integers that may exceed 2^53 as decimal strings. */
@@ -107,6 +108,16 @@ class Reader {
     return v;
   }
 
+  /** Member URLs: the plan dials them, so each must be a URL with a valid host. */
+  urls(v: unknown, field: string): string[] {
+    const list = this.strings(v, field);
+    list.forEach((u, i) => {
+      const problem = urlProblem(u);
+      if (problem) this.fail(`${field}[${i}]`, `${JSON.stringify(u)} is ${problem}`);
+    });
+    return list;
+  }
+
   record(v: unknown, field: string): Record<string, unknown> {
     if (!isRecord(v))
       this.fail(field, `expected an object, found ${Array.isArray(v) ? 'a list' : JSON.stringify(v)}`);
@@ -127,8 +138,8 @@ export function parseMemberList(text: string, file: string): EtcdMember[] {
       id: r.u64(mo.ID, `${at}.ID`),
       // An added but never started member has no name and no client URLs.
       name,
-      peerURLs: r.strings(mo.peerURLs, `${at}.peerURLs`),
-      clientURLs: r.strings(mo.clientURLs, `${at}.clientURLs`),
+      peerURLs: r.urls(mo.peerURLs, `${at}.peerURLs`),
+      clientURLs: r.urls(mo.clientURLs, `${at}.clientURLs`),
       isLearner: mo.isLearner === true,
     };
   });
@@ -198,19 +209,11 @@ export function parseAlarms(text: string, file: string): EtcdState['alarms'] {
  * Returns undefined when none is there.
  */
 export async function loadEtcdDir(dir: string, displayDir: string): Promise<EtcdState | undefined> {
-  const read = async (name: string): Promise<string | undefined> => {
-    try {
-      return await readFile(join(dir, name), 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw inputError(
-        `cannot read ${name}: ${(err as Error).message}`,
-        { file: join(displayDir, name) },
-        'make the file readable',
-        err,
-      );
-    }
-  };
+  const read = (name: string): Promise<string | undefined> =>
+    readOptionalTextFile(join(dir, name), {
+      shown: join(displayDir, name),
+      provide: `save it again with \`${COMMANDS[name]}\``,
+    });
   const [members, status, version, alarms] = await Promise.all(
     ['member-list.json', 'endpoint-status.json', 'version.json', 'alarms.json'].map(read),
   );

@@ -20,7 +20,9 @@ import type {
   Taint,
 } from './model.js';
 import { describeSource } from './model.js';
-import { isRecord } from './validate.js';
+import { describeValue, isRecord } from './validate.js';
+import { componentConfigProblem, flagProblem } from './value-kinds.js';
+import { type ValueKind, valueProblem } from './values.js';
 import { type FieldPath, formatPath, type ParsedDoc, parseYamlDocuments } from './yaml.js';
 
 export const SUPPORTED_KUBEADM_API_VERSIONS: readonly KubeadmApiVersion[] = [
@@ -204,8 +206,33 @@ class Doc {
     return l.map((_, i) => this.str([...path, i]) ?? '');
   }
 
+  /** A string holding a value of `kind` (a CIDR, an endpoint, …); a bad one fails at its line. */
+  valueOf(path: FieldPath, kind: ValueKind): string | undefined {
+    const s = this.str(path);
+    if (s !== undefined && s !== '') this.check(path, kind, s);
+    return s;
+  }
+
+  /** A list of strings, each a value of `kind`. */
+  valuesOf(path: FieldPath, kind: ValueKind): string[] {
+    return this.strings(path).map((s, i) => {
+      this.check([...path, i], kind, s);
+      return s;
+    });
+  }
+
+  check(path: FieldPath, kind: ValueKind, s: string): void {
+    const problem = valueProblem(kind, s);
+    if (problem) this.fail(path, `${JSON.stringify(s)} is ${problem}`, VALUE_REMEDIATION);
+  }
+
   componentConfig(apiVersion: string, kind: string): ComponentConfig {
     const { apiVersion: _a, kind: _k, ...spec } = this.value;
+    const bad = componentConfigProblem(kind, spec);
+    if (bad) {
+      const shown = typeof bad.value === 'string' ? JSON.stringify(bad.value) : describeValue(bad.value);
+      this.fail(bad.path, `${shown} is ${bad.problem}`, VALUE_REMEDIATION);
+    }
     return { apiVersion, kind, source: this.source(), spec };
   }
 
@@ -213,9 +240,14 @@ class Doc {
    * extraArgs: a string map in v1beta2/3, a list of {name, value} in v1beta4. Scalars are turned
    * into strings because YAML readers give `v: 2` as a number while the flag is a string.
    */
-  args(path: FieldPath, version: KubeadmApiVersion): Flag[] {
+  args(path: FieldPath, version: KubeadmApiVersion, component: string): Flag[] {
     const v = this.get(path);
     if (v === undefined || v === null) return [];
+    const checked = (flag: Flag, at: FieldPath): Flag => {
+      const bad = flagProblem(component, flag);
+      if (bad) this.fail(at, `${JSON.stringify(flag.value)} is ${bad.problem}`, VALUE_REMEDIATION);
+      return flag;
+    };
     const v4 = version === 'kubeadm.k8s.io/v1beta4';
     if (v4) {
       if (!Array.isArray(v)) {
@@ -228,7 +260,7 @@ class Doc {
       return v.map((_, i) => {
         const name = this.str([...path, i, 'name']);
         if (!name) this.fail([...path, i, 'name'], 'an extra argument without a name');
-        return { name, value: this.scalar([...path, i, 'value']) };
+        return checked({ name, value: this.scalar([...path, i, 'value']) }, [...path, i, 'value']);
       });
     }
     if (!isRecord(v)) {
@@ -238,7 +270,9 @@ class Doc {
         'write the arguments as `FLAG: VALUE`, or set apiVersion to kubeadm.k8s.io/v1beta4 for the list form',
       );
     }
-    return Object.keys(v).map((name) => ({ name, value: this.scalar([...path, name]) }));
+    return Object.keys(v).map((name) =>
+      checked({ name, value: this.scalar([...path, name]) }, [...path, name]),
+    );
   }
 
   scalar(path: FieldPath): string {
@@ -266,6 +300,16 @@ function collectUnknown(
 }
 
 const COMPONENT_KEYS = ['extraArgs', 'extraVolumes'];
+
+/** The component whose flags a ClusterConfiguration section's extraArgs are (value-kinds.ts). */
+const COMPONENT_OF = {
+  apiServer: 'kube-apiserver',
+  controllerManager: 'kube-controller-manager',
+  scheduler: 'kube-scheduler',
+} as const;
+
+const VALUE_REMEDIATION =
+  'correct the value in the kubeadm configuration (a Go duration, an IP address, a CIDR, a host or URL as the field takes it); ferry never carries a value it cannot read into the kit';
 
 function normalizeCluster(d: Doc, version: KubeadmApiVersion): ClusterConfiguration {
   const v4 = version === 'kubeadm.k8s.io/v1beta4';
@@ -305,16 +349,12 @@ function normalizeCluster(d: Doc, version: KubeadmApiVersion): ClusterConfigurat
     dns: {},
     unknownFields,
   };
-  for (const k of [
-    'clusterName',
-    'kubernetesVersion',
-    'controlPlaneEndpoint',
-    'imageRepository',
-    'certificatesDir',
-  ] as const) {
+  for (const k of ['clusterName', 'kubernetesVersion', 'imageRepository', 'certificatesDir'] as const) {
     const s = d.str([k]);
     if (s !== undefined) cc[k] = s;
   }
+  const endpoint = d.valueOf(['controlPlaneEndpoint'], 'endpoint');
+  if (endpoint !== undefined) cc.controlPlaneEndpoint = endpoint;
   if (v4) {
     const alg = d.str(['encryptionAlgorithm']);
     if (alg !== undefined) cc.encryptionAlgorithm = alg;
@@ -322,14 +362,15 @@ function normalizeCluster(d: Doc, version: KubeadmApiVersion): ClusterConfigurat
 
   const net = d.record(['networking']);
   collectUnknown(net, ['podSubnet', 'serviceSubnet', 'dnsDomain'], 'networking', unknownFields);
-  for (const k of ['podSubnet', 'serviceSubnet', 'dnsDomain'] as const) {
-    const s = d.str(['networking', k]);
+  const networkingKinds = { podSubnet: 'cidrs', serviceSubnet: 'cidrs', dnsDomain: 'dns-name' } as const;
+  for (const [k, kind] of Object.entries(networkingKinds) as [keyof typeof networkingKinds, ValueKind][]) {
+    const s = d.valueOf(['networking', k], kind);
     if (s !== undefined) cc.networking[k] = s;
   }
 
-  cc.apiServer.certSANs = d.strings(['apiServer', 'certSANs']);
+  cc.apiServer.certSANs = d.valuesOf(['apiServer', 'certSANs'], 'san');
   if (!v4) {
-    const t = d.str(['apiServer', 'timeoutForControlPlane']);
+    const t = d.valueOf(['apiServer', 'timeoutForControlPlane'], 'duration');
     if (t !== undefined) cc.apiServer.timeoutForControlPlane = t;
   } else if (d.get(['apiServer', 'timeoutForControlPlane']) !== undefined) {
     unknownFields.push('apiServer.timeoutForControlPlane');
@@ -349,9 +390,9 @@ function normalizeCluster(d: Doc, version: KubeadmApiVersion): ClusterConfigurat
     ];
     collectUnknown(local, localKeys, 'etcd.local', unknownFields);
     const l: NonNullable<ClusterConfiguration['etcd']['local']> = {
-      extraArgs: d.args(['etcd', 'local', 'extraArgs'], version),
-      serverCertSANs: d.strings(['etcd', 'local', 'serverCertSANs']),
-      peerCertSANs: d.strings(['etcd', 'local', 'peerCertSANs']),
+      extraArgs: d.args(['etcd', 'local', 'extraArgs'], version, 'etcd'),
+      serverCertSANs: d.valuesOf(['etcd', 'local', 'serverCertSANs'], 'san'),
+      peerCertSANs: d.valuesOf(['etcd', 'local', 'peerCertSANs'], 'san'),
     };
     for (const k of ['imageRepository', 'imageTag', 'dataDir'] as const) {
       const s = d.str(['etcd', 'local', k]);
@@ -363,7 +404,7 @@ function normalizeCluster(d: Doc, version: KubeadmApiVersion): ClusterConfigurat
   if (external) {
     collectUnknown(external, ['endpoints', 'caFile', 'certFile', 'keyFile'], 'etcd.external', unknownFields);
     const e: NonNullable<ClusterConfiguration['etcd']['external']> = {
-      endpoints: d.strings(['etcd', 'external', 'endpoints']),
+      endpoints: d.valuesOf(['etcd', 'external', 'endpoints'], 'url'),
     };
     for (const k of ['caFile', 'certFile', 'keyFile'] as const) {
       const s = d.str(['etcd', 'external', k]);
@@ -410,7 +451,10 @@ function component(
   extraKnown: string[],
 ): ControlPlaneComponentConfig {
   collectUnknown(d.record([key]), [...COMPONENT_KEYS, ...extraKnown], key, unknownFields);
-  return { extraArgs: d.args([key, 'extraArgs'], version), extraVolumes: volumes(d, [key, 'extraVolumes']) };
+  return {
+    extraArgs: d.args([key, 'extraArgs'], version, COMPONENT_OF[key]),
+    extraVolumes: volumes(d, [key, 'extraVolumes']),
+  };
 }
 
 function volumes(d: Doc, path: FieldPath): HostPathMount[] {
@@ -449,7 +493,7 @@ function normalizeNode(
 ): KubeadmNodeConfiguration {
   const nr = ['nodeRegistration'];
   const reg: NodeRegistration = {
-    kubeletExtraArgs: d.args([...nr, 'kubeletExtraArgs'], version),
+    kubeletExtraArgs: d.args([...nr, 'kubeletExtraArgs'], version, 'kubelet'),
     ignorePreflightErrors: d.strings([...nr, 'ignorePreflightErrors']),
   };
   const name = d.str([...nr, 'name']);
@@ -471,9 +515,10 @@ function normalizeNode(
     kind === 'InitConfiguration' ? ['localAPIEndpoint'] : ['controlPlane', 'localAPIEndpoint'];
   if (d.record(endpointPath)) {
     const ep: NonNullable<KubeadmNodeConfiguration['localAPIEndpoint']> = {};
-    const addr = d.str([...endpointPath, 'advertiseAddress']);
+    const addr = d.valueOf([...endpointPath, 'advertiseAddress'], 'ip');
     if (addr !== undefined) ep.advertiseAddress = addr;
     const port = d.int([...endpointPath, 'bindPort']);
+    if (port !== undefined && port !== 0) d.check([...endpointPath, 'bindPort'], 'port', String(port));
     if (port !== undefined) ep.bindPort = port;
     out.localAPIEndpoint = ep;
   }

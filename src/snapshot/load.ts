@@ -3,10 +3,11 @@
  * assembled by hand (docs/snapshot-layout.md §1). Every bad input is an input error naming the
  * file (line and column for YAML), the object and what to do; loading never writes anything.
  */
-import { type Dirent, existsSync } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { FerryError, inputError } from '../errors.js';
+import { pathError, pathState, problemOf, readTextFile, requireDirectory } from '../util/input-file.js';
 import { VERSION } from '../version.js';
 import { summarizeAuditLogFile } from './audit-log.js';
 import { parseEncryptionConfig } from './encryption.js';
@@ -26,12 +27,13 @@ import {
   type SourceRef,
   type StaticPod,
 } from './model.js';
+import { objectShapeProblem } from './object-shapes.js';
 import { assertPkiUsable, certificateInfoFromPem, inventoryPki } from './pki.js';
-import { classifyObjects, type SkipReason } from './resources.js';
+import { classifyObjects, routeOf, type SkipReason } from './resources.js';
 import { staticPodFromManifest, staticPodFromMirrorPod } from './static-pods.js';
 import { MANIFEST_FILE, readSavedSnapshot } from './store.js';
-import { isRecord, SNAPSHOT_PARTS } from './validate.js';
-import { type ParsedDoc, parseDocumentsByExtension } from './yaml.js';
+import { isRecord, objectShapeError, SNAPSHOT_PARTS } from './validate.js';
+import { type FieldPath, type ParsedDoc, parseDocumentsByExtension } from './yaml.js';
 
 export interface LoadOptions {
   /** Refuse a PKI that cannot be used (missing CA, mismatched or encrypted key). Default true. */
@@ -50,22 +52,12 @@ const KUBEADM_FILE = 'kubeadm-config.yaml';
 
 export async function loadSnapshot(path: string, opts: LoadOptions = {}): Promise<Snapshot> {
   const disk = new Disk(opts.cwd);
-  const st = await stat(disk.real(path)).catch(() => undefined);
-  if (!st) {
-    throw inputError(
-      `${path} does not exist`,
-      { file: path },
-      `give a saved snapshot (written by \`ferry snapshot\`) or a files directory; ${LAYOUT_HINT}`,
-    );
-  }
-  if (!st.isDirectory()) {
-    throw inputError(
-      `${path} is not a directory`,
-      { file: path },
-      `a snapshot is a directory; ${LAYOUT_HINT}`,
-    );
-  }
-  if (existsSync(join(disk.real(path), MANIFEST_FILE))) {
+  await requireDirectory(disk.real(path), {
+    shown: path,
+    what: 'the snapshot',
+    provide: `give a saved snapshot (written by \`ferry snapshot\`) or a files directory (a snapshot is a directory); ${LAYOUT_HINT}`,
+  });
+  if (await disk.isFile(join(path, MANIFEST_FILE))) {
     const s = await readSavedSnapshot(disk.real(path));
     if (opts.strictPki !== false && s.pki) assertPkiUsable(s.pki, s.pki.root);
     return s;
@@ -113,11 +105,10 @@ async function loadFilesDir(root: string, opts: LoadOptions, disk: Disk): Promis
           (typeof name === 'string' ? c.metadata.name === name : name.test(c.metadata.name)),
       )
       .sort((a, b) => compareKubeletConfigNames(a.metadata.name, b.metadata.name))[0];
-  if (!kubeadm.clusterConfiguration) {
-    const fromCm = parseConfigMapKey(cm('kube-system', 'kubeadm-config'), 'ClusterConfiguration');
-    if (fromCm?.kubeadm.clusterConfiguration)
-      kubeadm.clusterConfiguration = fromCm.kubeadm.clusterConfiguration;
-  }
+  // Parsed (and so checked) even when kubeadm-config.yaml has one: generate carries its text.
+  const fromCm = parseConfigMapKey(cm('kube-system', 'kubeadm-config'), 'ClusterConfiguration');
+  if (!kubeadm.clusterConfiguration && fromCm?.kubeadm.clusterConfiguration)
+    kubeadm.clusterConfiguration = fromCm.kubeadm.clusterConfiguration;
   // The ConfigMaps are what kubelets and kube-proxy actually run with (kubeadm uploads them with its
   // defaults filled in, nodes download them at join), so they win over the kubeadm-config.yaml copy.
   kubelet = preferLive(
@@ -209,15 +200,15 @@ const YAML_OR_JSON = /\.(ya?ml|json)$/i;
 async function loadManifests(disk: Disk, dir: string, warnings: string[]): Promise<StaticPod[]> {
   const pods: StaticPod[] = [];
   for (const e of await disk.list(dir)) {
-    if (e.isDirectory()) {
+    if (e.kind === 'directory') {
       // manifests/NODE/*.yaml: one folder per control-plane node.
       const node = e.name;
       for (const f of await disk.list(join(dir, node))) {
-        if (f.isFile() && YAML_OR_JSON.test(f.name))
+        if (f.kind === 'file' && YAML_OR_JSON.test(f.name))
           pods.push(...(await manifestFile(disk, join(dir, node, f.name), node)));
         else warnings.push(`ignored ${join(dir, node, f.name)}: not a .yaml, .yml or .json file`);
       }
-    } else if (e.isFile() && YAML_OR_JSON.test(e.name)) {
+    } else if (e.kind === 'file' && YAML_OR_JSON.test(e.name)) {
       pods.push(...(await manifestFile(disk, join(dir, e.name), undefined)));
     } else {
       warnings.push(`ignored ${join(dir, e.name)}: not a .yaml, .yml or .json file`);
@@ -228,7 +219,9 @@ async function loadManifests(disk: Disk, dir: string, warnings: string[]): Promi
 
 async function manifestFile(disk: Disk, file: string, node: string | undefined): Promise<StaticPod[]> {
   const docs = parseDocumentsByExtension(await disk.readText(file), file, { file });
-  return docs.map((d) => staticPodFromManifest(d.value, { kind: 'file', path: file, line: d.line }, node));
+  return docs.map((d) =>
+    staticPodFromManifest(d.value, { kind: 'file', path: file, line: d.line }, node, d.locate),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -240,12 +233,13 @@ async function loadResources(disk: Disk, dir: string, warnings: string[]): Promi
   let duplicates = 0;
   for (const e of await disk.list(dir)) {
     const file = join(dir, e.name);
-    if (!e.isFile() || !YAML_OR_JSON.test(e.name)) {
+    if (e.kind !== 'file' || !YAML_OR_JSON.test(e.name)) {
       warnings.push(`ignored ${file}: not a .yaml, .yml or .json file`);
       continue;
     }
     for (const doc of parseDocumentsByExtension(await disk.readText(file), file, { file })) {
-      for (const obj of objectsOf(doc, file)) {
+      for (const { obj, at } of objectsOf(doc, file)) {
+        checkShape(obj, doc, at, file);
         const m = obj.metadata;
         const key = `${obj.kind}\u0000${m.namespace ?? ''}\u0000${m.name}`;
         if (seen.has(key)) {
@@ -274,8 +268,32 @@ async function loadResources(disk: Disk, dir: string, warnings: string[]): Promi
   return resources;
 }
 
+/**
+ * The fields ferry reads of an object it keeps must have their types (object-shapes.ts); the error
+ * points at the field's line. Objects ferry drops (other Secrets, kinds it does not read) are not
+ * its business.
+ */
+function checkShape(obj: KubeObject, doc: ParsedDoc, at: FieldPath, file: string): void {
+  if ('skip' in routeOf(obj)) return;
+  const problem = objectShapeProblem(obj);
+  if (!problem) return;
+  const pos = doc.locate([...at, ...problem.path]);
+  // JSON carries no positions: better no line than line 1.
+  const where = pos
+    ? { file, line: pos.line, column: pos.column }
+    : file.toLowerCase().endsWith('.json')
+      ? { file }
+      : { file, line: doc.line };
+  throw objectShapeError(
+    obj,
+    problem,
+    where,
+    'correct the field (as the Kubernetes API types it), or dump the object again with `kubectl get -o yaml`',
+  );
+}
+
 /** The objects of one document: a Kubernetes object, or the items of a List (typed or not). */
-function objectsOf(doc: ParsedDoc, file: string): KubeObject[] {
+function objectsOf(doc: ParsedDoc, file: string): { obj: KubeObject; at: FieldPath }[] {
   const v = doc.value;
   const bad = (field: string | undefined, what: string, index?: number): never => {
     const at = index === undefined ? undefined : (doc.locate(['items', index]) ?? undefined);
@@ -307,13 +325,13 @@ function objectsOf(doc: ParsedDoc, file: string): KubeObject[] {
       if (!isRecord(obj.metadata) || typeof obj.metadata.name !== 'string') {
         return bad(`items[${i}].metadata.name`, 'an item has no metadata.name', i);
       }
-      return obj as KubeObject;
+      return { obj: obj as KubeObject, at: ['items', i] };
     });
   }
   if (!isRecord(v.metadata) || typeof v.metadata.name !== 'string') {
     return bad('metadata.name', `${v.kind} without metadata.name`);
   }
-  return [v as KubeObject];
+  return [{ obj: v as KubeObject, at: [] }];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -361,7 +379,7 @@ async function loadServedCerts(
   const out: ServedCertificate[] = [];
   for (const e of await disk.list(dir)) {
     const file = join(dir, e.name);
-    if (!e.isFile() || !/\.(pem|crt)$/i.test(e.name)) {
+    if (e.kind !== 'file' || !/\.(pem|crt)$/i.test(e.name)) {
       warnings.push(`ignored ${file}: not a .pem file`);
       continue;
     }
@@ -421,34 +439,68 @@ class Disk {
     return this.cwd === undefined ? path : resolve(this.cwd, path);
   }
 
+  /** True for a directory, false when nothing is there; anything else at the path is an input error. */
   async isDir(path: string): Promise<boolean> {
-    return (await stat(this.real(path)).catch(() => undefined))?.isDirectory() ?? false;
+    return (await pathState(this.real(path), 'directory', this.origin(path))) === 'present';
   }
 
+  /** True for a file, false when nothing is there; a directory, dangling link or loop is an input error. */
   async isFile(path: string): Promise<boolean> {
-    return (await stat(this.real(path)).catch(() => undefined))?.isFile() ?? false;
+    return (await pathState(this.real(path), 'file', this.origin(path))) === 'present';
   }
 
-  /** Directory entries sorted by name, so a snapshot does not depend on the file system's order. */
-  async list(dir: string): Promise<Dirent[]> {
-    const entries = await readdir(this.real(dir), { withFileTypes: true });
-    return entries
-      .filter((e) => !e.name.startsWith('.'))
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  /**
+   * Directory entries sorted by name, so a snapshot does not depend on the file system's order.
+   * Symbolic links are followed (a copied manifest may be one).
+   */
+  async list(dir: string): Promise<Entry[]> {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(this.real(dir), { withFileTypes: true });
+    } catch (err) {
+      throw pathError(this.real(dir), problemOf(this.real(dir), err), this.origin(dir), err);
+    }
+    const out: Entry[] = [];
+    for (const e of entries) {
+      if (e.name.startsWith('.')) continue;
+      const kind = e.isSymbolicLink()
+        ? await this.linkKind(join(dir, e.name))
+        : e.isDirectory()
+          ? 'directory'
+          : e.isFile()
+            ? 'file'
+            : 'other';
+      out.push({ name: e.name, kind });
+    }
+    return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /**
+   * What a symbolic link leads to. One that leads nowhere (dangling, a loop) counts as a file: if
+   * its name is one ferry reads, reading it says what is wrong; otherwise it is ignored like any.
+   */
+  private async linkKind(path: string): Promise<Entry['kind']> {
+    try {
+      const st = await stat(this.real(path));
+      return st.isDirectory() ? 'directory' : st.isFile() ? 'file' : 'other';
+    } catch {
+      return 'file';
+    }
   }
 
   async readText(file: string): Promise<string> {
-    try {
-      return await readFile(this.real(file), 'utf8');
-    } catch (err) {
-      throw inputError(
-        `cannot read ${file}: ${(err as Error).message}`,
-        { file },
-        'make the file readable',
-        err,
-      );
-    }
+    return readTextFile(this.real(file), this.origin(file));
   }
+
+  private origin(path: string) {
+    return { shown: path, provide: `copy the file again from the cluster; ${LAYOUT_HINT}` };
+  }
+}
+
+/** A directory entry, symbolic links resolved. */
+interface Entry {
+  name: string;
+  kind: 'file' | 'directory' | 'other';
 }
 
 /** The live ConfigMap wins; a disagreement with the file copy is never silent. */

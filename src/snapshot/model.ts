@@ -240,7 +240,8 @@ export interface PublicKeyInfo {
 
 export interface PkiProblem {
   path: string;
-  problem: 'not-pem' | 'unparseable' | 'encrypted-key' | 'key-mismatch' | 'unreadable';
+  /** not-a-file: a directory, a dangling symbolic link or a loop where the file was expected. */
+  problem: 'not-pem' | 'unparseable' | 'encrypted-key' | 'key-mismatch' | 'unreadable' | 'not-a-file';
   message: string;
 }
 

@@ -368,14 +368,38 @@ describe('inventoryPki on unusual and damaged directories', () => {
     expect(inv.keys.find((k) => k.path === 'apiserver.key')?.matchesCertificate).toBeNull();
   });
 
-  it('records an unreadable file (a dangling symlink, so it holds as root too)', async () => {
+  it('records a dangling symlink as what it is, with a fix that is not about permissions', async () => {
     const dir = await copyPki();
     const { symlink } = await import('node:fs/promises');
     await unlink(join(dir, 'sa.key'));
     await symlink(join(dir, 'gone.key'), join(dir, 'sa.key'));
     const inv = await inventoryPki(dir);
-    expect(inv.problems.map((p) => [p.path, p.problem])).toEqual([['sa.key', 'unreadable']]);
-    expect(usableError(inv, dir).remediation).toMatch(/readable/);
+    expect(inv.problems).toEqual([
+      {
+        path: 'sa.key',
+        problem: 'not-a-file',
+        message: `sa.key is a symbolic link to ${join(dir, 'gone.key')}, which does not exist`,
+      },
+    ]);
+    const err = usableError(inv, dir);
+    expect(err.exitCode).toBe(2);
+    expect(err.remediation).toMatch(/cp -rL/);
+    expect(err.remediation).not.toMatch(/readable/);
+  });
+
+  it('records a directory where a key file belongs', async () => {
+    const dir = await copyPki();
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(join(dir, 'extra.key'));
+    const inv = await inventoryPki(dir);
+    expect(inv.problems).toEqual([]);
+    // A directory named like a key is walked into, not read; a symbolic link loop is reported.
+    const { symlink } = await import('node:fs/promises');
+    await symlink(join(dir, 'loop.key'), join(dir, 'loop.key'));
+    const again = await inventoryPki(dir);
+    expect(again.problems.map((p) => [p.path, p.problem, p.message])).toEqual([
+      ['loop.key', 'not-a-file', 'loop.key is a symbolic link loop (following it never reaches a file)'],
+    ]);
   });
 
   it('rejects a directory that does not exist', async () => {

@@ -5,7 +5,7 @@
  */
 import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
 import type { Dirent } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inputError } from '../errors.js';
 import {
@@ -18,6 +18,7 @@ import {
   publicKeySha256,
 } from '../pki/pem.js';
 import { formatName, x509 } from '../pki/x509.js';
+import { pathError, readTextOrProblem, requireDirectory } from '../util/input-file.js';
 import type {
   CertificateInfo,
   KeyAlgorithm,
@@ -39,6 +40,8 @@ const PROBLEM_REMEDIATION: Record<PkiProblem['problem'] | 'missing', string> = {
     'copy the key and its certificate together from the same control-plane node; a certificate and a key from different nodes or rotations do not pair',
   unreadable:
     'make the file readable by the user running ferry (keys are root-only 0600: copy them with sudo)',
+  'not-a-file':
+    'put the file itself there: copy /etc/kubernetes/pki again following links (`cp -rL`), so no link leads nowhere',
   missing: 'copy the whole /etc/kubernetes/pki directory from a control-plane node: ca.crt is required',
 };
 
@@ -393,31 +396,32 @@ function matchKeys(acc: Collected): void {
  * Inventories a PKI directory (a copy of /etc/kubernetes/pki). Bad files never make it throw: each
  * becomes a PkiProblem. Only a missing or unlistable directory is an input error.
  */
-export async function inventoryPki(dir: string): Promise<PkiInventory> {
-  const st = await stat(dir).catch((err: unknown) => {
-    throw inputError(
-      `cannot read the PKI directory: ${(err as Error).message}`,
-      { file: dir },
-      'pass a copy of /etc/kubernetes/pki from a control-plane node',
-      err,
-    );
+export async function inventoryPki(
+  dir: string,
+  origin: { shown?: string; flag?: string } = {},
+): Promise<PkiInventory> {
+  await requireDirectory(dir, {
+    ...origin,
+    what: 'the PKI directory',
+    provide:
+      'pass a copy of /etc/kubernetes/pki from a control-plane node (the directory, not a single file)',
   });
-  if (!st.isDirectory()) {
-    throw inputError('not a directory', { file: dir }, 'pass the pki directory, not a single file');
-  }
   const acc: Collected = { certs: [], keys: [], publicKeys: [], problems: [] };
   const files: string[] = [];
   await walk(dir, '', files, acc.problems);
   files.sort();
   for (const path of files) {
-    let text: string;
-    try {
-      text = await readFile(join(dir, path), 'latin1');
-    } catch (err) {
-      acc.problems.push({ path, problem: 'unreadable', message: (err as Error).message });
+    const read = await readTextOrProblem(join(dir, path), 'latin1');
+    if ('problem' in read) {
+      // Say what the path is (a dangling link, a directory, no permission), not a bare errno.
+      acc.problems.push({
+        path,
+        problem: read.problem.kind === 'permission-denied' ? 'unreadable' : 'not-a-file',
+        message: pathError(path, read.problem, { provide: '' }).message,
+      });
       continue;
     }
-    collectFile(path, text, acc);
+    collectFile(path, read.text, acc);
   }
   await resolveChains(acc.certs);
   matchKeys(acc);

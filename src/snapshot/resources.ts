@@ -1,3 +1,4 @@
+import { inputError } from '../errors.js';
 import {
   type BootstrapToken,
   emptyResources,
@@ -7,6 +8,7 @@ import {
   type SourceRef,
 } from './model.js';
 import { isKubeObject, isRecord } from './validate.js';
+import { decodeBase64 } from './values.js';
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
@@ -52,6 +54,9 @@ const KIND_TO_KEY: ReadonlyMap<string, ResourceKey> = new Map<string, ResourceKe
   ['PersistentVolume', 'persistentvolumes'],
 ]);
 
+/** The kinds ferry keeps in a snapshot (Secrets: bootstrap tokens only). */
+export const KEPT_KINDS: readonly string[] = [...KIND_TO_KEY.keys(), 'Secret'];
+
 /** The ConfigMaps ferry reads; everything else may hold application data and is not kept. */
 const KEPT_CONFIGMAPS = new Set([
   'kube-system/kubeadm-config',
@@ -85,9 +90,16 @@ export function bootstrapTokenFromSecret(secret: KubeObject): BootstrapToken {
     const sd: unknown = secret.stringData;
     if (isRecord(sd) && typeof sd[key] === 'string') return sd[key] as string;
     const d: unknown = secret.data;
-    if (isRecord(d) && typeof d[key] === 'string')
-      return Buffer.from(d[key] as string, 'base64').toString('utf8');
-    return undefined;
+    if (!isRecord(d) || typeof d[key] !== 'string') return undefined;
+    const bytes = decodeBase64(d[key] as string);
+    // Never quoted: token-secret sits beside these fields.
+    if (!bytes)
+      throw inputError(
+        'a bootstrap-token Secret value is not valid base64 (not shown)',
+        { object: `Secret ${meta.namespace ?? ''}/${meta.name}`, field: `data.${key}` },
+        'fix the Secret (kubectl -n kube-system get secret NAME -o yaml shows it as the API stores it)',
+      );
+    return bytes.toString('utf8');
   };
   const source: SourceRef = { kind: 'object', objectKind: 'Secret', name: meta.name };
   if (meta.namespace !== undefined) source.namespace = meta.namespace;
@@ -130,6 +142,21 @@ export type SkipReason =
   | 'no-anonymous-subject'
   | 'secret';
 
+/** Where an object goes in Resources, or why it is left out. */
+export type Route = { keep: ResourceKey | 'bootstrapTokens' } | { skip: SkipReason };
+
+/** The one decision of what ferry keeps of an object (classifyObjects; the loader checks only those). */
+export function routeOf(obj: KubeObject): Route {
+  if (obj.kind === 'Secret')
+    return obj.type === BOOTSTRAP_TOKEN_SECRET_TYPE ? { keep: 'bootstrapTokens' } : { skip: 'secret' };
+  const key = KIND_TO_KEY.get(obj.kind);
+  if (key === undefined) return { skip: 'unknown-kind' };
+  if (key === 'configmaps' && !isKeptConfigMap(obj.metadata.namespace, obj.metadata.name))
+    return { skip: 'unused-configmap' };
+  if (key === 'anonymousBindings' && !hasAnonymousSubject(obj)) return { skip: 'no-anonymous-subject' };
+  return { keep: key };
+}
+
 /**
  * Routes objects into Resources by kind, in one linear pass. Keeps only the ConfigMaps ferry reads
  * and only bindings with anonymous subjects; turns bootstrap-token Secrets into BootstrapTokens and
@@ -162,25 +189,10 @@ export function classifyObjects(
       onSkip?.(raw, 'not-an-object');
       return;
     }
-    if (raw.kind === 'Secret') {
-      if (raw.type === BOOTSTRAP_TOKEN_SECRET_TYPE) into.bootstrapTokens.push(bootstrapTokenFromSecret(raw));
-      else onSkip?.(raw, 'secret');
-      return;
-    }
-    const key = KIND_TO_KEY.get(raw.kind);
-    if (key === undefined) {
-      onSkip?.(raw, 'unknown-kind');
-      return;
-    }
-    if (key === 'configmaps' && !isKeptConfigMap(raw.metadata.namespace, raw.metadata.name)) {
-      onSkip?.(raw, 'unused-configmap');
-      return;
-    }
-    if (key === 'anonymousBindings' && !hasAnonymousSubject(raw)) {
-      onSkip?.(raw, 'no-anonymous-subject');
-      return;
-    }
-    into[key].push(stripIngestNoise(raw));
+    const route = routeOf(raw);
+    if ('skip' in route) onSkip?.(raw, route.skip);
+    else if (route.keep === 'bootstrapTokens') into.bootstrapTokens.push(bootstrapTokenFromSecret(raw));
+    else into[route.keep].push(stripIngestNoise(raw));
   };
   for (const o of objs) visit(o);
   return into;

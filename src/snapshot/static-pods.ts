@@ -1,7 +1,9 @@
 import { inputError, type Location } from '../errors.js';
 import { parseCommandLine } from './flags.js';
-import { describeSource, type KubeObject, type SourceRef, type StaticPod } from './model.js';
+import { describeSource, type Flag, type KubeObject, type SourceRef, type StaticPod } from './model.js';
 import { isRecord } from './validate.js';
+import { flagProblem } from './value-kinds.js';
+import type { FieldPath, ParsedDoc } from './yaml.js';
 
 /** The annotation the kubelet puts on the API copy (mirror pod) of a static pod. */
 const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
@@ -10,7 +12,12 @@ const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
  * A static pod from a manifest (a copy of /etc/kubernetes/manifests). Any Pod is accepted, not only
  * kubeadm's four: a kube-vip or haproxy static pod matters to the migration too.
  */
-export function staticPodFromManifest(doc: unknown, source: SourceRef, node?: string): StaticPod {
+export function staticPodFromManifest(
+  doc: unknown,
+  source: SourceRef,
+  node?: string,
+  locate?: ParsedDoc['locate'],
+): StaticPod {
   const where = locationOf(source);
   if (!isRecord(doc)) {
     throw inputError(
@@ -26,7 +33,7 @@ export function staticPodFromManifest(doc: unknown, source: SourceRef, node?: st
       'keep only static pod manifests (kind: Pod) in manifests/; move other files elsewhere',
     );
   }
-  return fromPod(doc, source, node, where);
+  return fromPod(doc, source, node, where, locate);
 }
 
 /**
@@ -42,7 +49,13 @@ export function staticPodFromMirrorPod(pod: KubeObject): StaticPod | undefined {
   return fromPod(pod as unknown as Record<string, unknown>, source, node, locationOf(source));
 }
 
-function fromPod(doc: Record<string, unknown>, source: SourceRef, node: string | undefined, where: Location) {
+function fromPod(
+  doc: Record<string, unknown>,
+  source: SourceRef,
+  node: string | undefined,
+  where: Location,
+  locate?: ParsedDoc['locate'],
+) {
   const meta = isRecord(doc.metadata) ? doc.metadata : {};
   const spec = isRecord(doc.spec) ? doc.spec : undefined;
   const containers = spec && Array.isArray(spec.containers) ? spec.containers.filter(isRecord) : [];
@@ -62,10 +75,17 @@ function fromPod(doc: Record<string, unknown>, source: SourceRef, node: string |
     containers.find((c) => c.name === component) ?? (containers[0] as Record<string, unknown>);
   if (!component) component = typeof container.name === 'string' ? container.name : 'unknown';
 
-  const command = [
-    ...stringList(container.command, where, 'command'),
-    ...stringList(container.args, where, 'args'),
-  ];
+  const head = stringList(container.command, where, 'command');
+  const command = [...head, ...stringList(container.args, where, 'args')];
+  const flags = parseCommandLine(command).flags;
+  // containers is not empty, so spec.containers is the list it was filtered from.
+  const ci = (spec?.containers as unknown[] | undefined)?.indexOf(container) ?? 0;
+  const at = (i: number): FieldPath => {
+    return i < head.length
+      ? ['spec', 'containers', ci, 'command', i]
+      : ['spec', 'containers', ci, 'args', i - head.length];
+  };
+  checkFlagValues(component, node, flags, command, where, (i) => locate?.(at(i)));
   const hostPathVolumes: StaticPod['hostPathVolumes'] = [];
   if (spec && Array.isArray(spec.volumes)) {
     for (const v of spec.volumes) {
@@ -78,13 +98,49 @@ function fromPod(doc: Record<string, unknown>, source: SourceRef, node: string |
   const pod: StaticPod = {
     component,
     command,
-    flags: parseCommandLine(command).flags,
+    flags,
     hostPathVolumes,
     source,
   };
   if (node !== undefined) pod.node = node;
   if (typeof container.image === 'string') pod.image = container.image;
   return pod;
+}
+
+/**
+ * Every flag whose value has a kind (value-kinds.ts) must hold one: a bad CIDR, address, URL or
+ * duration stops the load here, naming the manifest's line and the flag, instead of being carried
+ * into the kit.
+ */
+function checkFlagValues(
+  component: string,
+  node: string | undefined,
+  flags: readonly Flag[],
+  argv: readonly string[],
+  where: Location,
+  position: (argvIndex: number) => { line: number; column: number } | undefined,
+): void {
+  for (const f of flags) {
+    const bad = flagProblem(component, f);
+    if (!bad) continue;
+    const i = argv.findIndex(
+      (t, j) =>
+        t === `--${f.name}=${f.value}` ||
+        t === `-${f.name}=${f.value}` ||
+        ((t === `--${f.name}` || t === `-${f.name}`) && argv[j + 1] === f.value),
+    );
+    const pos = i >= 0 ? position(i) : undefined;
+    throw inputError(
+      `${JSON.stringify(f.value)} is ${bad.problem}`,
+      {
+        ...where,
+        ...(pos ? { line: pos.line, column: pos.column } : {}),
+        ...(where.object ? {} : { object: `${component} static pod${node ? ` of ${node}` : ''}` }),
+        field: `--${f.name}`,
+      },
+      `correct --${f.name} in the ${component} manifest (/etc/kubernetes/manifests on the control plane) and copy it again; ferry never carries a value it cannot read into the kit`,
+    );
+  }
 }
 
 function stringList(v: unknown, where: Location, field: string): string[] {

@@ -4,11 +4,12 @@
  * string to write (V8 caps strings near 512 MiB) nor to read back.
  */
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readFile, stat } from 'node:fs/promises';
+import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { inputError } from '../errors.js';
 import { writeDirAtomic } from '../util/atomic-write.js';
+import { pathError, pathState, problemOf, readOptionalTextFile } from '../util/input-file.js';
 import {
   type AuditLogSummary,
   type BootstrapToken,
@@ -78,7 +79,7 @@ export async function saveSnapshot(s: Snapshot, dir: string, opts: { force?: boo
         await writeJsonLines(join(tmp, 'resources', `${key}.json`), s.resources[key]);
       await writeJsonLines(join(tmp, 'resources', 'bootstrapTokens.json'), s.resources.bootstrapTokens);
     },
-    opts.force === undefined ? {} : { force: opts.force },
+    { ...(opts.force === undefined ? {} : { force: opts.force }), origin: { flag: '--output' } },
   );
 }
 
@@ -202,29 +203,16 @@ async function readOptional(path: string, validate: (v: unknown, file: string) =
   return v;
 }
 
+const ORIGIN = { provide: 'take the snapshot again with `ferry snapshot`' };
+
 async function fileExists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
-  }
+  return (await pathState(path, 'file', ORIGIN)) === 'present';
 }
 
 /** The parsed file, or undefined when it does not exist. */
 async function readJson(path: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw inputError(
-      `cannot read ${path}: ${(err as Error).message}`,
-      { file: path },
-      'make the file readable',
-      err,
-    );
-  }
+  const text = await readOptionalTextFile(path, ORIGIN);
+  if (text === undefined) return undefined;
   try {
     return JSON.parse(text);
   } catch (cause) {
@@ -237,6 +225,7 @@ async function readJson(path: string): Promise<unknown> {
  * hand-edited one) is parsed whole. A missing file is an empty array.
  */
 async function readJsonArray(path: string): Promise<unknown[]> {
+  if (!(await fileExists(path))) return [];
   const items: unknown[] = [];
   let streamed = true;
   const input = createReadStream(path, { encoding: 'utf8' });
@@ -274,13 +263,7 @@ async function readJsonArray(path: string): Promise<unknown[]> {
     if (!closed) streamed = false;
     rl.close();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw inputError(
-      `cannot read ${path}: ${(err as Error).message}`,
-      { file: path },
-      'make the file readable',
-      err,
-    );
+    throw pathError(path, problemOf(path, err), ORIGIN, err);
   } finally {
     // Leaving the loop early closes readline but not the file.
     input.destroy();

@@ -10,6 +10,10 @@ import {
   type SnapshotManifest,
   type SnapshotPart,
 } from './model.js';
+import { objectShapeProblem, type ShapeProblem } from './object-shapes.js';
+import { componentConfigProblem, flagProblem } from './value-kinds.js';
+import { type ValueKind, valueProblem } from './values.js';
+import { formatPath } from './yaml.js';
 
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -63,9 +67,33 @@ export class Shape {
   }
 
   fail(expected: string, got: unknown): never {
+    this.bad(`expected ${expected}, found ${describeValue(got)}`);
+  }
+
+  bad(message: string): never {
     const loc: Location = { file: this.file };
     if (this.path) loc.field = this.path;
-    throw inputError(`expected ${expected}, found ${describeValue(got)}`, loc, REMEDIATION);
+    throw inputError(message, loc, REMEDIATION);
+  }
+
+  /** An optional string field holding a value of `kind` (values.ts). */
+  optValue(obj: Record<string, unknown>, key: string, kind: ValueKind): void {
+    const v = obj[key];
+    if (v === undefined || v === '') return;
+    const s = this.at(key);
+    const text = s.string(v);
+    const problem = valueProblem(kind, text);
+    if (problem) s.bad(`${JSON.stringify(text)} is ${problem}`);
+  }
+
+  /** A list of strings, each a value of `kind`. */
+  values(obj: Record<string, unknown>, key: string, kind: ValueKind): void {
+    const s = this.at(key);
+    s.array(obj[key]).forEach((x, i) => {
+      const text = s.at(i).string(x);
+      const problem = valueProblem(kind, text);
+      if (problem) s.at(i).bad(`${JSON.stringify(text)} is ${problem}`);
+    });
   }
 
   record(v: unknown): Record<string, unknown> {
@@ -159,17 +187,21 @@ export class Shape {
     }
   }
 
-  flags(v: unknown): void {
+  /** Flags of `component`: names and values are strings, values of the kinds value-kinds.ts gives them. */
+  flags(v: unknown, component?: string): void {
     this.array(v).forEach((f, i) => {
       const s = this.at(i);
       const o = s.record(f);
-      s.at('name').string(o.name);
-      s.at('value').string(o.value);
+      const name = s.at('name').string(o.name);
+      const value = s.at('value').string(o.value);
+      const bad = component === undefined ? undefined : flagProblem(component, { name, value });
+      if (bad) s.at('value').bad(`--${name} ${JSON.stringify(value)} is ${bad.problem}`);
     });
   }
 }
 
-function describeValue(v: unknown): string {
+/** A short rendering of a wrong value for a message (long strings cut). */
+export function describeValue(v: unknown): string {
   if (v === undefined) return 'nothing';
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
@@ -218,14 +250,19 @@ export function validateManifest(v: unknown, file: string): SnapshotManifest {
 function validateComponentConfig(s: Shape, v: unknown): void {
   const o = s.record(v);
   s.at('apiVersion').string(o.apiVersion);
-  s.at('kind').string(o.kind);
+  const kind = s.at('kind').string(o.kind);
   s.at('source').sourceRef(o.source);
-  s.at('spec').record(o.spec);
+  const spec = s.at('spec').record(o.spec);
+  const bad = componentConfigProblem(kind, spec);
+  if (bad) {
+    const shown = typeof bad.value === 'string' ? JSON.stringify(bad.value) : describeValue(bad.value);
+    s.at(`spec.${formatPath(bad.path)}`).bad(`${shown} is ${bad.problem}`);
+  }
 }
 
-function validateControlPlaneComponent(s: Shape, v: unknown): Record<string, unknown> {
+function validateControlPlaneComponent(s: Shape, v: unknown, component: string): Record<string, unknown> {
   const o = s.record(v);
-  s.at('extraArgs').flags(o.extraArgs);
+  s.at('extraArgs').flags(o.extraArgs, component);
   s.at('extraVolumes')
     .array(o.extraVolumes)
     .forEach((m, i) => {
@@ -246,27 +283,28 @@ export function validateKubeadmFile(v: unknown, file: string): void {
     const c = cs.record(o.clusterConfiguration);
     cs.at('sourceApiVersion').string(c.sourceApiVersion);
     cs.at('source').sourceRef(c.source);
-    for (const k of ['clusterName', 'kubernetesVersion', 'controlPlaneEndpoint', 'imageRepository']) {
-      cs.optString(c, k);
-    }
+    for (const k of ['clusterName', 'kubernetesVersion', 'imageRepository']) cs.optString(c, k);
+    cs.optValue(c, 'controlPlaneEndpoint', 'endpoint');
     cs.at('featureGates').record(c.featureGates);
     const net = cs.at('networking').record(c.networking);
-    for (const k of ['podSubnet', 'serviceSubnet', 'dnsDomain']) cs.at('networking').optString(net, k);
-    const api = validateControlPlaneComponent(cs.at('apiServer'), c.apiServer);
-    cs.at('apiServer').strings(api, 'certSANs');
-    validateControlPlaneComponent(cs.at('controllerManager'), c.controllerManager);
-    validateControlPlaneComponent(cs.at('scheduler'), c.scheduler);
+    cs.at('networking').optValue(net, 'podSubnet', 'cidrs');
+    cs.at('networking').optValue(net, 'serviceSubnet', 'cidrs');
+    cs.at('networking').optValue(net, 'dnsDomain', 'dns-name');
+    const api = validateControlPlaneComponent(cs.at('apiServer'), c.apiServer, 'kube-apiserver');
+    cs.at('apiServer').values(api, 'certSANs', 'san');
+    validateControlPlaneComponent(cs.at('controllerManager'), c.controllerManager, 'kube-controller-manager');
+    validateControlPlaneComponent(cs.at('scheduler'), c.scheduler, 'kube-scheduler');
     const etcd = cs.at('etcd').record(c.etcd);
     if (etcd.local !== undefined) {
       const ls = cs.at('etcd').at('local');
       const l = ls.record(etcd.local);
-      ls.at('extraArgs').flags(l.extraArgs);
-      ls.strings(l, 'serverCertSANs');
-      ls.strings(l, 'peerCertSANs');
+      ls.at('extraArgs').flags(l.extraArgs, 'etcd');
+      ls.values(l, 'serverCertSANs', 'san');
+      ls.values(l, 'peerCertSANs', 'san');
     }
     if (etcd.external !== undefined) {
       const es = cs.at('etcd').at('external');
-      es.strings(es.record(etcd.external), 'endpoints');
+      es.values(es.record(etcd.external), 'endpoints', 'url');
     }
     cs.at('dns').record(c.dns);
     cs.strings(c, 'unknownFields');
@@ -281,7 +319,13 @@ export function validateKubeadmFile(v: unknown, file: string): void {
     }
     es.at('source').sourceRef(e.source);
     const nr = es.at('nodeRegistration').record(e.nodeRegistration);
-    es.at('nodeRegistration').at('kubeletExtraArgs').flags(nr.kubeletExtraArgs);
+    es.at('nodeRegistration').at('kubeletExtraArgs').flags(nr.kubeletExtraArgs, 'kubelet');
+    if (e.localAPIEndpoint !== undefined) {
+      const ls = es.at('localAPIEndpoint');
+      const l = ls.record(e.localAPIEndpoint);
+      ls.optValue(l, 'advertiseAddress', 'ip');
+      ls.optNumber(l, 'bindPort');
+    }
     es.strings(e, 'bootstrapTokenIds');
   });
 }
@@ -295,11 +339,11 @@ export function validateComponentsFile(v: unknown, file: string): void {
   ps.array(o.staticPods).forEach((p, i) => {
     const es = ps.at(i);
     const e = es.record(p);
-    es.at('component').string(e.component);
+    const component = es.at('component').string(e.component);
     es.optString(e, 'node');
     es.optString(e, 'image');
     es.strings(e, 'command');
-    es.at('flags').flags(e.flags);
+    es.at('flags').flags(e.flags, component);
     es.at('hostPathVolumes').array(e.hostPathVolumes);
     es.at('source').sourceRef(e.source);
   });
@@ -414,8 +458,8 @@ export function validateEtcdFile(v: unknown, file: string): void {
       const mo = ms.record(m);
       ms.at('id').uint64(mo.id);
       ms.at('name').string(mo.name);
-      ms.strings(mo, 'peerURLs');
-      ms.strings(mo, 'clientURLs');
+      ms.values(mo, 'peerURLs', 'url');
+      ms.values(mo, 'clientURLs', 'url');
       ms.at('isLearner').boolean(mo.isLearner);
     });
   s.at('endpoints')
@@ -476,9 +520,34 @@ export function validateServerVersionFile(v: unknown, file: string): void {
   for (const [k, x] of Object.entries(info)) s.at('info').at(k).string(x);
 }
 
+/** The input error for an object field of the wrong shape: file (and line), object and field. */
+export function objectShapeError(
+  o: KubeObject,
+  problem: ShapeProblem,
+  where: { file?: string; line?: number; column?: number },
+  remediation: string,
+) {
+  const m = o.metadata;
+  const loc: Location = {
+    ...where,
+    object: `${o.kind} ${m.namespace ? `${m.namespace}/` : ''}${m.name}`,
+    field: formatPath(problem.path),
+  };
+  if (problem.problem !== undefined)
+    return inputError(`${JSON.stringify(problem.found)} is ${problem.problem}`, loc, remediation);
+  // A Secret's value may be a credential: say what is wrong, never what it is.
+  const found =
+    problem.expected === 'base64' ? 'a value that is not (not shown)' : describeValue(problem.found);
+  return inputError(`expected ${problem.expected}, found ${found}`, loc, remediation);
+}
+
 /** One item of resources/KIND.json: cheap checks only, the files can hold 150,000 pods. */
 export function validateResourceItem(v: unknown, file: string, index: number): KubeObject {
-  if (isKubeObject(v)) return v;
+  if (isKubeObject(v)) {
+    const problem = objectShapeProblem(v);
+    if (problem) throw objectShapeError(v, problem, { file }, REMEDIATION);
+    return v;
+  }
   const s = new Shape(file).at(index);
   const o = s.record(v);
   s.at('apiVersion').string(o.apiVersion);

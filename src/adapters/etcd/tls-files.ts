@@ -4,8 +4,7 @@
  * what its flag says (tls-check.ts), is always an input error naming the flag and the file, never a
  * raw ENOENT or an OpenSSL error after a connection attempt.
  */
-import { readFileSync } from 'node:fs';
-import { inputError } from '../../errors.js';
+import { readFileBytesSync } from '../../util/input-file.js';
 import { checkEtcdTls } from './tls-check.js';
 
 export interface EtcdTlsFiles {
@@ -23,27 +22,9 @@ export interface EtcdTlsBytes {
 const PROVIDE =
   'kubeadm: /etc/kubernetes/pki/etcd/ca.crt, /etc/kubernetes/pki/etcd/healthcheck-client.crt and .key (copied from a control-plane node)';
 
-function read(path: string, flag: string): Buffer {
-  try {
-    return readFileSync(path);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const what =
-      code === 'ENOENT'
-        ? 'does not exist'
-        : code === 'EISDIR'
-          ? 'is a directory, not a file'
-          : `cannot be read: ${code ?? (err as Error).message}`;
-    throw inputError(
-      `${flag} ${path} ${what}`,
-      { file: path, field: flag },
-      `pass ${flag} a readable file (${PROVIDE})`,
-      err,
-    );
-  }
-}
-
 export function readEtcdTlsFiles(files: EtcdTlsFiles): EtcdTlsBytes {
+  const read = (path: string, flag: string) =>
+    readFileBytesSync(path, { flag, provide: `pass ${flag} a readable file (${PROVIDE})` });
   const tls = {
     ca: read(files.caFile, '--etcd-cacert'),
     cert: read(files.certFile, '--etcd-cert'),

@@ -4,10 +4,11 @@
  * without complaint but cannot use (a server that is not a URL) is checked here, before anything
  * connects.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { isNode, LineCounter, parseDocument } from 'yaml';
 import { inputError, type Location } from '../../errors.js';
+import { requireFileSync } from '../../util/input-file.js';
 
 export interface LoadedKubeconfig {
   kc: KubeConfig;
@@ -18,16 +19,10 @@ export interface LoadedKubeconfig {
 }
 
 export function loadKubeconfig(file: string, context?: string): LoadedKubeconfig {
-  if (!existsSync(file)) {
-    throw inputError(
-      `kubeconfig ${file} does not exist`,
-      { file },
-      'pass --kubeconfig with the path of an admin kubeconfig (e.g. a copy of /etc/kubernetes/admin.conf)',
-    );
-  }
-  if (statSync(file).isDirectory()) {
-    throw inputError(`kubeconfig ${file} is a directory`, { file }, 'pass --kubeconfig with a file');
-  }
+  requireFileSync(file, {
+    flag: '--kubeconfig',
+    provide: 'pass --kubeconfig the path of an admin kubeconfig (e.g. a copy of /etc/kubernetes/admin.conf)',
+  });
   const kc = new KubeConfig();
   try {
     kc.loadFromFile(file);

@@ -160,7 +160,8 @@ describe('encryption.provider-unsupported', () => {
           '  providers:',
           '  - aesgcm:',
           '      keys:',
-          `      - {name: k, secret: ${key().slice(0, 24)}}`,
+          // AES-128: aesgcm takes 16, 24 or 32 bytes.
+          `      - {name: k, secret: ${randomBytes(16).toString('base64')}}`,
           '- resources: [events]',
           '  providers:',
           '  - identity: {}',

@@ -136,7 +136,7 @@ function missingFiles(
   for (const { rel, kind } of files) {
     const present = kind === 'certificate' ? firstCert(inv, rel) : keyAt(inv, rel);
     if (present) continue;
-    const problems = problemsAt(inv, rel, ['not-pem', 'unparseable', 'unreadable']);
+    const problems = problemsAt(inv, rel, ['not-pem', 'unparseable', 'unreadable', 'not-a-file']);
     const observed = problems.length
       ? `present but unusable: ${problems.map((p) => p.message).join('; ')}`
       : 'absent from the PKI copy';

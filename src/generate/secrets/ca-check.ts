@@ -16,7 +16,8 @@ export interface CaFiles {
 /**
  * The checks Talos skips (its Validate only parses, talos.md §1): the certificate is a CA
  * (basicConstraints CA:TRUE, keyCertSign when key usage is present), self-signed (Talos uses one
- * root as signer and as --root-ca-file, so an intermediate cannot work), not expired, and the key
+ * root as signer and as --root-ca-file, so an intermediate cannot work), valid now (not expired,
+ * not valid only from a future date), and the key
  * is the certificate's key. Every failure is bad input (exit 2) naming the file.
  */
 export async function checkCaPair(ca: CaFiles, now: Date): Promise<GenerateNote[]> {
@@ -70,6 +71,13 @@ export async function checkCaPair(ca: CaFiles, now: Date): Promise<GenerateNote[
       `${ca.certFile} is an intermediate CA (issued by "${cert.issuer}"); Talos needs a self-signed root (pki.intermediate-ca)`,
       { file: ca.certFile, field: 'issuer' },
       'Talos uses one self-signed CA as signer and as --root-ca-file; an intermediate-CA PKI cannot be imported (re-PKI needed)',
+    );
+  }
+  if (cert.notBefore.getTime() > now.getTime()) {
+    throw inputError(
+      `${ca.certFile} is not valid yet: its validity starts on ${cert.notBefore.toISOString()}`,
+      { file: ca.certFile, field: 'notBefore' },
+      "check this machine's clock and the CA's origin: every certificate Talos issues from a CA that is not yet valid would be refused until then",
     );
   }
   if (cert.notAfter.getTime() <= now.getTime()) {

@@ -1,5 +1,6 @@
 import { usageError } from '../../errors.js';
 import { parseVersion } from '../../facts/semver.js';
+import { decodeBase64 } from '../../snapshot/values.js';
 
 /**
  * Base64 flavours of the bundle. Go's base64.URLEncoding is the URL alphabet *with* padding, which
@@ -22,11 +23,9 @@ export function decodeAnyBase64(text: string): Buffer | undefined {
   return Buffer.from(bare.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
 }
 
-/** Strict standard base64 (what `crt`/`key` and the encryption secrets use). */
+/** Strict standard base64 (what `crt`/`key` and the encryption secrets use), not empty. */
 export function decodeStdBase64(text: string): Buffer | undefined {
-  const t = text.trim();
-  if (t.length === 0 || t.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(t)) return undefined;
-  return Buffer.from(t, 'base64');
+  return text.trim() === '' ? undefined : decodeBase64(text);
 }
 
 export interface TalosMinor {

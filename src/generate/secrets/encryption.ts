@@ -3,6 +3,7 @@ import { coversSecrets } from '../../facts/encryption.js';
 import { TALOS_ENCRYPTION_KEY_NAMES } from '../../knowledge/talos.js';
 import { parseEncryptionConfig } from '../../snapshot/encryption.js';
 import { describeSource, type EncryptionConfig } from '../../snapshot/model.js';
+import { encryptionKeyProblem } from '../../snapshot/values.js';
 import { parseYamlDocuments } from '../../snapshot/yaml.js';
 import { decodeStdBase64 } from './encoding.js';
 
@@ -114,9 +115,7 @@ export function decideEncryption(cfg: EncryptionConfigWithKeys | undefined): Enc
     const talosName = TALOS_KEY_NAMES[writer.type];
     if (key.name === talosName) {
       const bytes = decodeStdBase64(key.secret);
-      const okLength =
-        writer.type === 'secretbox' ? bytes?.length === 32 : [16, 24, 32].includes(bytes?.length ?? 0);
-      if (!okLength) {
+      if (!bytes || encryptionKeyProblem(writer.type, bytes)) {
         throw inputError(
           `the ${writer.type} key "${key.name}" is not base64 of ${writer.type === 'secretbox' ? '32' : '16, 24 or 32'} bytes`,
           { file: cfg.file, field: `${writer.type}.keys[0].secret` },

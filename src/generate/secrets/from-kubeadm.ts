@@ -1,11 +1,11 @@
 import { createPublicKey, randomBytes } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FerryError, inputError } from '../../errors.js';
 import { KIT } from '../../knowledge/kit-paths.js';
 import { KIT_ENCRYPTION_KEY_LABEL } from '../../knowledge/kit-values.js';
 import { spkiDer } from '../../pki/pem.js';
 import type { SourceRef } from '../../snapshot/model.js';
+import { readOptionalTextFile, requireDirectory } from '../../util/input-file.js';
 import type { GenerateNote } from '../artifact.js';
 import type { TalosSecretsBundle } from './bundle.js';
 import { checkCaPair } from './ca-check.js';
@@ -59,22 +59,13 @@ export async function buildBundleFromKubeadmPki(
   opts: FromKubeadmOptions,
 ): Promise<BuiltBundle> {
   const now = opts.now ?? new Date();
-  const st = await stat(pkiDir).catch(() => undefined);
-  if (!st?.isDirectory()) {
-    throw inputError(
-      `${pkiDir} is not a directory`,
-      { file: pkiDir },
-      'pass --pki a copy of /etc/kubernetes/pki from a control-plane node',
-    );
-  }
+  const provide = 'pass --pki a copy of /etc/kubernetes/pki from a control-plane node';
+  await requireDirectory(pkiDir, { flag: '--pki', provide });
   const wanted = [...CA_FILES.flatMap((c) => [c.crt, c.key]), 'sa.key'];
   const texts = new Map<string, string>();
   const missing: string[] = [];
   for (const rel of wanted) {
-    const text = await readFile(join(pkiDir, rel), 'utf8').catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return undefined;
-      throw inputError(`cannot read ${rel}`, { file: join(pkiDir, rel) }, 'check the file permissions', err);
-    });
+    const text = await readOptionalTextFile(join(pkiDir, rel), { provide });
     if (text === undefined) missing.push(rel);
     else texts.set(rel, text);
   }
@@ -162,7 +153,7 @@ async function checkServiceAccountKey(pkiDir: string, saKeyPem: string): Promise
   const keyFile = join(pkiDir, 'sa.key');
   const key = parseTalosPrivateKey(saKeyPem, keyFile);
   const pubFile = join(pkiDir, 'sa.pub');
-  const pub = await readFile(pubFile, 'utf8').catch(() => undefined);
+  const pub = await readOptionalTextFile(pubFile, { provide: 'copy sa.pub again from a control-plane node' });
   if (pub === undefined) return;
   let pubDer: Buffer;
   try {

@@ -234,6 +234,31 @@ describe('buildBundleFromKubeadmPki', () => {
     expect(err.location?.file).toBe(join(dir, 'ca.crt'));
   });
 
+  it('rejects a CA that is not valid yet, and one that has expired', async () => {
+    const dir = await copyPki('not-yet');
+    const keyPem = await readFile(join(dir, 'front-proxy-ca.key'), 'utf8');
+    const DAY = 86_400_000;
+    const future = await createCA({
+      commonName: 'front-proxy-ca',
+      existingKeyPem: keyPem,
+      notBefore: new Date(Date.now() + 30 * DAY),
+    });
+    await writeFile(join(dir, 'front-proxy-ca.crt'), future.certPem);
+    const err = await expectInputError(
+      buildBundleFromKubeadmPki(dir, { bootstrapToken: TOKEN }),
+      /front-proxy-ca\.crt is not valid yet: its validity starts on /,
+    );
+    expect(err.location).toEqual({ file: join(dir, 'front-proxy-ca.crt'), field: 'notBefore' });
+    const expired = await createCA({
+      commonName: 'front-proxy-ca',
+      existingKeyPem: keyPem,
+      notBefore: new Date(Date.now() - 20 * DAY),
+      notAfter: new Date(Date.now() - 10 * DAY),
+    });
+    await writeFile(join(dir, 'front-proxy-ca.crt'), expired.certPem);
+    await expectInputError(buildBundleFromKubeadmPki(dir, { bootstrapToken: TOKEN }), /expired on/);
+  });
+
   it('rejects a key that does not belong to its certificate', async () => {
     const dir = await copyPki('mismatch');
     await cp(join(dir, 'front-proxy-ca.key'), join(dir, 'etcd/ca.key'));
