@@ -150,10 +150,10 @@ suppressions:
       const missing = await readSuppressions('missing.yaml', cwd, KNOWN).catch((e: FerryError) => e);
       expect(missing).toBeInstanceOf(FerryError);
       expect((missing as FerryError).exitCode).toBe(2);
-      expect((missing as FerryError).location?.file).toBe(join(cwd, 'missing.yaml'));
+      expect((missing as FerryError).location?.file).toBe('missing.yaml');
       await rm(join(cwd, DEFAULT_SUPPRESSIONS_FILE));
       await mkdir(join(cwd, DEFAULT_SUPPRESSIONS_FILE));
-      await expect(readSuppressions(undefined, cwd, KNOWN)).rejects.toThrow(/cannot read suppressions file/);
+      await expect(readSuppressions(undefined, cwd, KNOWN)).rejects.toThrow(/the default suppressions file .ferry\/suppressions.yaml is a directory/);
     } finally {
       await rm(cwd, { recursive: true, force: true });
     }

@@ -103,7 +103,6 @@ describe('ferry run: usage', () => {
         args(ca, ca, join(dir, 'dangling.key')),
         `--etcd-key ${join(dir, 'dangling.key')} is a symbolic link to ${join(dir, 'gone.key')}, which does not exist`,
       ],
-      [args(ca, ca, ca), `--kubeconfig ${join(dir, 'kubeconfig')} does not exist`],
     ] as const) {
       const io = memoryIo();
       expect(await runCli([...argv], io), io.err).toBe(2);
@@ -259,6 +258,14 @@ current-context: admin@lab
   it('with every input good, it gets as far as etcd (which does not answer)', async () => {
     const r = await ferry(argv(await planDir('good', nowhere)));
     expect(r.err).toContain('no etcd member answered');
+  });
+
+  it('a --kubeconfig that does not exist: exit 2 naming the flag and the path', async () => {
+    const p = await planDir('no-kubeconfig', nowhere);
+    const missing = join(dir, 'no-kubeconfig', 'none.kubeconfig');
+    const io = memoryIo();
+    expect(await runCli(argv({ plan: p.plan, kubeconfig: missing }), io), io.err).toBe(2);
+    expect(io.err).toContain(`--kubeconfig ${missing} does not exist`);
   });
 
   it('the journal of another plan: refused as the run refuses it, before connecting', async () => {

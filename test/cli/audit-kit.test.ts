@@ -76,7 +76,7 @@ describe('ferry audit --kit on the example cluster', () => {
   it('exits 2 naming the path for a kit that is missing, not a kit, or for another target', async () => {
     const missing = await audit('--kit', 'nowhere');
     expect(missing.code).toBe(2);
-    expect(missing.err).toContain('the kit nowhere is not a directory');
+    expect(missing.err).toContain('--kit nowhere does not exist');
     const notKit = await audit('--kit', 'empty');
     expect(notKit.code).toBe(2);
     expect(notKit.err).toContain('empty/provenance.json');
