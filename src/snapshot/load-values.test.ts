@@ -193,3 +193,22 @@ describe('a saved snapshot edited by hand', () => {
     expect(err.message).toBe('--cluster-cidr "10.244.0.0/99" is not a CIDR: the prefix length must be 0-32');
   });
 });
+
+describe('configs embedded in ConfigMaps', () => {
+  it('a bad value in kubelet-config names the file and the line of the ConfigMap key, not the embedded line', async () => {
+    const m = 'resources/configmaps.yaml';
+    const text = await ex.read(m);
+    await writeFile(
+      ex.path(m),
+      text.replace(/clusterDNS:\n(\s+)- 10\.96\.0\.10/, 'clusterDNS:\n$1- not-an-ip'),
+    );
+    const err = await loadError();
+    expect(err.message).toContain('"not-an-ip" is not an IP address');
+    expect(err.location).toMatchObject({
+      file: ex.path(m),
+      line: await lineOf(m, 'kubelet: |'),
+      field: 'clusterDNS[0]',
+    });
+    expect(err.location?.column).toBeUndefined();
+  });
+});

@@ -93,7 +93,11 @@ async function loadFilesDir(root: string, opts: LoadOptions, disk: Disk): Promis
   let staticPods: StaticPod[] = [];
   if (hasManifests) staticPods = await loadManifests(disk, p('manifests'), warnings);
 
-  const resources = hasResources ? await loadResources(disk, p('resources'), warnings) : emptyResources();
+  // Where each object was read, so that an error inside a ConfigMap's embedded config names the file.
+  const placed: Placed = new WeakMap();
+  const resources = hasResources
+    ? await loadResources(disk, p('resources'), warnings, placed)
+    : emptyResources();
   if (hasResources) parts.add('resources');
 
   // Fall back on what the cluster itself says when a file is absent.
@@ -106,19 +110,19 @@ async function loadFilesDir(root: string, opts: LoadOptions, disk: Disk): Promis
       )
       .sort((a, b) => compareKubeletConfigNames(a.metadata.name, b.metadata.name))[0];
   // Parsed (and so checked) even when kubeadm-config.yaml has one: generate carries its text.
-  const fromCm = parseConfigMapKey(cm('kube-system', 'kubeadm-config'), 'ClusterConfiguration');
+  const fromCm = parseConfigMapKey(cm('kube-system', 'kubeadm-config'), 'ClusterConfiguration', placed);
   if (!kubeadm.clusterConfiguration && fromCm?.kubeadm.clusterConfiguration)
     kubeadm.clusterConfiguration = fromCm.kubeadm.clusterConfiguration;
   // The ConfigMaps are what kubelets and kube-proxy actually run with (kubeadm uploads them with its
   // defaults filled in, nodes download them at join), so they win over the kubeadm-config.yaml copy.
   kubelet = preferLive(
     kubelet,
-    parseConfigMapKey(cm('kube-system', /^kubelet-config(-1\.\d+)?$/), 'kubelet')?.kubelet,
+    parseConfigMapKey(cm('kube-system', /^kubelet-config(-1\.\d+)?$/), 'kubelet', placed)?.kubelet,
     warnings,
   );
   kubeProxy = preferLive(
     kubeProxy,
-    parseConfigMapKey(cm('kube-system', 'kube-proxy'), 'config.conf')?.kubeProxy,
+    parseConfigMapKey(cm('kube-system', 'kube-proxy'), 'config.conf', placed)?.kubeProxy,
     warnings,
   );
   // Mirror pods fill in the control planes whose manifests were not copied; with flat
@@ -227,7 +231,15 @@ async function manifestFile(disk: Disk, file: string, node: string | undefined):
 // ---------------------------------------------------------------------------------------------
 // resources/
 
-async function loadResources(disk: Disk, dir: string, warnings: string[]): Promise<Resources> {
+/** The file (and the object's place in its document) each loaded object came from. */
+type Placed = WeakMap<object, { file: string; doc: ParsedDoc; at: FieldPath }>;
+
+async function loadResources(
+  disk: Disk,
+  dir: string,
+  warnings: string[],
+  placed: Placed,
+): Promise<Resources> {
   const objects: KubeObject[] = [];
   const seen = new Set<string>();
   let duplicates = 0;
@@ -247,6 +259,7 @@ async function loadResources(disk: Disk, dir: string, warnings: string[]): Promi
           continue;
         }
         seen.add(key);
+        placed.set(obj, { file, doc, at });
         objects.push(obj);
       }
     }
@@ -337,9 +350,10 @@ function objectsOf(doc: ParsedDoc, file: string): { obj: KubeObject; at: FieldPa
 // ---------------------------------------------------------------------------------------------
 // ConfigMap fallbacks
 
-function parseConfigMapKey(cm: KubeObject | undefined, key: string) {
+function parseConfigMapKey(cm: KubeObject | undefined, key: string, placed: Placed) {
   const data: unknown = cm?.data;
   if (!cm || !isRecord(data) || typeof data[key] !== 'string') return undefined;
+  const from = placed.get(cm);
   const object: SourceRef = {
     kind: 'object',
     objectKind: 'ConfigMap',
@@ -347,7 +361,20 @@ function parseConfigMapKey(cm: KubeObject | undefined, key: string) {
     name: cm.metadata.name,
     field: `data.${key}`,
   };
-  return parseKubeadmDocuments(data[key] as string, { object });
+  try {
+    return parseKubeadmDocuments(data[key] as string, { object });
+  } catch (err) {
+    // The embedded text's own line numbers mean nothing in the file: name the file and the line of
+    // the ConfigMap key instead, and keep the object and field inside the embedded config.
+    if (!(err instanceof FerryError) || !from || err.location?.file !== undefined) throw err;
+    const pos = from.doc.locate([...from.at, 'data', key]);
+    const { line: _line, column: _column, ...rest } = err.location ?? {};
+    throw new FerryError(err.kind, err.message, {
+      location: { ...rest, file: from.file, ...(pos ? { line: pos.line } : {}) },
+      ...(err.remediation === undefined ? {} : { remediation: err.remediation }),
+      cause: err.cause,
+    });
+  }
 }
 
 /** kubelet-config first, then kubelet-config-1.N newest first (kubeadm < 1.24 versioned it). */
