@@ -62,8 +62,19 @@ export async function loadSnapshot(path: string, opts: LoadOptions = {}): Promis
     if (opts.strictPki !== false && s.pki) assertPkiUsable(s.pki, s.pki.root);
     return s;
   }
+  // kubeadm.json and components.json are written only by `ferry snapshot`: without its manifest,
+  // this is a saved snapshot missing a part, not a files directory to read file by file.
+  for (const part of SAVED_ONLY)
+    if (await disk.isFile(join(path, part)))
+      throw inputError(
+        `${path} looks like a saved snapshot (it has ${part}) but has no ${MANIFEST_FILE}`,
+        { file: join(path, MANIFEST_FILE) },
+        'copy the whole snapshot directory again, or take the snapshot again with `ferry snapshot`',
+      );
   return loadFilesDir(path, opts, disk);
 }
+
+const SAVED_ONLY = ['kubeadm.json', 'components.json'];
 
 async function loadFilesDir(root: string, opts: LoadOptions, disk: Disk): Promise<Snapshot> {
   const p = (...rel: string[]) => join(root, ...rel);

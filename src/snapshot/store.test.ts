@@ -106,6 +106,16 @@ describe('saved snapshots', () => {
       expect(back.resources).toEqual(snapshot.resources);
     });
 
+    it('without its manifest.json is refused as a saved snapshot missing a part, naming the manifest', async () => {
+      const dir = join(fx.tmp, 'no-manifest');
+      await saveSnapshot(snapshot, dir);
+      await rm(join(dir, 'manifest.json'));
+      const err = await loadSnapshot(dir).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(FerryError);
+      expect((err as FerryError).message).toContain('looks like a saved snapshot (it has kubeadm.json)');
+      expect((err as FerryError).location?.file).toBe(join(dir, 'manifest.json'));
+    });
+
     it('is validated like every other file', async () => {
       const dir = join(fx.tmp, 'live-version-damaged');
       await saveSnapshot(live(), dir);
