@@ -95,6 +95,12 @@ describe('etcdctl outputs', () => {
       server: '3.4.23',
       cluster: '3.4.0',
     });
+    expect(parseEtcdVersion('{"etcdserver":"3.5.9","etcdcluster":"not_decided"}', 'v.json').server).toBe(
+      '3.5.9',
+    );
+    expect(() => parseEtcdVersion('{"etcdserver":"three.five","etcdcluster":"3.5.0"}', 'v.json')).toThrow(
+      /"three.five" is not a version/,
+    );
     expect(parseAlarms('{}', 'a.json')).toEqual([]);
     expect(
       parseAlarms(

@@ -8,7 +8,7 @@ import { inputError } from '../errors.js';
 import { readOptionalTextFile } from '../util/input-file.js';
 import type { EtcdEndpointStatus, EtcdMember, EtcdState } from './model.js';
 import { isRecord } from './validate.js';
-import { urlProblem } from './values.js';
+import { urlProblem, versionProblem } from './values.js';
 import { jsonError, type TextOrigin } from './yaml.js';
 
 /** Parses JSON keeping integers that may exceed 2^53 as decimal strings. */
@@ -181,6 +181,9 @@ export function parseEtcdVersion(text: string, file: string): { server: string; 
   const o = r.record(r.parse(text), '');
   if (typeof o.etcdserver !== 'string') r.fail('etcdserver', 'expected the server version');
   if (typeof o.etcdcluster !== 'string') r.fail('etcdcluster', 'expected the cluster version');
+  // etcdcluster may be "not_decided" while a cluster starts; the server's own version is always one.
+  const problem = versionProblem(o.etcdserver);
+  if (problem) r.fail('etcdserver', problem);
   return { server: o.etcdserver, cluster: o.etcdcluster };
 }
 

@@ -349,10 +349,12 @@ function normalizeCluster(d: Doc, version: KubeadmApiVersion): ClusterConfigurat
     dns: {},
     unknownFields,
   };
-  for (const k of ['clusterName', 'kubernetesVersion', 'imageRepository', 'certificatesDir'] as const) {
+  for (const k of ['clusterName', 'imageRepository', 'certificatesDir'] as const) {
     const s = d.str([k]);
     if (s !== undefined) cc[k] = s;
   }
+  const kubernetesVersion = d.valueOf(['kubernetesVersion'], 'version');
+  if (kubernetesVersion !== undefined) cc.kubernetesVersion = kubernetesVersion;
   const endpoint = d.valueOf(['controlPlaneEndpoint'], 'endpoint');
   if (endpoint !== undefined) cc.controlPlaneEndpoint = endpoint;
   if (v4) {

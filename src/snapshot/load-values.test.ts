@@ -212,3 +212,14 @@ describe('configs embedded in ConfigMaps', () => {
     expect(err.location?.column).toBeUndefined();
   });
 });
+
+describe('versions', () => {
+  it('kubernetesVersion v1.banana in kubeadm-config.yaml: exit 2 naming the file and field', async () => {
+    const m = 'kubeadm-config.yaml';
+    const text = await ex.read(m);
+    await writeFile(ex.path(m), text.replace(/kubernetesVersion: \S+/, 'kubernetesVersion: v1.banana'));
+    const err = await loadError();
+    expect(err.message).toContain('"v1.banana" is not a version');
+    expect(err.location).toMatchObject({ file: ex.path(m), field: 'kubernetesVersion' });
+  });
+});

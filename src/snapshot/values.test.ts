@@ -14,6 +14,7 @@ import {
   portProblem,
   urlProblem,
   valueProblem,
+  versionProblem,
 } from './values.js';
 
 describe('base64', () => {
@@ -172,5 +173,14 @@ describe('durations (Go time.ParseDuration)', () => {
       expect(durationProblem(ok), ok).toBeUndefined();
     for (const bad of ['sixty', '60', '5 m', '1d', '', 's'])
       expect(durationProblem(bad), bad).toBe('not a duration (a number with a unit: 90s, 5m, 1h30m, 300ms)');
+  });
+});
+
+describe('versions', () => {
+  it('accepts releases, pre-releases and kubeadm release labels; refuses the rest', () => {
+    for (const ok of ['v1.30.4', '1.30.4', '3.5.21', 'v1.31.0-rc.1', 'stable', 'stable-1.30', 'latest-1'])
+      expect(versionProblem(ok), ok).toBeUndefined();
+    for (const bad of ['v1.banana', 'three.five', '', 'v1', 'stable-x'])
+      expect(versionProblem(bad), bad).toMatch(/is not a version/);
   });
 });

@@ -6,6 +6,7 @@
  * The address arithmetic lives in facts/ip.ts (a leaf module: it imports nothing).
  */
 import { parseCidr, parseIp } from '../facts/ip.js';
+import { parseVersion } from '../facts/semver.js';
 
 /** What is wrong with a value, in words that follow "…: " in a message; undefined when it is fine. */
 export type Problem = string | undefined;
@@ -196,7 +197,9 @@ export type ValueKind =
   | 'port'
   | 'mask-size'
   | 'issuer'
-  | 'duration';
+  | 'duration'
+  /** A Kubernetes or etcd version, v-prefixed or not (v1.30.4, 3.5.21). */
+  | 'version';
 
 /** What is wrong with `text` as a value of `kind`. */
 export function valueProblem(kind: ValueKind, text: string): Problem {
@@ -227,5 +230,15 @@ export function valueProblem(kind: ValueKind, text: string): Problem {
       return issuerProblem(text);
     case 'duration':
       return durationProblem(text);
+    case 'version':
+      return versionProblem(text);
   }
+}
+
+/** kubeadm also takes release labels (stable, stable-1.30, latest-1.29) in its own config file. */
+const RELEASE_LABEL = /^(?:stable|latest)(?:-\d+(?:\.\d+)?)?$/;
+
+export function versionProblem(text: string): Problem {
+  if (parseVersion(text) || RELEASE_LABEL.test(text)) return undefined;
+  return `"${text}" is not a version (MAJOR.MINOR.PATCH, e.g. v1.30.4)`;
 }
