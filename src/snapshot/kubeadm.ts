@@ -78,6 +78,13 @@ export function parseKubeadmDocuments(
         d.fail(['kind'], `unexpected kind ${kind} for ${apiVersion}`, `use one of ${EXPECTED_KINDS}`);
       }
     } else if (group === 'kubelet.config.k8s.io' && kind === 'KubeletConfiguration') {
+      // v1beta1 is the only KubeletConfiguration version Kubernetes has served.
+      if (apiVersion !== 'kubelet.config.k8s.io/v1beta1')
+        d.fail(
+          ['apiVersion'],
+          `unsupported KubeletConfiguration apiVersion ${apiVersion}: ferry reads kubelet.config.k8s.io/v1beta1`,
+          'copy the kubelet configuration again from the kubelet-config ConfigMap or /var/lib/kubelet/config.yaml',
+        );
       if (out.kubelet) d.fail(['kind'], 'a second KubeletConfiguration', 'keep one KubeletConfiguration');
       out.kubelet = d.componentConfig(apiVersion, kind);
     } else if (group === 'kubeproxy.config.k8s.io' && kind === 'KubeProxyConfiguration') {

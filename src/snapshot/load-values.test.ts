@@ -223,3 +223,23 @@ describe('versions', () => {
     expect(err.location).toMatchObject({ file: ex.path(m), field: 'kubernetesVersion' });
   });
 });
+
+describe('files that hold nothing or the wrong version', () => {
+  it('an empty kubeadm-config.yaml or static pod manifest is exit 2 naming it', async () => {
+    for (const m of ['kubeadm-config.yaml', 'manifests/cp-1/kube-apiserver.yaml']) {
+      const before = await ex.read(m);
+      await writeFile(ex.path(m), '# nothing\n');
+      const err = await loadError();
+      expect(err.location?.file, m).toBe(ex.path(m));
+      await writeFile(ex.path(m), before);
+    }
+  });
+
+  it('a KubeletConfiguration of an apiVersion Kubernetes never served is exit 2', async () => {
+    const m = 'resources/configmaps.yaml';
+    await ex.replace(m, 'apiVersion: kubelet.config.k8s.io/v1beta1', 'apiVersion: kubelet.config.k8s.io/v9');
+    const err = await loadError();
+    expect(err.message).toContain('unsupported KubeletConfiguration apiVersion kubelet.config.k8s.io/v9');
+    expect(err.location?.file).toBe(ex.path(m));
+  });
+});

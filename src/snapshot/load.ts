@@ -96,6 +96,13 @@ async function loadFilesDir(root: string, opts: LoadOptions, disk: Disk): Promis
   let kubeProxy: ComponentConfig | undefined;
   if (hasKubeadm) {
     const r = parseKubeadmDocuments(await disk.readText(p(KUBEADM_FILE)), { file: p(KUBEADM_FILE) });
+    // An empty (or comment-only) file is a copy that went wrong, not a cluster without a config.
+    if (!r.kubeadm.clusterConfiguration && r.kubeadm.nodeConfigurations.length === 0 && !r.kubelet)
+      throw inputError(
+        `${KUBEADM_FILE} holds no kubeadm configuration document`,
+        { file: p(KUBEADM_FILE) },
+        'copy it again (`kubectl -n kube-system get cm kubeadm-config -o jsonpath={.data.ClusterConfiguration}`), or remove the file to use resources/ alone',
+      );
     kubeadm = r.kubeadm;
     kubelet = r.kubelet;
     kubeProxy = r.kubeProxy;
@@ -234,6 +241,12 @@ async function loadManifests(disk: Disk, dir: string, warnings: string[]): Promi
 
 async function manifestFile(disk: Disk, file: string, node: string | undefined): Promise<StaticPod[]> {
   const docs = parseDocumentsByExtension(await disk.readText(file), file, { file });
+  if (docs.length === 0)
+    throw inputError(
+      'the static pod manifest is empty',
+      { file },
+      'copy it again from /etc/kubernetes/manifests/ on its control plane, or remove it',
+    );
   return docs.map((d) =>
     staticPodFromManifest(d.value, { kind: 'file', path: file, line: d.line }, node, d.locate),
   );
