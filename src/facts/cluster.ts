@@ -1,6 +1,7 @@
 /** Cluster identity: name, Kubernetes version, control-plane endpoint. */
 import { parse as parseYaml } from 'yaml';
 import type { KubeObject, SourceRef } from '../snapshot/model.js';
+import { placeOf } from '../snapshot/places.js';
 import { endpointProblem } from '../snapshot/values.js';
 import { podCandidates, runningBeatsDeclared } from './components.js';
 import { decide } from './decide.js';
@@ -178,7 +179,7 @@ function kubeconfigServer(
   if (typeof server !== 'string') return undefined;
   // A copy of the endpoint, but the kit may take it from here: a bad one is refused, not skipped.
   const problem = endpointProblem(server);
-  if (problem) throw badValueError(ref, server, problem);
+  if (problem) throw badValueError(ref, server, problem, placeOf(cm));
   const hp = parseHostPort(server);
   if (!hp) return undefined;
   // An https URL without a port means 443.

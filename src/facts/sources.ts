@@ -64,10 +64,15 @@ export function locationOf(ref: SourceRef): Location {
  * A value read from the cluster that is not of its kind (a problem from snapshot/values.ts): bad
  * input naming its source, so it never reaches the kit.
  */
-export function badValueError(ref: SourceRef, text: string, problem: string): FerryError {
+export function badValueError(
+  ref: SourceRef,
+  text: string,
+  problem: string,
+  place?: { file: string; line?: number },
+): FerryError {
   return inputError(
     `${JSON.stringify(text)} is ${problem}`,
-    locationOf(ref),
+    { ...locationOf(ref), ...place },
     'correct the value in the cluster (or in the copied file) and take the snapshot again; ferry never carries a value it cannot read into the kit',
   );
 }

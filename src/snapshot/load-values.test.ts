@@ -243,3 +243,24 @@ describe('files that hold nothing or the wrong version', () => {
     expect(err.location?.file).toBe(ex.path(m));
   });
 });
+
+describe('values facts read from objects', () => {
+  it('a bad cluster-info kubeconfig server names the file the ConfigMap was read from', async () => {
+    const { deriveFacts } = await import('../facts/derive.js');
+    const m = 'resources/cluster-info.yaml';
+    const text = await ex.read(m);
+    await writeFile(ex.path(m), text.replace(/server: https:\/\/[^\s]+/, 'server: https://[::::]:6443'));
+    const s = await loadSnapshot(ex.dir, { strictPki: false });
+    const err = (() => {
+      try {
+        deriveFacts(s, {});
+      } catch (e) {
+        return e as FerryError;
+      }
+      throw new Error('facts derived');
+    })();
+    expect(err.exitCode).toBe(2);
+    expect(err.location).toMatchObject({ file: ex.path(m), object: 'ConfigMap kube-public/cluster-info' });
+    expect(err.location?.line).toBeGreaterThan(0);
+  });
+});

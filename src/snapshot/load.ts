@@ -29,6 +29,7 @@ import {
 } from './model.js';
 import { objectShapeProblem } from './object-shapes.js';
 import { assertPkiUsable, certificateInfoFromPem, inventoryPki } from './pki.js';
+import { recordPlace } from './places.js';
 import { classifyObjects, routeOf, type SkipReason } from './resources.js';
 import { staticPodFromManifest, staticPodFromMirrorPod } from './static-pods.js';
 import { MANIFEST_FILE, readSavedSnapshot } from './store.js';
@@ -290,6 +291,12 @@ async function loadResources(
   }
   if (duplicates > 0)
     warnings.push(`resources: ${duplicates} object(s) appeared more than once; the first copy was kept`);
+  for (const obj of objects) {
+    const at = placed.get(obj);
+    if (!at) continue;
+    const pos = at.doc.locate(at.at);
+    recordPlace(obj, { file: at.file, line: pos?.line ?? at.doc.line });
+  }
   const skipped = new Map<string, number>();
   const resources = classifyObjects(objects, emptyResources(), (obj, reason: SkipReason) => {
     if (reason !== 'unknown-kind' && reason !== 'secret') return;
