@@ -153,7 +153,9 @@ suppressions:
       expect((missing as FerryError).location?.file).toBe('missing.yaml');
       await rm(join(cwd, DEFAULT_SUPPRESSIONS_FILE));
       await mkdir(join(cwd, DEFAULT_SUPPRESSIONS_FILE));
-      await expect(readSuppressions(undefined, cwd, KNOWN)).rejects.toThrow(/the default suppressions file .ferry\/suppressions.yaml is a directory/);
+      await expect(readSuppressions(undefined, cwd, KNOWN)).rejects.toThrow(
+        /the default suppressions file .ferry\/suppressions.yaml is a directory/,
+      );
     } finally {
       await rm(cwd, { recursive: true, force: true });
     }
