@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FerryError } from '../errors.js';
+import { thrown } from '../../test/support/errors.js';
 import { Journal, journalPathFor } from './journal.js';
 
 let dir: string;
@@ -138,7 +138,7 @@ describe('journal', () => {
       () => Journal.open(junk, { readonly: true }),
       () => Journal.peek(junk),
     ]) {
-      const err = caught(open);
+      const err = thrown(open);
       expect(err.exitCode).toBe(2);
       expect(err.location).toEqual({ file: junk });
       expect(err.message).toBe(
@@ -158,7 +158,7 @@ describe('journal', () => {
     db.close();
     const before = await readFile(other);
     for (const open of [() => Journal.open(other), () => Journal.peek(other)]) {
-      expect(caught(open).message).toBe(
+      expect(thrown(open).message).toBe(
         `the run journal ${other} is not a ferry journal: it is an SQLite database without the tables of a ferry journal`,
       );
     }
@@ -182,13 +182,3 @@ describe('journal', () => {
     expect(Journal.peek(join(dir, 'empty.sqlite'))).toEqual({ planDigest: undefined });
   });
 });
-
-function caught(fn: () => unknown): FerryError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(FerryError);
-    return err as FerryError;
-  }
-  throw new Error('expected an error');
-}

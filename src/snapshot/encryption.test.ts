@@ -1,21 +1,11 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { FerryError } from '../errors.js';
+import { thrown } from '../../test/support/errors.js';
 import { parseEncryptionConfig } from './encryption.js';
 
 const KEY_A = Buffer.from('0123456789abcdef0123456789abcdef').toString('base64');
 const KEY_B = Buffer.from('fedcba9876543210fedcba9876543210').toString('base64');
 const sha = (b64: string) => createHash('sha256').update(Buffer.from(b64, 'base64')).digest('hex');
-
-function thrown(f: () => unknown): FerryError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(FerryError);
-    return e as FerryError;
-  }
-  throw new Error('expected an error');
-}
 
 describe('parseEncryptionConfig', () => {
   it('keeps key names and fingerprints of every provider, never the secret', () => {

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FerryError } from '../errors.js';
+import { thrown } from '../../test/support/errors.js';
 import {
   loadEtcdDir,
   parseAlarms,
@@ -11,16 +11,6 @@ import {
   parseJsonLossless,
   parseMemberList,
 } from './etcd-files.js';
-
-function thrown(f: () => unknown): FerryError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(FerryError);
-    return e as FerryError;
-  }
-  throw new Error('expected an error');
-}
 
 // Captured from etcdctl 3.4.23 against a real etcd (one voter, one learner added).
 const MEMBER_LIST =

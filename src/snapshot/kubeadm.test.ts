@@ -1,17 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { FerryError } from '../errors.js';
+import { thrown } from '../../test/support/errors.js';
 import { parseKubeadmDocuments } from './kubeadm.js';
 import type { SourceRef } from './model.js';
-
-function thrown(f: () => unknown): FerryError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(FerryError);
-    return e as FerryError;
-  }
-  throw new Error('expected an error');
-}
 
 const mapArgs = (v: string) => `apiVersion: kubeadm.k8s.io/${v}
 kind: ClusterConfiguration

@@ -4,8 +4,7 @@
  */
 import { mkdir, rm, symlink, unlink } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { copyExample, type ExampleCopy } from '../../test/support/example-copy.js';
-import { FerryError } from '../errors.js';
+import { copyExample, type ExampleCopy, loadError } from '../../test/support/example-copy.js';
 import { loadSnapshot } from './load.js';
 import { saveSnapshot } from './store.js';
 
@@ -16,16 +15,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await ex.cleanup();
 });
-
-async function loadError(dir: string): Promise<FerryError> {
-  const err = await loadSnapshot(dir, { strictPki: false }).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(FerryError);
-  expect((err as FerryError).exitCode).toBe(2);
-  return err as FerryError;
-}
 
 describe('loadSnapshot: paths that are not what the layout expects', () => {
   it('kubeadm-config.yaml as a directory is an error, not a missing part', async () => {

@@ -4,10 +4,9 @@
  * TypeError in facts, a rule or a generator (exit 4). Built on edited copies of the example.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { copyExample, type ExampleCopy } from '../../test/support/example-copy.js';
+import { copyExample, type ExampleCopy, loadError } from '../../test/support/example-copy.js';
 import { memoryIo } from '../cli/io.js';
 import { runCli } from '../cli/run-cli.js';
-import { FerryError } from '../errors.js';
 import { loadSnapshot } from './load.js';
 import { saveSnapshot } from './store.js';
 
@@ -18,16 +17,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await ex.cleanup();
 });
-
-async function loadError(dir: string): Promise<FerryError> {
-  const err = await loadSnapshot(dir, { strictPki: false }).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(FerryError);
-  expect((err as FerryError).exitCode).toBe(2);
-  return err as FerryError;
-}
 
 describe('object shapes at load', () => {
   it('a Node whose status.addresses is a string (it crashed facts, audit, generate and plan: exit 4)', async () => {

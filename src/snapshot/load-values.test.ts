@@ -6,10 +6,10 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { copyExample, type ExampleCopy } from '../../test/support/example-copy.js';
+import { copyExample, type ExampleCopy, loadError } from '../../test/support/example-copy.js';
 import { memoryIo } from '../cli/io.js';
 import { runCli } from '../cli/run-cli.js';
-import { FerryError } from '../errors.js';
+import type { FerryError } from '../errors.js';
 import { loadSnapshot } from './load.js';
 import { saveSnapshot } from './store.js';
 
@@ -20,16 +20,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await ex.cleanup();
 });
-
-async function loadError(dir: string = ex.dir): Promise<FerryError> {
-  const err = await loadSnapshot(dir, { strictPki: false }).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(FerryError);
-  expect((err as FerryError).exitCode).toBe(2);
-  return err as FerryError;
-}
 
 /** The 1-based line of `text` in a file, to check the error points at it. */
 async function lineOf(rel: string, text: string): Promise<number> {
@@ -43,7 +33,7 @@ describe('static pod flags', () => {
   it('--service-cluster-ip-range=garbage: exit 2 at its line, and generate writes no kit', async () => {
     const m = 'manifests/cp-2/kube-apiserver.yaml';
     await ex.replace(m, '--service-cluster-ip-range=10.96.0.0/12', '--service-cluster-ip-range=garbage');
-    const err = await loadError();
+    const err = await loadError(ex.dir);
     expect(err.message).toBe('"garbage" is not a CIDR (ADDRESS/PREFIX, e.g. 10.96.0.0/12)');
     expect(err.location).toEqual({
       file: ex.path(m),
@@ -77,7 +67,7 @@ describe('static pod flags', () => {
       '--advertise-address=10.20.0.11',
       '--advertise-address=10.20.0.1111',
     );
-    expect((await loadError()).message).toBe('"10.20.0.1111" is not an IP address');
+    expect((await loadError(ex.dir)).message).toBe('"10.20.0.1111" is not an IP address');
     await ex.replace(
       'manifests/cp-1/kube-apiserver.yaml',
       '--advertise-address=10.20.0.1111',
@@ -88,7 +78,7 @@ describe('static pod flags', () => {
       '--secure-port=6443',
       '--secure-port=6443\n    - --event-ttl=forever',
     );
-    const err = await loadError();
+    const err = await loadError(ex.dir);
     expect(err.location?.field).toBe('--event-ttl');
     expect(err.message).toMatch(/^"forever" is not a duration/);
   });
@@ -101,7 +91,7 @@ describe('kubeadm configuration', () => {
       'controlPlaneEndpoint: k8s-api.lab.example:6443',
       'controlPlaneEndpoint: "https://[::::]:6443"',
     );
-    const err = await loadError();
+    const err = await loadError(ex.dir);
     expect(err.message).toBe('"https://[::::]:6443" is not an endpoint: [::::] is not an IPv6 address');
     expect(err.location).toMatchObject({
       file: ex.path('kubeadm-config.yaml'),
@@ -113,13 +103,15 @@ describe('kubeadm configuration', () => {
 
   it('a certificate SAN, a pod subnet and an advertise address', async () => {
     await ex.replace('kubeadm-config.yaml', '  - 10.20.0.10\n', '  - 10.20.0.300\n');
-    expect((await loadError()).location?.field).toBe('apiServer.certSANs[1]');
+    expect((await loadError(ex.dir)).location?.field).toBe('apiServer.certSANs[1]');
     await ex.replace('kubeadm-config.yaml', '  - 10.20.0.300\n', '  - 10.20.0.10\n');
     await ex.replace('kubeadm-config.yaml', 'podSubnet: 10.244.0.0/16', 'podSubnet: 10.244.0.0/33');
-    expect((await loadError()).message).toBe('"10.244.0.0/33" is not a CIDR: the prefix length must be 0-32');
+    expect((await loadError(ex.dir)).message).toBe(
+      '"10.244.0.0/33" is not a CIDR: the prefix length must be 0-32',
+    );
     await ex.replace('kubeadm-config.yaml', 'podSubnet: 10.244.0.0/33', 'podSubnet: 10.244.0.0/16');
     await ex.replace('kubeadm-config.yaml', 'advertiseAddress: 10.20.0.11', 'advertiseAddress: cp-1');
-    const err = await loadError();
+    const err = await loadError(ex.dir);
     expect(err.location).toMatchObject({
       object: 'InitConfiguration',
       field: 'localAPIEndpoint.advertiseAddress',
@@ -128,7 +120,7 @@ describe('kubeadm configuration', () => {
 
   it('a KubeletConfiguration duration', async () => {
     await ex.replace('kubeadm-config.yaml', 'shutdownGracePeriod: 60s', 'shutdownGracePeriod: sixty');
-    const err = await loadError();
+    const err = await loadError(ex.dir);
     expect(err.message).toBe('"sixty" is not a duration (a number with a unit: 90s, 5m, 1h30m, 300ms)');
     expect(err.location).toMatchObject({
       line: await lineOf('kubeadm-config.yaml', 'shutdownGracePeriod: sixty'),
@@ -143,7 +135,7 @@ describe('kubeadm configuration', () => {
       'serviceSubnet: 10.96.0.0/12',
       'serviceSubnet: 10.96.0.0/12,10.97.0.0/16',
     );
-    const err = await loadError();
+    const err = await loadError(ex.dir);
     expect(err.message).toBe(
       '"10.96.0.0/12,10.97.0.0/16" is not a CIDR list: two IPv4 CIDRs (at most one per IP family)',
     );
@@ -158,14 +150,14 @@ describe('objects and the encryption configuration', () => {
     await ex.editJson('resources/nodes.json', (d) => {
       d.items[2].status.addresses[0].address = '10.20.0.999';
     });
-    const err = await loadError();
+    const err = await loadError(ex.dir);
     expect(err.message).toBe('"10.20.0.999" is not an IP address');
     expect(err.location).toMatchObject({ object: 'Node cp-3', field: 'status.addresses[0].address' });
   });
 
   it('an aescbc key of 5 bytes (it was carried as is), never quoting the key', async () => {
     await ex.replace('encryption-config.yaml', /secret: \S+/, 'secret: aGVsbG8=');
-    const err = await loadError();
+    const err = await loadError(ex.dir);
     expect(err.message).toBe('the aescbc key is 5 byte(s) long; aescbc takes keys of 16, 24 or 32 bytes');
     expect(err.location).toMatchObject({
       file: ex.path('encryption-config.yaml'),
@@ -202,7 +194,7 @@ describe('configs embedded in ConfigMaps', () => {
       ex.path(m),
       text.replace(/clusterDNS:\n(\s+)- 10\.96\.0\.10/, 'clusterDNS:\n$1- not-an-ip'),
     );
-    const err = await loadError();
+    const err = await loadError(ex.dir);
     expect(err.message).toContain('"not-an-ip" is not an IP address');
     expect(err.location).toMatchObject({
       file: ex.path(m),
@@ -218,7 +210,7 @@ describe('versions', () => {
     const m = 'kubeadm-config.yaml';
     const text = await ex.read(m);
     await writeFile(ex.path(m), text.replace(/kubernetesVersion: \S+/, 'kubernetesVersion: v1.banana'));
-    const err = await loadError();
+    const err = await loadError(ex.dir);
     expect(err.message).toContain('"v1.banana" is not a version');
     expect(err.location).toMatchObject({ file: ex.path(m), field: 'kubernetesVersion' });
   });
@@ -229,7 +221,7 @@ describe('files that hold nothing or the wrong version', () => {
     for (const m of ['kubeadm-config.yaml', 'manifests/cp-1/kube-apiserver.yaml']) {
       const before = await ex.read(m);
       await writeFile(ex.path(m), '# nothing\n');
-      const err = await loadError();
+      const err = await loadError(ex.dir);
       expect(err.location?.file, m).toBe(ex.path(m));
       await writeFile(ex.path(m), before);
     }
@@ -238,7 +230,7 @@ describe('files that hold nothing or the wrong version', () => {
   it('a KubeletConfiguration of an apiVersion Kubernetes never served is exit 2', async () => {
     const m = 'resources/configmaps.yaml';
     await ex.replace(m, 'apiVersion: kubelet.config.k8s.io/v1beta1', 'apiVersion: kubelet.config.k8s.io/v9');
-    const err = await loadError();
+    const err = await loadError(ex.dir);
     expect(err.message).toContain('unsupported KubeletConfiguration apiVersion kubelet.config.k8s.io/v9');
     expect(err.location?.file).toBe(ex.path(m));
   });

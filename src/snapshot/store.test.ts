@@ -2,21 +2,11 @@ import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FilesCluster, makeFilesCluster } from '../../test/fixtures/files-cluster.js';
+import { rejected } from '../../test/support/errors.js';
 import { FerryError } from '../errors.js';
 import { loadSnapshot } from './load.js';
 import type { KubeObject, Snapshot } from './model.js';
 import { readSavedSnapshot, saveSnapshot } from './store.js';
-
-async function rejected(p: Promise<unknown>): Promise<FerryError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(FerryError);
-    expect((e as FerryError).exitCode).toBe(2);
-    return e as FerryError;
-  }
-  throw new Error('expected a failure');
-}
 
 describe('saved snapshots', () => {
   let fx: FilesCluster;
@@ -123,16 +113,16 @@ describe('saved snapshots', () => {
       const v = JSON.parse(await readFile(file, 'utf8'));
       v.info.gitVersion = 136;
       await writeFile(file, JSON.stringify(v));
-      const e = await rejected(readSavedSnapshot(dir));
+      const e = await rejected(readSavedSnapshot(dir), 2);
       expect(e.location).toEqual({ file, field: 'info.gitVersion' });
       await rm(file);
-      const e2 = await rejected(readSavedSnapshot(dir));
+      const e2 = await rejected(readSavedSnapshot(dir), 2);
       expect(e2.message).toContain('lists part "server-version" but server-version.json is missing');
     });
   });
 
   it('refuses to replace an existing directory unless forced', async () => {
-    const e = await rejected(saveSnapshot(snapshot, saved));
+    const e = await rejected(saveSnapshot(snapshot, saved), 2);
     expect(e.kind).toBe('usage');
     const changed: Snapshot = { ...snapshot, manifest: { ...snapshot.manifest, warnings: ['again'] } };
     await saveSnapshot(changed, saved, { force: true });
@@ -175,7 +165,7 @@ describe('saved snapshots', () => {
       const dir = await copy('v2');
       const m = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'));
       await writeFile(join(dir, 'manifest.json'), JSON.stringify({ ...m, formatVersion: 2 }));
-      const e = await rejected(readSavedSnapshot(dir));
+      const e = await rejected(readSavedSnapshot(dir), 2);
       expect(e.message).toContain('unsupported snapshot format version 2');
       expect(e.message).toContain('this ferry reads format version 1');
       expect(e.location).toEqual({ file: join(dir, 'manifest.json'), field: 'formatVersion' });
@@ -193,7 +183,7 @@ describe('saved snapshots', () => {
     it('a manifest naming a part whose file is missing', async () => {
       const dir = await copy('nopart');
       await rm(join(dir, 'etcd.json'));
-      const e = await rejected(readSavedSnapshot(dir));
+      const e = await rejected(readSavedSnapshot(dir), 2);
       expect(e.message).toContain('lists part "etcd" but etcd.json is missing');
     });
 
@@ -202,7 +192,7 @@ describe('saved snapshots', () => {
       const etcd = JSON.parse(await readFile(join(dir, 'etcd.json'), 'utf8'));
       etcd.members[1].id = Number('17115582512862521359');
       await writeFile(join(dir, 'etcd.json'), JSON.stringify(etcd));
-      const e = await rejected(readSavedSnapshot(dir));
+      const e = await rejected(readSavedSnapshot(dir), 2);
       expect(e.location).toEqual({ file: join(dir, 'etcd.json'), field: 'members[1].id' });
     });
 
@@ -212,7 +202,7 @@ describe('saved snapshots', () => {
         join(dir, 'resources', 'services.json'),
         '[\n{"apiVersion":"v1","kind":"Service","metadata":{}}\n]\n',
       );
-      const e = await rejected(readSavedSnapshot(dir));
+      const e = await rejected(readSavedSnapshot(dir), 2);
       expect(e.location).toEqual({
         file: join(dir, 'resources', 'services.json'),
         field: '[0].metadata.name',
@@ -222,10 +212,10 @@ describe('saved snapshots', () => {
     it('malformed JSON and a missing manifest', async () => {
       const dir = await copy('badjson');
       await writeFile(join(dir, 'kubeadm.json'), '{\n  "nodeConfigurations": [\n}');
-      const e = await rejected(readSavedSnapshot(dir));
+      const e = await rejected(readSavedSnapshot(dir), 2);
       expect(e.location).toMatchObject({ file: join(dir, 'kubeadm.json'), line: 3, column: 1 });
       await rm(join(dir, 'manifest.json'));
-      const e2 = await rejected(readSavedSnapshot(dir));
+      const e2 = await rejected(readSavedSnapshot(dir), 2);
       expect(e2.message).toContain('not a saved snapshot');
     });
 
@@ -235,7 +225,7 @@ describe('saved snapshots', () => {
       const tokens = JSON.parse(await readFile(file, 'utf8'));
       tokens[0].secret = '0123456789abcdef';
       await writeFile(file, JSON.stringify(tokens));
-      const e = await rejected(readSavedSnapshot(dir));
+      const e = await rejected(readSavedSnapshot(dir), 2);
       expect(e.location?.field).toBe('[0].secret');
       expect(e.message).not.toContain('0123456789abcdef');
     });

@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FerryError } from '../errors.js';
+import { thrown } from '../../test/support/errors.js';
 import { formatPath, parseDocumentsByExtension, parseJsonText, parseYamlDocuments } from './yaml.js';
-
-function thrown(f: () => unknown): FerryError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(FerryError);
-    return e as FerryError;
-  }
-  throw new Error('expected an error');
-}
 
 describe('parseYamlDocuments', () => {
   it('splits documents, skips empty ones and reports where each starts', () => {

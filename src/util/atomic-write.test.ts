@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FerryError } from '../errors.js';
+import { rejected } from '../../test/support/errors.js';
 import { writeDirAtomic, writeFileAtomic } from './atomic-write.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ferry-atomic-'));
@@ -10,15 +10,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 writeFileSync(join(dir, 'a-file'), 'x');
 mkdirSync(join(dir, 'a-dir'));
 
-async function failure(p: Promise<unknown>): Promise<FerryError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(FerryError);
-  expect((err as FerryError).exitCode).toBe(2);
-  return err as FerryError;
-}
+const failure = (p: Promise<unknown>) => rejected(p, 2);
 
 describe('an output path that cannot be written is bad input naming the flag', () => {
   it('a parent that is a file', async () => {

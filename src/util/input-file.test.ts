@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FerryError } from '../errors.js';
+import { rejected } from '../../test/support/errors.js';
 import {
   pathError,
   pathState,
@@ -33,15 +33,6 @@ const missing = join(dir, 'missing.txt');
 
 const origin = { flag: '--thing', provide: 'pass --thing a readable file' };
 
-async function failure(p: Promise<unknown>): Promise<FerryError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(FerryError);
-  return err as FerryError;
-}
-
 describe('readTextFile', () => {
   it('reads a file, and a symbolic link to one', async () => {
     expect(await readTextFile(file, origin)).toBe('hello');
@@ -58,7 +49,7 @@ describe('readTextFile', () => {
     ],
     ['a symbolic link loop', loopA, 'is a symbolic link loop'],
   ])('%s is an input error naming the flag and the path', async (_what, path, says) => {
-    const err = await failure(readTextFile(path, { ...origin, shown: 'as/typed' }));
+    const err = await rejected(readTextFile(path, { ...origin, shown: 'as/typed' }));
     expect(err.exitCode).toBe(2);
     expect(err.message).toBe(
       `--thing as/typed ${says}${says.includes('loop') ? ' (following it never reaches a file)' : ''}`,
@@ -67,14 +58,14 @@ describe('readTextFile', () => {
   });
 
   it('says what the path is for when no flag named it', async () => {
-    const err = await failure(readTextFile(missing, { what: 'the plan', provide: 'x' }));
+    const err = await rejected(readTextFile(missing, { what: 'the plan', provide: 'x' }));
     expect(err.message).toBe(`the plan ${missing} does not exist`);
     expect(err.location).toEqual({ file: missing });
   });
 
   it('never tells the user to fix permissions for a dangling link or a loop', async () => {
     for (const p of [dangling, loopA]) {
-      const err = await failure(readTextFile(p, { flag: '--thing', provide: 'pass --thing the CA' }));
+      const err = await rejected(readTextFile(p, { flag: '--thing', provide: 'pass --thing the CA' }));
       expect(err.remediation).not.toMatch(/permission|chmod|readable/);
     }
   });
@@ -104,14 +95,14 @@ describe('readOptionalTextFile and pathState', () => {
   it('is undefined only when nothing is at the path', async () => {
     expect(await readOptionalTextFile(missing, origin)).toBeUndefined();
     expect(await readOptionalTextFile(file, origin)).toBe('hello');
-    for (const p of [sub, dangling, loopA]) await failure(readOptionalTextFile(p, origin));
+    for (const p of [sub, dangling, loopA]) await rejected(readOptionalTextFile(p, origin));
   });
 
   it('reports a file where a directory is expected, and the reverse', async () => {
     expect(await pathState(sub, 'directory', origin)).toBe('present');
     expect(await pathState(missing, 'directory', origin)).toBe('absent');
-    expect((await failure(pathState(file, 'directory', origin))).message).toMatch(/is not a directory$/);
-    expect((await failure(pathState(sub, 'file', origin))).message).toMatch(/is a directory, not a file$/);
+    expect((await rejected(pathState(file, 'directory', origin))).message).toMatch(/is not a directory$/);
+    expect((await rejected(pathState(sub, 'file', origin))).message).toMatch(/is a directory, not a file$/);
   });
 });
 
@@ -119,7 +110,7 @@ describe('directories and synchronous reads', () => {
   it('requireDirectory accepts a directory only', async () => {
     await requireDirectory(sub, origin);
     requireDirectorySync(sub, origin);
-    expect((await failure(requireDirectory(file, origin))).message).toMatch(/is not a directory/);
+    expect((await rejected(requireDirectory(file, origin))).message).toMatch(/is not a directory/);
     expect(() => requireDirectorySync(dangling, origin)).toThrow(/symbolic link to/);
   });
 

@@ -7,11 +7,11 @@
  */
 import { cp, link, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { memoryIo } from '../../src/cli/io.js';
 import { runCli } from '../../src/cli/run-cli.js';
+import { EXAMPLE_DIR } from '../support/example.js';
 
-export const EXAMPLE = fileURLToPath(new URL('../../examples/lab-cluster', import.meta.url));
+export { EXAMPLE_DIR as EXAMPLE } from '../support/example.js';
 
 /** A bootstrap token for `ferry generate` (throwaway, like the example's keys). */
 export const BOOTSTRAP_TOKEN = 'q1w2e3.a1s2d3f4g5h6j7k8';
@@ -68,7 +68,7 @@ async function ferry(cwd: string, argv: string[]): Promise<void> {
 
 /** Builds every base under `root` (an empty directory) with the real CLI. */
 export async function buildBases(root: string): Promise<Bases> {
-  await cp(EXAMPLE, join(root, LAYOUT.cluster), { recursive: true });
+  await cp(EXAMPLE_DIR, join(root, LAYOUT.cluster), { recursive: true });
   await ferry(root, ['snapshot', '--from', LAYOUT.cluster, '-o', LAYOUT.snapshot]);
   await ferry(root, [
     'generate',

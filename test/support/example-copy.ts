@@ -4,9 +4,11 @@
  */
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-
-export const EXAMPLE = resolve(import.meta.dirname, '../../examples/lab-cluster');
+import { join } from 'node:path';
+import type { FerryError } from '../../src/errors.js';
+import { loadSnapshot } from '../../src/snapshot/load.js';
+import { rejected } from './errors.js';
+import { EXAMPLE_DIR } from './example.js';
 
 export interface ExampleCopy {
   /** The copy's directory. */
@@ -25,7 +27,7 @@ export interface ExampleCopy {
 export async function copyExample(): Promise<ExampleCopy> {
   const root = await mkdtemp(join(tmpdir(), 'ferry-example-'));
   const dir = join(root, 'lab-cluster');
-  await cp(EXAMPLE, dir, { recursive: true });
+  await cp(EXAMPLE_DIR, dir, { recursive: true });
   const path = (rel: string) => join(dir, rel);
   const read = (rel: string) => readFile(path(rel), 'utf8');
   const write = (rel: string, text: string) => writeFile(path(rel), text);
@@ -47,4 +49,9 @@ export async function copyExample(): Promise<ExampleCopy> {
     },
     cleanup: () => rm(root, { recursive: true, force: true }),
   };
+}
+
+/** The input error (exit 2) loading the snapshot at `dir` stops with. */
+export function loadError(dir: string): Promise<FerryError> {
+  return rejected(loadSnapshot(dir, { strictPki: false }), 2);
 }

@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { describeError, FerryError } from '../../errors.js';
+import { thrown } from '../../../test/support/errors.js';
+import { describeError } from '../../errors.js';
 import { loadKubeconfig } from './kubeconfig.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ferry-kubeconfig-'));
@@ -38,16 +39,6 @@ ${currentContext ? `current-context: ${currentContext}\n` : ''}`,
   return file;
 }
 
-function caught(fn: () => unknown): FerryError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(FerryError);
-    return err as FerryError;
-  }
-  throw new Error('expected an error');
-}
-
 describe('loadKubeconfig', () => {
   it('uses current-context, or --context when given', () => {
     const file = kubeconfig('a.yaml', 'prod-admin');
@@ -59,7 +50,7 @@ describe('loadKubeconfig', () => {
 
   it('a context that does not exist is bad input listing the contexts there are', () => {
     const file = kubeconfig('b.yaml', 'prod-admin');
-    const err = caught(() => loadKubeconfig(file, 'staging'));
+    const err = thrown(() => loadKubeconfig(file, 'staging'));
     expect(err.kind).toBe('input');
     expect(err.exitCode).toBe(2);
     expect(err.message).toContain('"staging"');
@@ -69,28 +60,28 @@ describe('loadKubeconfig', () => {
   });
 
   it('no current-context and no --context is bad input', () => {
-    const err = caught(() => loadKubeconfig(kubeconfig('c.yaml', undefined)));
+    const err = thrown(() => loadKubeconfig(kubeconfig('c.yaml', undefined)));
     expect(err.message).toMatch(/no current-context/);
     expect(err.remediation).toContain('prod-admin');
   });
 
   it('a context naming a missing cluster is bad input', () => {
-    const err = caught(() => loadKubeconfig(kubeconfig('d.yaml', 'broken')));
+    const err = thrown(() => loadKubeconfig(kubeconfig('d.yaml', 'broken')));
     expect(err.message).toMatch(/cluster "nowhere"/);
   });
 
   it('a missing or unreadable file is bad input naming it', () => {
     const missing = join(dir, 'nope.yaml');
-    expect(caught(() => loadKubeconfig(missing)).location?.file).toBe(missing);
+    expect(thrown(() => loadKubeconfig(missing)).location?.file).toBe(missing);
     const garbage = join(dir, 'garbage.yaml');
     writeFileSync(garbage, 'clusters: [ {name: x, cluster: {}} ]\ncontexts: 5\n');
-    const err = caught(() => loadKubeconfig(garbage));
+    const err = thrown(() => loadKubeconfig(garbage));
     expect(err.kind).toBe('input');
     expect(err.location?.file).toBe(garbage);
     const empty = join(dir, 'empty.yaml');
     for (const text of ['', '# nothing\n']) {
       writeFileSync(empty, text);
-      expect(caught(() => loadKubeconfig(empty)).message, text).toBe(
+      expect(thrown(() => loadKubeconfig(empty)).message, text).toBe(
         `kubeconfig ${empty} is not a kubeconfig: it is empty`,
       );
     }
@@ -103,7 +94,7 @@ describe('loadKubeconfig', () => {
         file,
         readFileSync(kubeconfig('e.yaml', 'lab-admin'), 'utf8').replace('https://127.0.0.1:16443', server),
       );
-      const err = caught(() => loadKubeconfig(file));
+      const err = thrown(() => loadKubeconfig(file));
       expect(err.exitCode, server).toBe(2);
       expect(err.location, server).toEqual({
         file,
@@ -140,7 +131,7 @@ users:
   use
 `,
     );
-    const err = caught(() => loadKubeconfig(file));
+    const err = thrown(() => loadKubeconfig(file));
     expect(err.exitCode).toBe(2);
     expect(err.location).toMatchObject({ file, line: 7 });
     expect(err.message).toMatch(new RegExp(`^kubeconfig ${file} is not valid YAML: `));
