@@ -72,7 +72,10 @@ export function badValueError(
 ): FerryError {
   return inputError(
     `${JSON.stringify(text)} is ${problem}`,
-    { ...locationOf(ref), ...place },
+    {
+      ...locationOf(ref),
+      ...(place ? { file: place.file, ...(place.line ? { line: place.line } : {}) } : {}),
+    },
     'correct the value in the cluster (or in the copied file) and take the snapshot again; ferry never carries a value it cannot read into the kit',
   );
 }

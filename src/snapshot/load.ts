@@ -29,7 +29,7 @@ import {
 } from './model.js';
 import { objectShapeProblem } from './object-shapes.js';
 import { assertPkiUsable, certificateInfoFromPem, inventoryPki } from './pki.js';
-import { recordPlace } from './places.js';
+import { placeOf, recordPlace } from './places.js';
 import { classifyObjects, routeOf, type SkipReason } from './resources.js';
 import { staticPodFromManifest, staticPodFromMirrorPod } from './static-pods.js';
 import { MANIFEST_FILE, readSavedSnapshot } from './store.js';
@@ -112,11 +112,7 @@ async function loadFilesDir(root: string, opts: LoadOptions, disk: Disk): Promis
   let staticPods: StaticPod[] = [];
   if (hasManifests) staticPods = await loadManifests(disk, p('manifests'), warnings);
 
-  // Where each object was read, so that an error inside a ConfigMap's embedded config names the file.
-  const placed: Placed = new WeakMap();
-  const resources = hasResources
-    ? await loadResources(disk, p('resources'), warnings, placed)
-    : emptyResources();
+  const resources = hasResources ? await loadResources(disk, p('resources'), warnings) : emptyResources();
   if (hasResources) parts.add('resources');
 
   // Fall back on what the cluster itself says when a file is absent.
@@ -129,19 +125,19 @@ async function loadFilesDir(root: string, opts: LoadOptions, disk: Disk): Promis
       )
       .sort((a, b) => compareKubeletConfigNames(a.metadata.name, b.metadata.name))[0];
   // Parsed (and so checked) even when kubeadm-config.yaml has one: generate carries its text.
-  const fromCm = parseConfigMapKey(cm('kube-system', 'kubeadm-config'), 'ClusterConfiguration', placed);
+  const fromCm = parseConfigMapKey(cm('kube-system', 'kubeadm-config'), 'ClusterConfiguration');
   if (!kubeadm.clusterConfiguration && fromCm?.kubeadm.clusterConfiguration)
     kubeadm.clusterConfiguration = fromCm.kubeadm.clusterConfiguration;
   // The ConfigMaps are what kubelets and kube-proxy actually run with (kubeadm uploads them with its
   // defaults filled in, nodes download them at join), so they win over the kubeadm-config.yaml copy.
   kubelet = preferLive(
     kubelet,
-    parseConfigMapKey(cm('kube-system', /^kubelet-config(-1\.\d+)?$/), 'kubelet', placed)?.kubelet,
+    parseConfigMapKey(cm('kube-system', /^kubelet-config(-1\.\d+)?$/), 'kubelet')?.kubelet,
     warnings,
   );
   kubeProxy = preferLive(
     kubeProxy,
-    parseConfigMapKey(cm('kube-system', 'kube-proxy'), 'config.conf', placed)?.kubeProxy,
+    parseConfigMapKey(cm('kube-system', 'kube-proxy'), 'config.conf')?.kubeProxy,
     warnings,
   );
   // Mirror pods fill in the control planes whose manifests were not copied; with flat
@@ -256,15 +252,7 @@ async function manifestFile(disk: Disk, file: string, node: string | undefined):
 // ---------------------------------------------------------------------------------------------
 // resources/
 
-/** The file (and the object's place in its document) each loaded object came from. */
-type Placed = WeakMap<object, { file: string; doc: ParsedDoc; at: FieldPath }>;
-
-async function loadResources(
-  disk: Disk,
-  dir: string,
-  warnings: string[],
-  placed: Placed,
-): Promise<Resources> {
+async function loadResources(disk: Disk, dir: string, warnings: string[]): Promise<Resources> {
   const objects: KubeObject[] = [];
   const seen = new Set<string>();
   let duplicates = 0;
@@ -284,19 +272,18 @@ async function loadResources(
           continue;
         }
         seen.add(key);
-        placed.set(obj, { file, doc, at });
+        // Where it was read, for errors found later inside it (places.ts).
+        recordPlace(obj, {
+          file,
+          line: doc.locate(at)?.line ?? doc.line,
+          lineOf: (field) => doc.locate([...at, ...field])?.line,
+        });
         objects.push(obj);
       }
     }
   }
   if (duplicates > 0)
     warnings.push(`resources: ${duplicates} object(s) appeared more than once; the first copy was kept`);
-  for (const obj of objects) {
-    const at = placed.get(obj);
-    if (!at) continue;
-    const pos = at.doc.locate(at.at);
-    recordPlace(obj, { file: at.file, line: pos?.line ?? at.doc.line });
-  }
   const skipped = new Map<string, number>();
   const resources = classifyObjects(objects, emptyResources(), (obj, reason: SkipReason) => {
     if (reason !== 'unknown-kind' && reason !== 'secret') return;
@@ -381,10 +368,10 @@ function objectsOf(doc: ParsedDoc, file: string): { obj: KubeObject; at: FieldPa
 // ---------------------------------------------------------------------------------------------
 // ConfigMap fallbacks
 
-function parseConfigMapKey(cm: KubeObject | undefined, key: string, placed: Placed) {
+function parseConfigMapKey(cm: KubeObject | undefined, key: string) {
   const data: unknown = cm?.data;
   if (!cm || !isRecord(data) || typeof data[key] !== 'string') return undefined;
-  const from = placed.get(cm);
+  const from = placeOf(cm);
   const object: SourceRef = {
     kind: 'object',
     objectKind: 'ConfigMap',
@@ -398,10 +385,10 @@ function parseConfigMapKey(cm: KubeObject | undefined, key: string, placed: Plac
     // The embedded text's own line numbers mean nothing in the file: name the file and the line of
     // the ConfigMap key instead, and keep the object and field inside the embedded config.
     if (!(err instanceof FerryError) || !from || err.location?.file !== undefined) throw err;
-    const pos = from.doc.locate([...from.at, 'data', key]);
+    const line = from.lineOf?.(['data', key]);
     const { line: _line, column: _column, ...rest } = err.location ?? {};
     throw new FerryError(err.kind, err.message, {
-      location: { ...rest, file: from.file, ...(pos ? { line: pos.line } : {}) },
+      location: { ...rest, file: from.file, ...(line ? { line } : {}) },
       ...(err.remediation === undefined ? {} : { remediation: err.remediation }),
       cause: err.cause,
     });

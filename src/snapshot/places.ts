@@ -5,10 +5,13 @@
  * snapshot's data; an object that was copied (or came from a cluster) has no place.
  */
 import type { KubeObject } from './model.js';
+import type { FieldPath } from './yaml.js';
 
 export interface ObjectPlace {
   file: string;
   line?: number;
+  /** The line of a field inside the object, when the file's format has positions (YAML). */
+  lineOf?: (field: FieldPath) => number | undefined;
 }
 
 const places = new WeakMap<object, ObjectPlace>();
