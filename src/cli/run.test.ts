@@ -6,6 +6,20 @@ import type { Plan } from '../plan/model.js';
 import { memoryIo } from './io.js';
 import { runCli } from './run-cli.js';
 
+/** Connection flags for cases refused before anything is read or reached: the files need not exist. */
+const PLACEHOLDER_CONNECTION = [
+  '--kubeconfig',
+  'k',
+  '--etcd-endpoints',
+  'https://127.0.0.1:2379',
+  '--etcd-cacert',
+  'a',
+  '--etcd-cert',
+  'b',
+  '--etcd-key',
+  'c',
+];
+
 let dir: string;
 let plan: string;
 beforeAll(async () => {
@@ -36,20 +50,7 @@ describe('ferry run: usage', () => {
   });
 
   it('rejects an unknown step kind or a missing timeout in --step-timeout, a bad --poll-ms and a phase that does not exist', async () => {
-    const base = [
-      'run',
-      plan,
-      '--kubeconfig',
-      'k',
-      '--etcd-endpoints',
-      'https://127.0.0.1:2379',
-      '--etcd-cacert',
-      'a',
-      '--etcd-cert',
-      'b',
-      '--etcd-key',
-      'c',
-    ];
+    const base = ['run', plan, ...PLACEHOLDER_CONNECTION];
     let io = memoryIo();
     expect(await runCli([...base, '--step-timeout', 'reboot=10'], io)).toBe(2);
     expect(io.err).toContain('unknown step kind reboot');
@@ -129,17 +130,7 @@ describe('ferry run: the plan is the contract that was reviewed', () => {
     const file = join(dir, 'resealed-plan.json');
     await writeFile(file, JSON.stringify(resealed, null, 2));
     const io = memoryIo();
-    const code = await runCli(
-      ['run', file, '--dry-run', '--kubeconfig', 'k', '--etcd-endpoints', 'https://127.0.0.1:2379'].concat([
-        '--etcd-cacert',
-        'a',
-        '--etcd-cert',
-        'b',
-        '--etcd-key',
-        'c',
-      ]),
-      io,
-    );
+    const code = await runCli(['run', file, '--dry-run', ...PLACEHOLDER_CONNECTION], io);
     expect(code, io.err).toBe(2);
     expect(io.err).toContain(`field phases[2].steps[0].action: the plan breaks a rule ferry run relies on`);
     expect(io.err).toContain(`phases[2].steps[0].action (${String(step['id'])}): missing`);
@@ -154,24 +145,7 @@ describe('ferry run: the plan is the contract that was reviewed', () => {
     const edited = join(dir, 'edited-plan.json');
     await writeFile(edited, JSON.stringify(doc, null, 2));
     const io = memoryIo();
-    const code = await runCli(
-      [
-        'run',
-        edited,
-        '--dry-run',
-        '--kubeconfig',
-        'k',
-        '--etcd-endpoints',
-        'https://127.0.0.1:2379',
-        '--etcd-cacert',
-        'a',
-        '--etcd-cert',
-        'b',
-        '--etcd-key',
-        'c',
-      ],
-      io,
-    );
+    const code = await runCli(['run', edited, '--dry-run', ...PLACEHOLDER_CONNECTION], io);
     expect(code, io.err).toBe(2);
     expect(io.err).toContain(`${edited}, field phases[2].steps[${j}].destructive`);
     expect(io.err).toContain('the plan was changed after ferry plan wrote it');
