@@ -41,6 +41,11 @@ const CACPPT = 'siderolabs/cluster-api-control-plane-provider-talos';
 const CABPT = 'siderolabs/cluster-api-bootstrap-provider-talos';
 const CAPMOX = 'ionos-cloud/cluster-api-provider-proxmox';
 const CAPMOX_REF = 'v0.9.0 / eb2360a723105450003fd7095616e3dd8cbe2b39';
+const CABPT_REF = 'v0.6.12 / 065b6843501a9b9fad01133b30f98b891aa5aceb';
+const CAPV = 'kubernetes-sigs/cluster-api-provider-vsphere';
+const CAPV_REF = 'v1.16.1 / 5b57d1db50a72f8d7ac605f9860f18d517215b4d';
+const IPAM = 'kubernetes-sigs/cluster-api-ipam-provider-in-cluster';
+const IPAM_REF = 'v1.0.3 / cd1bebe8bc29ba7170c80575a975eca60475d648';
 
 /** The Talos releases ferry targets (knowledge/talos.ts), one schema per minor. */
 const TALOS_SCHEMAS: [version: string, ref: string][] = [
@@ -99,7 +104,7 @@ export const COPIES: Copy[] = [
     'TalosConfigTemplate',
     CABPT,
     'config/crd/bases/bootstrap.cluster.x-k8s.io_talosconfigtemplates.yaml',
-    'v0.6.12 / 065b6843501a9b9fad01133b30f98b891aa5aceb',
+    CABPT_REF,
   ),
   crd(
     'infrastructure.cluster.x-k8s.io_proxmoxclusters.yaml',
@@ -114,6 +119,64 @@ export const COPIES: Copy[] = [
     CAPMOX,
     'config/crd/bases/infrastructure.cluster.x-k8s.io_proxmoxmachinetemplates.yaml',
     CAPMOX_REF,
+  ),
+  crd(
+    'cluster.x-k8s.io_machinesets.yaml',
+    'MachineSet',
+    CAPI,
+    'core/config/crd/bases/cluster.x-k8s.io_machinesets.yaml',
+    CAPI_REF,
+  ),
+  crd(
+    'cluster.x-k8s.io_machinehealthchecks.yaml',
+    'MachineHealthCheck',
+    CAPI,
+    'core/config/crd/bases/cluster.x-k8s.io_machinehealthchecks.yaml',
+    CAPI_REF,
+  ),
+  crd(
+    'clusterctl.cluster.x-k8s.io_providers.yaml',
+    'Provider (clusterctl inventory)',
+    CAPI,
+    'cmd/clusterctl/config/crd/bases/clusterctl.cluster.x-k8s.io_providers.yaml',
+    CAPI_REF,
+  ),
+  crd(
+    'bootstrap.cluster.x-k8s.io_talosconfigs.yaml',
+    'TalosConfig',
+    CABPT,
+    'config/crd/bases/bootstrap.cluster.x-k8s.io_talosconfigs.yaml',
+    CABPT_REF,
+  ),
+  ...(
+    [
+      ['vsphereclusters', 'VSphereCluster'],
+      ['vspheremachinetemplates', 'VSphereMachineTemplate'],
+      ['vspheremachines', 'VSphereMachine'],
+      ['vsphereclusteridentities', 'VSphereClusterIdentity'],
+    ] as const
+  ).map(([plural, kind]) =>
+    crd(
+      `infrastructure.cluster.x-k8s.io_${plural}.yaml`,
+      kind,
+      CAPV,
+      `config/default/crd/bases/infrastructure.cluster.x-k8s.io_${plural}.yaml`,
+      CAPV_REF,
+    ),
+  ),
+  ...(
+    [
+      ['inclusterippools', 'InClusterIPPool'],
+      ['globalinclusterippools', 'GlobalInClusterIPPool'],
+    ] as const
+  ).map(([plural, kind]) =>
+    crd(
+      `ipam.cluster.x-k8s.io_${plural}.yaml`,
+      kind,
+      IPAM,
+      `config/crd/bases/ipam.cluster.x-k8s.io_${plural}.yaml`,
+      IPAM_REF,
+    ),
   ),
   ...(['v1.13.9', 'v1.14.0-rc.1'] as const).flatMap((version) =>
     ['base-controlplane.yaml', 'base-worker.yaml'].map((file) => ({
