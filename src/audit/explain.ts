@@ -4,13 +4,14 @@
  * predicts it, the cause and the fix. Pure: text in, matches out.
  */
 import { type ErrorSignature, SIGNATURES } from '../knowledge/signatures.js';
+import { ruleDocsRef } from './docs-link.js';
 
 /**
  * Where a user reads about a signature: its rule's section of docs/rules.md (or, for an error no
  * rule predicts, the signature's own section there), then the upstream threads.
  */
 export function sourcesOf(s: ErrorSignature): string[] {
-  return [`docs/rules.md#${s.ruleId ?? s.id}`, ...(s.upstream ?? [])];
+  return [ruleDocsRef(s.ruleId ?? s.id), ...(s.upstream ?? [])];
 }
 
 /** Lines longer than this are cut before matching: a log line is evidence, not a document. */

@@ -48,11 +48,18 @@ describe('ferry audit', () => {
 
   it('prints the table and exits 1 on a blocker; --fail-on never exits 0', async () => {
     const doc = await reference();
-    const blockers = doc.findings.filter((f: { severity: string }) => f.severity === 'blocker');
+    // Grouped by rule: the blocker section holds every rule with a blocker, all its findings.
+    type F = { severity: string; ruleId: string };
+    const blockerRules = new Set(
+      doc.findings.filter((f: F) => f.severity === 'blocker').map((f: F) => f.ruleId),
+    );
+    const inSection = doc.findings.filter((f: F) => blockerRules.has(f.ruleId)).length;
     const r = await run('cluster');
     expect(r.code).toBe(1);
-    expect(r.out).toContain(`BLOCKER (${blockers.length})`);
-    const blockerSection = r.out.slice(r.out.indexOf('BLOCKER ('), r.out.indexOf('RISK ('));
+    expect(r.out).toContain(
+      `BLOCKER: ${blockerRules.size} rule${blockerRules.size === 1 ? '' : 's'}, ${inSection} finding${inSection === 1 ? '' : 's'}`,
+    );
+    const blockerSection = r.out.slice(r.out.indexOf('BLOCKER: '), r.out.indexOf('RISK: '));
     expect(blockerSection).toContain('bootstrap.token-ttl');
     expect(r.out).toContain('Secret kube-system/bootstrap-token-abcdef data.expiration');
     expect(r.out).not.toContain('0123456789abcdef'); // the token secret never reaches a report
@@ -150,6 +157,7 @@ describe('ferry audit', () => {
     [['cluster', '--bogus'], /Unknown option/],
     [['nowhere'], /does not exist/],
     [['cluster', '--baseline', 'missing.json'], /--baseline missing.json does not exist/],
+    [['cluster', '--expand', 'workload.no-such-rule'], /--expand workload.no-such-rule: no such rule/],
   ])('exits 2 on bad usage or input: %j', async (argv, message) => {
     const r = await run(...(argv as string[]));
     expect(r.code).toBe(2);

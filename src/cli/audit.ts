@@ -30,6 +30,8 @@ output:
   -o, --output FORMAT      the report format, one of:
 ${formatLines}
   --output-file FILE       write the report to FILE (atomically) instead of stdout
+  --expand RULE            list every object of RULE in the table, md and html reports (which
+                           show the first 20 of each rule); repeatable. json and yaml list all
   --fail-on LEVEL          blocker (default) | risk | info | never: exit 1 when a reported
                            finding is at or above LEVEL
 suppressions and baseline:
@@ -58,6 +60,7 @@ const options = {
   output: { type: 'string', short: 'o' },
   'output-file': { type: 'string' },
   'fail-on': { type: 'string' },
+  expand: { type: 'string', multiple: true },
   suppressions: { type: 'string' },
   baseline: { type: 'string' },
   'write-baseline': { type: 'string' },
@@ -99,6 +102,14 @@ export const command: Command = {
 
     // Inputs that can be wrong are read before the (possibly long) live collection.
     const knownIds = [...new Set([...CATALOG_IDS, ...ALL_RULES.map((r) => r.id)])];
+    const expand = values.expand ?? [];
+    const ruleIds = new Set(ALL_RULES.map((r) => r.id));
+    for (const id of expand)
+      if (!ruleIds.has(id))
+        throw usageError(
+          `--expand ${id}: no such rule`,
+          'give a rule id as the reports print it (e.g. --expand workload.pdb-missing); docs/rules.md lists them',
+        );
     const suppressions = await readSuppressions(values.suppressions, io.cwd, knownIds);
     let baseline: { file: string; fingerprints: ReadonlySet<string> } | undefined;
     if (values.baseline !== undefined) {
@@ -130,6 +141,7 @@ export const command: Command = {
     const outputFile = values['output-file'];
     const text = renderReport(report, format, {
       color: io.isTTY && outputFile === undefined && format === 'table',
+      expand,
     });
     if (outputFile !== undefined) {
       const { writeFileAtomic } = await import('../util/atomic-write.js');

@@ -7,6 +7,8 @@ import type { Severity, TargetSummary } from '../findings.js';
 export interface RenderOptions {
   /** ANSI colour (table only); the CLI sets it only when stdout is a TTY. */
   color: boolean;
+  /** Rule ids whose every object the human formats list (`ferry audit --expand RULE`). */
+  expand?: readonly string[];
 }
 
 export const SEVERITY_LABEL: Record<Severity, string> = { blocker: 'BLOCKER', risk: 'RISK', info: 'INFO' };

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Ajv } from 'ajv';
@@ -5,6 +6,7 @@ import addFormatsPlugin from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { deriveFacts } from '../../facts/derive.js';
+import { ruleDocsRef } from '../docs-link.js';
 import { type AuditReport, runAudit } from '../engine.js';
 import type { Rule } from '../rule.js';
 import { parseSuppressions } from '../suppressions.js';
@@ -242,6 +244,23 @@ describe('every format carries the same findings and suppressed counts', () => {
     ).toEqual(suppressed);
     expect(sup[0].suppressions[0]).toMatchObject({ kind: 'external', status: 'accepted' });
     expect(run.properties.counts.suppressed).toBe(1);
+    // A grouping key per rule and object (without the field), stable across runs.
+    for (const res of run.results)
+      expect(res.partialFingerprints['ferry/rule-object/v1']).toMatch(/^[0-9a-f]{32}$/);
+    const byMessage = (name: string) =>
+      run.results.find((x: { message: { text: string } }) => x.message.text.includes(name));
+    expect(byMessage('shop/web').partialFingerprints['ferry/rule-object/v1']).not.toBe(
+      byMessage('batch/report').partialFingerprints['ferry/rule-object/v1'],
+    );
+    expect(
+      JSON.parse(renderReport(report, 'sarif')).runs[0].results.map(
+        (x: { partialFingerprints: unknown }) => x.partialFingerprints,
+      ),
+    ).toEqual(run.results.map((x: { partialFingerprints: unknown }) => x.partialFingerprints));
+    // helpUri: the rule's section of docs/rules.md, the anchor `ferry explain` cites.
+    const helped = run.tool.driver.rules.find((x: { id: string }) => x.id === 'apiserver.example');
+    expect(helped.helpUri).toMatch(/^file:\/\/\/.*\/docs\/rules\.md#apiserver\.example$/);
+    expect(helped.helpUri.endsWith(`#${ruleDocsRef('apiserver.example').split('#')[1]}`)).toBe(true);
     // Rule metadata and indexes.
     const ids = run.tool.driver.rules.map((r: { id: string }) => r.id);
     for (const r of run.results) expect(ids[r.ruleIndex]).toBe(r.ruleId);
@@ -316,28 +335,53 @@ describe('every format carries the same findings and suppressed counts', () => {
       .sort();
     expect(fps).toEqual(reported);
     expect(
-      [...html.matchAll(/<tr class="suppressed">.*?data-fingerprint="([0-9a-f]+)"/g)].map((m) => m[1]),
+      [...html.matchAll(/<tr class="suppressed" [^>]*>.*?data-fingerprint="([0-9a-f]+)"/g)].map((m) => m[1]),
     ).toEqual(suppressed);
-    expect(html).toMatch(/<td data-count="suppressed">1<\/td>/);
-    // Nothing executes and nothing is fetched.
-    expect(html).not.toMatch(/<script|<link|<img|<iframe|\ssrc=|url\(|@import/i);
-    expect(html).toContain('Content-Security-Policy" content="default-src \'none\'');
+    expect(html).toMatch(/<div class="card suppressed" data-count="suppressed"><b>1<\/b>/);
+    // One inline script, admitted by its hash and nothing else; nothing is fetched.
+    const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1]!);
+    expect(scripts).toHaveLength(1);
+    const hash = createHash('sha256').update(scripts[0]!).digest('base64');
+    expect(html).toContain(
+      `Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${hash}'"`,
+    );
+    expect(html).not.toMatch(/<link|<img|<iframe|\ssrc=|url\(|@import|innerHTML/i);
     expect(html).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
+    // A section per rule, anchored by its id, listed in the table of contents.
+    for (const id of ['apiserver.example', 'workload.example', 'etcd.example']) {
+      expect(html).toContain(`<details class="rule `);
+      expect(html).toMatch(
+        new RegExp(`<details class="rule [a-z]+" id="${id.replace('.', '\\.')}" data-rule="`),
+      );
+      expect(html).toContain(`<li data-rule="${id}"><a href="#${id}">`);
+    }
+    // The rule's documentation, as an absolute URI (the file beside this ferry), anchored by the id.
+    expect(html).toMatch(
+      /href="file:\/\/\/[^"]*\/docs\/rules\.md#apiserver\.example">docs\/rules\.md#apiserver\.example</,
+    );
+    // A bar per family with findings.
+    expect([...html.matchAll(/<div class="bar" data-family="([a-z]+)">/g)].map((m) => m[1]).sort()).toEqual([
+      'apiserver',
+      'etcd',
+      'workload',
+    ]);
   });
 
-  it('table (grouped by severity; colour only when asked)', () => {
+  it('table (grouped by rule, blockers first; colour only when asked)', () => {
     const plain = renderReport(report, 'table', { color: false });
     for (const fp of [...reported, ...suppressed]) expect(plain).toContain(fp.slice(0, 12));
     const order = [
-      'BLOCKER (1)',
-      'RISK (1)',
-      'INFO (2)',
+      'BLOCKER: 1 rule, 1 finding',
+      'RISK: 1 rule, 1 finding',
+      'INFO: 1 rule, 2 findings',
       'Suppressed (1)',
       'Expired suppressions (1)',
       'Skipped rules (1)',
     ].map((h) => plain.indexOf(h));
     expect(order.every((i) => i >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
+    // The rule once, then its findings.
+    expect(plain.match(/^ {2}etcd\.example /gm)).toHaveLength(1);
     expect(plain).not.toContain('\x1b[');
     expect(plain).toContain('1 suppressed');
     expect(renderReport(report, 'table', { color: true })).toContain('\x1b[31m');
@@ -381,5 +425,77 @@ describe('an untabled Talos patch as the target', () => {
     const r = assumedReport('v1.10.9');
     expect(r.target).not.toHaveProperty('assumed');
     expect(renderReport(r, 'table')).not.toContain('not tabled');
+  });
+});
+
+describe('a rule with many findings', () => {
+  // 45 Deployments without a PDB over three namespaces: more than the 20 a reader is shown.
+  const snapshot = makeSnapshot({ resources: { nodes: [obj('Node', 'cp-1')] } });
+  const facts = deriveFacts(snapshot, { talosVersion: 'v1.13.9' });
+  const many: Rule = {
+    id: 'workload.many',
+    family: 'workload',
+    severity: 'risk',
+    title: 'Many',
+    inputs: ['api'],
+    check: () =>
+      Array.from({ length: 45 }, (_, i) => ({
+        message: `Deployment team-${i % 3}/svc-${i} has no PDB`,
+        evidence: [
+          {
+            kind: 'object' as const,
+            object: {
+              apiVersion: 'apps/v1',
+              kind: 'Deployment',
+              namespace: `team-${i % 3}`,
+              name: `svc-${i}`,
+            },
+          },
+        ],
+        remediation: 'add a PDB',
+      })),
+  };
+  const big = runAudit({
+    snapshot,
+    facts,
+    target: facts.target,
+    rules: [many],
+    now: new Date('2026-08-20T10:00:00Z'),
+  });
+  const names = (text: string) => new Set([...text.matchAll(/svc-\d+/g)].map((m) => m[0]));
+
+  it('table and md: one entry, the fix once, the first 20 objects by namespace, the rest counted', () => {
+    for (const format of ['table', 'md'] as const) {
+      const text = renderReport(big, format);
+      expect(names(text).size, format).toBe(20);
+      expect(text.match(/add a PDB/g), format).toHaveLength(1);
+      expect(text, format).toContain('… and 25 more (1 more namespace)');
+      expect(text, format).toContain('--expand workload.many');
+      expect(text, format).toMatch(/team-0\**\s\(15\):/);
+    }
+  });
+
+  it('--expand RULE lists every object in table, md and html', () => {
+    for (const format of ['table', 'md', 'html'] as const) {
+      const text = renderReport(big, format, { color: false, expand: ['workload.many'] });
+      expect(names(text).size, format).toBe(45);
+      expect(text, format).not.toContain('… and 25 more');
+      // Every finding on its own, with its fingerprint.
+      for (const f of big.findings) expect(text, format).toContain(f.fingerprint.slice(0, 12));
+    }
+  });
+
+  it('html: every object is in the page for the filter, the first 20 shown, the rest folded', () => {
+    const html = renderReport(big, 'html');
+    const objs = [...html.matchAll(/<li data-obj data-ns="(team-\d)" data-name="(svc-\d+)"/g)];
+    expect(objs).toHaveLength(45);
+    const folded = html.slice(html.indexOf('<details class="more">'));
+    expect(html).toContain('<details class="more"><summary>… and 25 more (1 more namespace)</summary>');
+    expect([...folded.matchAll(/<li data-obj /g)]).toHaveLength(25);
+  });
+
+  it('json and sarif stay complete, one entry per finding', () => {
+    expect(JSON.parse(renderReport(big, 'json')).findings).toHaveLength(45);
+    expect(JSON.parse(renderReport(big, 'sarif')).runs[0].results).toHaveLength(45);
   });
 });

@@ -143,24 +143,30 @@ describe('a finding resolved by the kit, in every format', () => {
   it('table, md and html: its own "Resolved by the kit" section, apart from the findings', () => {
     const table = renderReport(r, 'table');
     const section = table.slice(table.indexOf('Resolved by the kit out/kit (1)'));
-    expect(table.indexOf('Resolved by the kit out/kit (1)')).toBeGreaterThan(table.indexOf('BLOCKER (1)'));
-    expect(section).toContain(`addons.example  Target target  [${resolved.fingerprint.slice(0, 12)}]`);
+    expect(table.indexOf('Resolved by the kit out/kit (1)')).toBeGreaterThan(
+      table.indexOf('BLOCKER: 1 rule, 1 finding'),
+    );
+    // Grouped by rule like the findings: the rule once, then its object with the fingerprint.
+    expect(section).toMatch(/\n {2}addons\.example {2}BLOCKER [^\n]*\(1 finding\)\n/);
+    expect(section).toContain(`    Target target  [${resolved.fingerprint.slice(0, 12)}]`);
     expect(section).toContain(`resolved: ${HOW}`);
     expect(table.slice(0, table.indexOf('Resolved by'))).not.toContain(resolved.fingerprint.slice(0, 12));
     expect(table).toContain('1 resolved by the kit');
 
     const md = renderReport(r, 'md');
     expect(md).toContain('## Resolved by the kit out/kit (1)');
-    expect(md).toContain(
-      `| \`addons.example\` | blocker | Target target | \`${resolved.fingerprint}\` | \`${PATCH}\` | ${HOW} |`,
-    );
+    const mdSection = md.slice(md.indexOf('## Resolved by the kit'));
+    expect(mdSection).toContain('### `addons.example`');
+    expect(mdSection).toContain(`| Target target | \`${resolved.fingerprint}\` | \`${PATCH}\` | ${HOW} |`);
     expect(md.slice(0, md.indexOf('## Resolved'))).not.toContain(resolved.fingerprint);
 
     const html = renderReport(r, 'html');
-    expect(html).toContain('<h2 id="resolved">Resolved by the kit out/kit (1)</h2>');
-    expect(html).toMatch(
+    expect(html).toContain('<section class="sev" id="resolved"><h2>Resolved by the kit out/kit (1)</h2>');
+    const htmlSection = html.slice(html.indexOf('id="resolved"'));
+    expect(htmlSection).toContain('<details class="rule blocker" id="resolved:addons.example"');
+    expect(htmlSection).toMatch(
       new RegExp(
-        `<tr class="resolved"><td><code>addons.example</code></td>.*data-fingerprint="${resolved.fingerprint}"`,
+        `<tr class="resolved" [^>]*><td>Target target</td><td class="fp" data-fingerprint="${resolved.fingerprint}"`,
       ),
     );
     expect(

@@ -5,12 +5,14 @@
  * intends, so a viewer shows them as accepted rather than losing them.
  */
 import type { Location, Log, ReportingDescriptor, Result } from 'sarif';
+import { ruleDocsUri } from '../docs-link.js';
 import type { AuditReport } from '../engine.js';
 import {
   describeObject,
   describeSubject,
   type Evidence,
   type Finding,
+  fingerprintOf,
   type KitResolution,
   type Severity,
 } from '../findings.js';
@@ -21,6 +23,11 @@ const LEVEL: Record<Severity, Result.level> = { blocker: 'error', risk: 'warning
 /** Locations per result are capped: a finding about 5,000 nodes lists the first ones. */
 const MAX_LOCATIONS = 20;
 export const FINGERPRINT_KEY = 'ferry/v1';
+/**
+ * The rule + object a result is about, without the field: findings of one rule on one object
+ * (two fields of the same Deployment) group together in a code-scanning UI.
+ */
+export const OBJECT_KEY = 'ferry/rule-object/v1';
 
 export function renderSarif(r: AuditReport): string {
   return `${JSON.stringify(sarifLog(r), null, 2)}\n`;
@@ -36,7 +43,8 @@ export function sarifLog(r: AuditReport): Log {
     help: {
       text: `${m.description ?? m.title} Inputs: ${m.inputs.join(', ')}.${m.docs ? ` See ${m.docs}.` : ''}`,
     },
-    ...(m.docs && /^https?:\/\//.test(m.docs) ? { helpUri: m.docs } : {}),
+    // Code-scanning UIs link the rule to it; the same docs/rules.md#<id> section `ferry explain` cites.
+    ...(m.docs ? { helpUri: ruleDocsUri(m.id, m.docs) } : {}),
     defaultConfiguration: { level: LEVEL[m.severity] },
     properties: { family: m.family, severity: m.severity, inputs: m.inputs, outcome: m.outcome },
   }));
@@ -119,7 +127,10 @@ function result(
     level: LEVEL[f.severity],
     message: { text: `${f.message} Fix: ${f.remediation}` },
     locations,
-    partialFingerprints: { [FINGERPRINT_KEY]: f.fingerprint },
+    partialFingerprints: {
+      [FINGERPRINT_KEY]: f.fingerprint,
+      [OBJECT_KEY]: fingerprintOf(f.ruleId, f.subject, undefined),
+    },
     ...(baselineState ? { baselineState } : {}),
     properties: {
       severity: f.severity,
