@@ -1,0 +1,169 @@
+/**
+ * The HTML report in a real browser: Debian's headless chromium (scripts/install-chromium.sh)
+ * opens the example's report and the 5,000-node report from file:// URLs and dumps the DOM after
+ * the inline script ran. The filter is set from the URL (`?filter=`), so what the test counts is
+ * what a person sees after typing it. Heavy (a 150,000-pod audit), so it runs with the real-server
+ * files, one at a time. No network: file:// only, DNS mapped to nothing and every proxied request
+ * sent to a closed loopback port; no subnet of its own is needed.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeSyntheticSnapshot } from '../../../bench/lib/write-snapshot.js';
+import { deriveFacts } from '../../facts/derive.js';
+import { loadSnapshot } from '../../snapshot/load.js';
+import { type AuditReport, runAudit } from '../engine.js';
+import { ALL_RULES } from '../rules/index.js';
+import { renderReport } from './index.js';
+
+const run = promisify(execFile);
+const CHROMIUM = '/usr/bin/chromium';
+const EXAMPLE = fileURLToPath(new URL('../../../examples/lab-cluster', import.meta.url));
+const slowness = Number(process.env['FERRY_TEST_SLOWNESS'] ?? '1');
+const MAX_PAGE_BYTES = 10 * 1024 * 1024;
+
+let work: string;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: run scripts/install-chromium.sh (scripts/test.sh does)`);
+  work = await mkdtemp(join(tmpdir(), 'ferry-browser-'));
+});
+afterAll(async () => {
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+/** The page's DOM after its script ran; a fresh profile per call, removed afterwards. */
+async function dumpDom(page: string, filter?: string): Promise<string> {
+  const profile = await mkdtemp(join(work, 'profile-'));
+  const url = pathToFileURL(page);
+  if (filter !== undefined) url.searchParams.set('filter', filter);
+  try {
+    const { stdout } = await run(
+      CHROMIUM,
+      [
+        '--headless',
+        '--no-sandbox', // root in CI containers
+        '--disable-gpu',
+        `--user-data-dir=${profile}`,
+        '--no-first-run',
+        '--no-default-browser-check',
+        '--disable-extensions',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--host-resolver-rules=MAP * ~NOTFOUND',
+        '--proxy-server=http://127.0.0.1:9',
+        `--virtual-time-budget=${Math.round(10_000 * slowness)}`,
+        '--dump-dom',
+        url.href,
+      ],
+      { maxBuffer: 256 * 1024 * 1024, timeout: 180_000 * slowness },
+    );
+    return stdout;
+  } finally {
+    await rm(profile, { recursive: true, force: true });
+  }
+}
+
+interface Seen {
+  scriptRan: boolean;
+  objects: number;
+  visibleObjects: number;
+  visibleRules: number;
+  shownObjectsAttr: number;
+}
+
+function inspect(dom: string): Seen {
+  const body = /<body([^>]*)>/.exec(dom)?.[1] ?? '';
+  const objs = [...dom.matchAll(/<(?:li|div|tr) [^>]*\bdata-obj(?:="")?[^>]*>/g)].map((m) => m[0]);
+  const rules = [...dom.matchAll(/<details class="rule [^>]*>/g)].map((m) => m[0]);
+  return {
+    scriptRan: /data-script="ran"/.test(body),
+    objects: objs.length,
+    visibleObjects: objs.filter((t) => !/\shidden(=""|\s|>)/.test(t)).length,
+    visibleRules: rules.filter((t) => !/\shidden(=""|\s|>)/.test(t)).length,
+    shownObjectsAttr: Number(/data-shown-objects="(\d+)"/.exec(body)?.[1] ?? 'NaN'),
+  };
+}
+
+/** What the filter should leave: every object of a rule whose id matches, or that matches itself. */
+function expected(r: AuditReport, q: string): { objects: number; rules: number } {
+  const all = [...r.findings, ...r.resolved, ...r.suppressed.map((s) => s.finding)];
+  const hit = all.filter(
+    (f) => f.ruleId.includes(q) || (f.subject.namespace ?? '').includes(q) || f.subject.name.includes(q),
+  );
+  return { objects: hit.length, rules: new Set(hit.map((f) => f.ruleId)).size };
+}
+
+async function audit(dir: string): Promise<AuditReport> {
+  const snapshot = await loadSnapshot(dir, { strictPki: false });
+  const facts = deriveFacts(snapshot);
+  return runAudit({ snapshot, facts, target: facts.target, rules: ALL_RULES, now: new Date() });
+}
+
+describe('the HTML report in headless chromium', () => {
+  it('the example: loads, runs its script, and the filter narrows the list', async () => {
+    const report = await audit(EXAMPLE);
+    const page = join(work, 'example.html');
+    await writeFile(page, renderReport(report, 'html'));
+
+    const all = inspect(await dumpDom(page));
+    expect(all.scriptRan).toBe(true);
+    expect(all.objects).toBe(report.findings.length + report.suppressed.length + report.resolved.length);
+    expect(all.visibleObjects).toBe(all.objects);
+    expect(all.shownObjectsAttr).toBe(all.objects);
+
+    // A namespace of one of the findings: fewer entries, exactly the ones that match.
+    const ns = report.findings.find((f) => f.subject.namespace && f.subject.namespace !== 'kube-system')
+      ?.subject.namespace;
+    expect(ns).toBeDefined();
+    const narrowed = inspect(await dumpDom(page, ns));
+    const want = expected(report, ns!);
+    expect(narrowed.visibleObjects).toBe(want.objects);
+    expect(narrowed.visibleRules).toBe(want.rules);
+    expect(narrowed.visibleObjects).toBeLessThan(all.objects);
+    expect(narrowed.visibleObjects).toBeGreaterThan(0);
+
+    // A rule id shows that rule whole, and nothing else.
+    const rule = report.findings[0]!.ruleId;
+    const byRule = inspect(await dumpDom(page, rule));
+    expect(byRule.visibleRules).toBe(expected(report, rule).rules);
+    expect(byRule.visibleObjects).toBe(expected(report, rule).objects);
+  });
+
+  it(
+    '5,000 nodes / 150,000 pods: under 10 MB, loads, and the filter narrows 17,000 findings',
+    async () => {
+      const dir = join(work, 'synthetic');
+      await writeSyntheticSnapshot(EXAMPLE, dir, {
+        nodes: 5000,
+        pods: 150_000,
+        namespaces: 300,
+        controlPlanes: ['cp-1', 'cp-2', 'cp-3'],
+      });
+      const report = await audit(dir);
+      expect(report.findings.length).toBeGreaterThan(15_000);
+      const page = join(work, 'synthetic.html');
+      await writeFile(page, renderReport(report, 'html'));
+      expect((await stat(page)).size).toBeLessThan(MAX_PAGE_BYTES);
+
+      const all = inspect(await dumpDom(page));
+      expect(all.scriptRan).toBe(true);
+      expect(all.visibleObjects).toBe(report.findings.length);
+
+      const q = 'team-001';
+      const narrowed = inspect(await dumpDom(page, q));
+      const want = expected(report, q);
+      expect(narrowed.visibleObjects).toBe(want.objects);
+      expect(narrowed.visibleRules).toBe(want.rules);
+      expect(narrowed.visibleObjects).toBeLessThan(report.findings.length / 50);
+    },
+    900_000 * slowness,
+  );
+});
