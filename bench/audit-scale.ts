@@ -10,6 +10,7 @@
  * --repeat N measures N parse/audit pairs and reports the medians (a shared machine is noisy);
  * --keep leaves the generated snapshot on disk and --snapshot DIR measures one kept earlier;
  * --profile DIR runs the audit child with `node --cpu-prof` and leaves the .cpuprofile in DIR.
+ * It also renders the human formats (table, md, html: grouped by rule) and prints their time and size.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -132,6 +133,15 @@ export const bench: Bench = {
           .join(', ')}); ${last.errors.length} rule errors; skipped: ${last.skipped.join(', ') || 'none'}`,
       );
       for (const e of last.errors) console.log(`  rule error ${e.ruleId}: ${e.message}`);
+      console.log(
+        `human reports (grouped by rule)${of}: ${(['table', 'md', 'html'] as const)
+          .map((format) => {
+            const t = m(audits, (a) => a.human.find((x) => x.format === format)!.ms);
+            const bytes = last.human.find((x) => x.format === format)!.bytes;
+            return `${format} ${ms(t)} (${mib(bytes)})`;
+          })
+          .join(', ')}; -o json ${ms(m(audits, (a) => a.renderMs))}`,
+      );
       console.log(`audit / parse wall time: ${verdict(auditMs / parseMs, TARGET_TIME_RATIO)}`);
       console.log(
         `  (CPU time ${(auditCpu / parseCpu).toFixed(2)}×, steadier when the machine is shared; against the JSON.parse calls alone ${(auditMs / parseCalls).toFixed(2)}×)`,

@@ -29,6 +29,8 @@ export interface AuditChildResult {
   errors: { ruleId: string; message: string }[];
   skipped: string[];
   reportBytes: number;
+  /** The human formats (grouped by rule): render time and size of each, after the json render. */
+  human: { format: 'table' | 'md' | 'html'; ms: number; bytes: number }[];
 }
 
 function vmHwm(): number | undefined {
@@ -52,6 +54,11 @@ async function main(dir: string): Promise<void> {
   const c3 = process.cpuUsage(c0);
   const text = renderReport(report, 'json', { color: false });
   const t4 = performance.now();
+  const human = (['table', 'md', 'html'] as const).map((format) => {
+    const h0 = performance.now();
+    const out = renderReport(report, format, { color: false });
+    return { format, ms: performance.now() - h0, bytes: Buffer.byteLength(out) };
+  });
   const byRule: Record<string, number> = {};
   for (const f of report.findings) byRule[f.ruleId] = (byRule[f.ruleId] ?? 0) + 1;
   const hwm = vmHwm();
@@ -69,6 +76,7 @@ async function main(dir: string): Promise<void> {
     errors: report.errors,
     skipped: report.skipped.map((s) => s.ruleId),
     reportBytes: Buffer.byteLength(text),
+    human,
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

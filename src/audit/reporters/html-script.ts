@@ -42,7 +42,7 @@ export const SCRIPT = `(function () {
       if (show) { shownRules++; shownObjs += n; visible[d.getAttribute('data-rule')] = true; }
     });
     toc.forEach(function (li) { li.hidden = !visible[li.getAttribute('data-rule')]; });
-    document.querySelectorAll('section.sev').forEach(function (s) {
+    document.querySelectorAll('section.group').forEach(function (s) {
       s.hidden = !s.querySelector('details.rule:not([hidden])');
     });
     status.textContent = q

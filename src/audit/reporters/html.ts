@@ -71,13 +71,13 @@ export function renderHtml(r: AuditReport, opts: { expand?: readonly string[] } 
   for (const { severity, groups: list } of bySeverity(groups)) {
     const n = list.reduce((sum, g) => sum + g.total, 0);
     body.push(
-      `<section class="sev" id="sev-${severity}"><h2>${SEVERITY_LABEL[severity]}: ${plural(list.length, 'rule')}, ${plural(n, 'finding')}</h2>`,
+      `<section class="group" id="sev-${severity}"><h2>${SEVERITY_LABEL[severity]}: ${plural(list.length, 'rule')}, ${plural(n, 'finding')}</h2>`,
     );
     for (const g of list) body.push(findingGroup(g));
     body.push('</section>');
   }
   if (r.kit) {
-    body.push(`<section class="sev" id="resolved"><h2>${h(resolvedHeading(r))}</h2>`);
+    body.push(`<section class="group" id="resolved"><h2>${h(resolvedHeading(r))}</h2>`);
     for (const w of r.kit.warnings) body.push(`<p class="muted">warning: ${h(w)}</p>`);
     if (r.resolved.length === 0) body.push('<p>None: no finding is one the kit fixes as it stands.</p>');
     for (const g of groupByRule(r.resolved, (f) => f, { expand }))
@@ -95,7 +95,7 @@ export function renderHtml(r: AuditReport, opts: { expand?: readonly string[] } 
     body.push('</section>');
   }
   if (r.suppressed.length) {
-    body.push(`<section class="sev" id="suppressed"><h2>Suppressed (${r.suppressed.length})</h2>`);
+    body.push(`<section class="group" id="suppressed"><h2>Suppressed (${r.suppressed.length})</h2>`);
     for (const g of groupByRule(r.suppressed, (x) => x.finding, { expand }))
       body.push(
         otherGroup(

@@ -161,7 +161,7 @@ describe('a finding resolved by the kit, in every format', () => {
     expect(md.slice(0, md.indexOf('## Resolved'))).not.toContain(resolved.fingerprint);
 
     const html = renderReport(r, 'html');
-    expect(html).toContain('<section class="sev" id="resolved"><h2>Resolved by the kit out/kit (1)</h2>');
+    expect(html).toContain('<section class="group" id="resolved"><h2>Resolved by the kit out/kit (1)</h2>');
     const htmlSection = html.slice(html.indexOf('id="resolved"'));
     expect(htmlSection).toContain('<details class="rule blocker" id="resolved:addons.example"');
     expect(htmlSection).toMatch(
