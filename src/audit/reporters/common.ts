@@ -14,7 +14,8 @@ export interface RenderOptions {
 export const SEVERITY_LABEL: Record<Severity, string> = { blocker: 'BLOCKER', risk: 'RISK', info: 'INFO' };
 
 export function plural(n: number, word: string, many = `${word}s`): string {
-  return `${n} ${n === 1 ? word : many}`;
+  // 15,781: thousands grouped, the same in every format.
+  return `${n.toLocaleString('en-US')} ${n === 1 ? word : many}`;
 }
 
 export function describeTarget(t: TargetSummary): string {

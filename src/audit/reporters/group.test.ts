@@ -7,6 +7,7 @@ import {
   detailed,
   groupByRule,
   hiddenLine,
+  namespaceCount,
   SHOWN_OBJECTS,
   severityMix,
 } from './group.js';
@@ -82,6 +83,8 @@ describe('groupByRule', () => {
       ['team-1', 10],
       ['team-2', 15],
     ]);
+    // A namespace cut short says how many it has in all.
+    expect(g.shown.map(namespaceCount)).toEqual([' (15)', ' (5 of 15)']);
     // team-1 is already on screen: one namespace only the hidden objects are in.
     expect(g.hiddenNamespaces).toBe(1);
     expect(hiddenLine(g)).toBe('… and 25 more (1 more namespace)');

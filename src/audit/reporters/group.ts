@@ -27,6 +27,8 @@ export interface NamespaceGroup<T> {
   /** Undefined for cluster-scoped subjects (nodes, files, the cluster itself). */
   namespace: string | undefined;
   items: T[];
+  /** Items of this namespace in the whole group: more than `items` when the list is cut there. */
+  total: number;
 }
 
 /** A text every finding of a group carries, or the first of several (then `same` is false). */
@@ -112,8 +114,10 @@ export function groupByRule<T>(
     }
     const expanded = expand.has(ruleId);
     const cut = expanded ? keyed.length : Math.min(limit, keyed.length);
-    const shown = byNamespace(keyed.slice(0, cut));
-    const rest = byNamespace(keyed.slice(cut));
+    const perNs = new Map<string | undefined, number>();
+    for (const { f } of keyed) perNs.set(f.subject.namespace, (perNs.get(f.subject.namespace) ?? 0) + 1);
+    const shown = byNamespace(keyed.slice(0, cut), perNs);
+    const rest = byNamespace(keyed.slice(cut), perNs);
     const shownNs = new Set(shown.map((g) => g.namespace));
     groups.push({
       ruleId,
@@ -176,6 +180,12 @@ export function compactObjects<T>(items: readonly T[], findingOf: (item: T) => F
   return runs.map((r) => `${r.kind} ${r.names.join(', ')}`).join('; ');
 }
 
+/** "(15)", or "(20 of 53)" when the namespace's list is cut; nothing for one object. */
+export function namespaceCount(ns: NamespaceGroup<unknown>): string {
+  if (ns.items.length === ns.total) return ns.total > 1 ? ` (${ns.total})` : '';
+  return ` (${ns.items.length} of ${ns.total.toLocaleString('en-US')})`;
+}
+
 /** "… and 15,761 more in 299 namespaces": what a text format says of the objects it did not list. */
 export function hiddenLine(g: RuleGroup<unknown>): string | undefined {
   if (g.hidden === 0) return undefined;
@@ -187,14 +197,17 @@ function plural(n: number, word: string): string {
   return `${n.toLocaleString('en-US')} ${n === 1 ? word : `${word}s`}`;
 }
 
-function byNamespace<T>(keyed: readonly { item: T; f: Finding }[]): NamespaceGroup<T>[] {
+function byNamespace<T>(
+  keyed: readonly { item: T; f: Finding }[],
+  totals: ReadonlyMap<string | undefined, number>,
+): NamespaceGroup<T>[] {
   const out: NamespaceGroup<T>[] = [];
   const index = new Map<string | undefined, NamespaceGroup<T>>();
   for (const { item, f } of keyed) {
     const ns = f.subject.namespace;
     let g = index.get(ns);
     if (!g) {
-      g = { namespace: ns, items: [] };
+      g = { namespace: ns, items: [], total: totals.get(ns) ?? 0 };
       index.set(ns, g);
       out.push(g);
     }

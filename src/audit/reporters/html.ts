@@ -12,10 +12,25 @@
 import { escapeHtml as h } from '../../util/escape-html.js';
 import { ruleDocsUri } from '../docs-link.js';
 import type { AuditReport } from '../engine.js';
-import { describeEvidence, describeSubject, type Finding, SEVERITIES, type Severity } from '../findings.js';
+import {
+  describeEvidence,
+  describeSubject,
+  type Finding,
+  SEVERITIES,
+  type Severity,
+  severityRank,
+} from '../findings.js';
 import { describeSuppression } from '../suppressions.js';
 import { describeTarget, plural, resolvedHeading, SEVERITY_LABEL, summaryLine } from './common.js';
-import { bySeverity, detailed, groupByRule, namespaceLabel, type RuleGroup, severityMix } from './group.js';
+import {
+  bySeverity,
+  detailed,
+  groupByRule,
+  namespaceCount,
+  namespaceLabel,
+  type RuleGroup,
+  severityMix,
+} from './group.js';
 import { SCRIPT, SCRIPT_HASH } from './html-script.js';
 
 const MAX_EVIDENCE = 50;
@@ -31,7 +46,7 @@ table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccd;padding
 .card b{display:block;font-size:1.7em;line-height:1.2}.card span{color:#555;font-size:.85em}
 .card.blocker{border-top:5px solid #c62828}.card.risk{border-top:5px solid #ef8f00}.card.info{border-top:5px solid #1565c0}
 .verdict{font-size:1.1em;font-weight:600;margin:.4em 0}
-.verdict.blocker{color:#b71c1c}.verdict.ok{color:#1b5e20}
+.verdict.blocker{color:#b71c1c}.largest{margin:.2em 0 .6em}.verdict.ok{color:#1b5e20}
 .families{display:grid;grid-template-columns:9em 1fr 15em;gap:.2em .6em;align-items:center;margin:.5em 0 1em;font-size:.9em}
 .bar{display:flex;height:1em;background:#eef0f3;border-radius:3px;overflow:hidden}
 .bar i{display:block;height:100%;min-width:2px}
@@ -188,9 +203,19 @@ function summary(r: AuditReport, groups: readonly RuleGroup<Finding>[]): string[
       .join(', ');
     return `<span>${h(family)}</span><div class="bar" data-family="${h(family)}">${segs}</div><span class="n">${h(said)}</span>`;
   });
+  // The rules most findings come from, so the size of the report is explained at once.
+  const largest = [...groups]
+    .sort((a, b) => b.total - a.total || severityRank(a.severity) - severityRank(b.severity))
+    .slice(0, 3)
+    .filter((g) => g.total > 1)
+    .map(
+      (g) =>
+        `<a href="#${h(g.ruleId)}"><code>${h(g.ruleId)}</code></a> <span class="sev ${g.severity}">${SEVERITY_LABEL[g.severity]}</span> ${g.total.toLocaleString('en-US')}`,
+    );
   return [
     '<section id="summary">',
     verdict,
+    ...(largest.length ? [`<p class="largest">Most findings: ${largest.join(' · ')}</p>`] : []),
     `<div class="cards">${cards.join('')}</div>`,
     ...(rows.length
       ? [
@@ -305,7 +330,7 @@ function objects<T>(g: RuleGroup<T>, findingOf: (item: T) => Finding): string[] 
   const list = (groups: RuleGroup<T>['shown']) =>
     groups.map(
       (ns) =>
-        `<div class="ns"><b>${h(namespaceLabel(ns.namespace))}</b>${ns.items.length > 1 ? ` <span class="n">(${ns.items.length})</span>` : ''}: <ul class="objs">${ns.items
+        `<div class="ns"><b>${h(namespaceLabel(ns.namespace))}</b><span class="n">${namespaceCount(ns)}</span>: <ul class="objs">${ns.items
           .map((item) => {
             const f = findingOf(item);
             const s = f.subject;

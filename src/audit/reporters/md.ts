@@ -17,6 +17,7 @@ import {
   detailed,
   groupByRule,
   hiddenLine,
+  namespaceCount,
   namespaceLabel,
   type RuleGroup,
   severityMix,
@@ -171,7 +172,7 @@ function groupLines(g: RuleGroup<Finding>): string[] {
 function objectLines<T>(g: RuleGroup<T>, findingOf: (item: T) => Finding): string[] {
   const out = g.shown.map(
     (ns) =>
-      `- **${escapeMd(namespaceLabel(ns.namespace))}**${ns.items.length > 1 ? ` (${ns.items.length})` : ''}: ${escapeMd(compactObjects(ns.items, findingOf))}`,
+      `- **${escapeMd(namespaceLabel(ns.namespace))}**${namespaceCount(ns)}: ${escapeMd(compactObjects(ns.items, findingOf))}`,
   );
   const more = hiddenLine(g);
   if (more) out.push(`- ${more}: \`--expand ${g.ruleId}\` or \`-o json\` lists them`);

@@ -19,6 +19,7 @@ import {
   detailed,
   groupByRule,
   hiddenLine,
+  namespaceCount,
   namespaceLabel,
   type RuleGroup,
   severityMix,
@@ -161,7 +162,7 @@ function groupLines(g: RuleGroup<Finding>, paint: Paint, color: keyof typeof ANS
 function objectLines<T>(g: RuleGroup<T>, findingOf: (item: T) => Finding, paint: Paint): string[] {
   const lines = g.shown.map(
     (ns) =>
-      `    ${namespaceLabel(ns.namespace)}${ns.items.length > 1 ? ` (${ns.items.length})` : ''}: ${compactObjects(ns.items, findingOf)}`,
+      `    ${namespaceLabel(ns.namespace)}${namespaceCount(ns)}: ${compactObjects(ns.items, findingOf)}`,
   );
   const more = hiddenLine(g);
   if (more) lines.push(paint('dim', `    ${more}: --expand ${g.ruleId} or -o json lists them`));
