@@ -67,6 +67,36 @@ describe('ferry audit', () => {
     expect((await run('cluster', '--fail-on', 'never')).code).toBe(0);
   });
 
+  it('--expand RULE (repeatable) lists every object of that rule; without it the first 20', async () => {
+    const pods = Array.from(
+      { length: 25 },
+      (_, i) =>
+        `apiVersion: v1\nkind: Pod\nmetadata: {name: debug-${i}, namespace: ns-${i % 2}, uid: p-${i}}\nspec: {nodeName: cp-1, containers: [{name: c, image: busybox}]}\nstatus: {phase: Running}`,
+    );
+    await writeFile(join(cluster, 'resources', 'pods.yaml'), pods.join('\n---\n'));
+    const listed = (out: string) => new Set(out.match(/\bdebug-\d+\b/g) ?? []).size;
+    const folded = await run('cluster', '--fail-on', 'never');
+    expect(listed(folded.out)).toBe(20);
+    expect(folded.out).toContain('… and 5 more: --expand workload.undrainable-pods or -o json lists them');
+    const all = await run(
+      'cluster',
+      '--fail-on',
+      'never',
+      '--expand',
+      'workload.undrainable-pods',
+      '--expand',
+      'bootstrap.token-ttl',
+    );
+    expect(all.code).toBe(0);
+    expect(listed(all.out)).toBe(25);
+    expect(all.out).not.toContain('… and 5 more');
+    expect(
+      listed(
+        (await run('cluster', '--fail-on', 'never', '-o', 'md', '--expand', 'workload.undrainable-pods')).out,
+      ),
+    ).toBe(25);
+  });
+
   it('names the snapshot and its files in evidence as typed, relative to the working directory', async () => {
     const doc = await reference();
     expect(doc.snapshot.source).toBe('cluster');
