@@ -5,7 +5,15 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EvictionLog } from './eviction-log.js';
-import { mediaType, parseJson, type ResourceRoute, readBody, sendJson, toApiError } from './http.js';
+import {
+  mediaType,
+  parseJson,
+  type ResourceRoute,
+  readBody,
+  sendJson,
+  sendJsonText,
+  toApiError,
+} from './http.js';
 import { type ListQuery, parseSelectors } from './list-query.js';
 import { isPlainObject, type KObj } from './object.js';
 import { applyPatch, PATCH_CONTENT_TYPES } from './patch.js';
@@ -117,9 +125,9 @@ export async function handleResource(
     const include = url.searchParams.get('includeObject');
     if (name === undefined) {
       if (watch) return serveWatch(ctx, d, ns, url, res);
+      if (!table) return sendJsonText(res, 200, await reg.listText(d, ns, listQuery(url)));
       const list = await reg.list(d, ns, listQuery(url));
-      if (table) return sendJson(res, 200, toTable(d, list.items, list.metadata, include, reg.now()));
-      return sendJson(res, 200, list);
+      return sendJson(res, 200, toTable(d, list.items, list.metadata, include, reg.now()));
     }
     if (sub === 'scale') return sendJson(res, 200, await getScale(reg, d, ns, name));
     if (sub !== undefined && sub !== 'status') throw methodNotAllowed(method, what);
