@@ -6,6 +6,7 @@ import { def } from './resources.js';
 import type { ListOptions, ListResult, StoredObject } from './store.js';
 
 const PODS = def('', 'pods');
+const PDBS = def('policy', 'poddisruptionbudgets');
 
 /** A MemoryStore that counts how often a listed object's value is read (i.e. parsed). */
 class CountingStore extends MemoryStore {
@@ -75,5 +76,29 @@ describe('Registry.listText', () => {
     expect(p1.metadata.resourceVersion).toBe(
       (await reg.get(PODS, 'default', 'p-1')).metadata.resourceVersion,
     );
+  });
+
+  it('computes a paged PDB list from one read of the namespace while nothing changes, and sees a change', async () => {
+    const { store, reg } = await seeded(3);
+    for (const name of ['a', 'b'])
+      await reg.create(PDBS, 'default', { metadata: { name }, spec: { selector: {}, minAvailable: 1 } });
+    for (let i = 0; i < 3; i++) {
+      await reg.mutate(PODS, 'default', `p-${i}`, 'status', (cur) => ({
+        ...cur,
+        status: { conditions: [{ type: 'Ready', status: 'True' }] },
+      }));
+    }
+    const page1 = JSON.parse(await reg.listText(PDBS, 'default', { limit: 1 }));
+    const reads = store.reads;
+    const page2 = JSON.parse(
+      await reg.listText(PDBS, 'default', { limit: 1, continue: page1.metadata.continue }),
+    );
+    expect(store.reads - reads).toBe(1); // the PDB itself, not the pods again
+    expect([page1.items[0].status.currentHealthy, page2.items[0].status.currentHealthy]).toEqual([3, 3]);
+    await reg.mutate(PODS, 'default', 'p-0', 'status', (cur) => ({ ...cur, status: { conditions: [] } }));
+    const after = JSON.parse(await reg.listText(PDBS, 'default', {}));
+    expect(after.items.map((p: KObj) => (p.status as { currentHealthy: number }).currentHealthy)).toEqual([
+      2, 2,
+    ]);
   });
 });

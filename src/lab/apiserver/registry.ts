@@ -151,7 +151,11 @@ export class Registry {
   async present(d: ResourceDef, items: StoredObject[]): Promise<KObj[]> {
     const objs = items.map((s) => this.raw(d, s));
     if (d !== PDBS || objs.length === 0) return objs;
-    const byNs = new Map<string, { pods: KObj[]; workloads: KObj[] }>();
+    // Contexts are kept while the store's revision stands: a paged PDB list across 100
+    // namespaces otherwise parses every pod and workload once per page.
+    const rev = await this.store.revision();
+    if (this.#pdbContexts.rev !== rev) this.#pdbContexts = { rev, byNs: new Map() };
+    const byNs = this.#pdbContexts.byNs;
     for (const o of objs) {
       const ns = metaOf(o).namespace ?? '';
       let ctx = byNs.get(ns);
@@ -220,6 +224,11 @@ export class Registry {
   }
 
   readonly #itemJson = new Map<string, { rev: number; json: string }>();
+  /** namespaceContext() results, valid at one store revision (computePdbStatus only reads them). */
+  #pdbContexts: { rev: number; byNs: Map<string, { pods: KObj[]; workloads: KObj[] }> } = {
+    rev: -1,
+    byNs: new Map(),
+  };
 
   async #listPage(
     d: ResourceDef,
