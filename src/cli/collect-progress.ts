@@ -63,6 +63,7 @@ export function collectProgress(io: Io, lists: number, clock: () => number = Dat
           before += e.objects;
           current = 0;
           currentList = '';
+          step = `listed ${e.list}`;
           if (io.isTTY) draw(true);
           else say(`listed ${e.list}: ${n(e.objects)} in ${(e.ms / 1000).toFixed(1)} s`);
           return;

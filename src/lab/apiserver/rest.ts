@@ -14,6 +14,7 @@ import {
   sendJsonText,
   toApiError,
 } from './http.js';
+import { type ListFault, listFaultError } from './list-fault.js';
 import { type ListQuery, parseSelectors } from './list-query.js';
 import { isPlainObject, type KObj } from './object.js';
 import { applyPatch, PATCH_CONTENT_TYPES } from './patch.js';
@@ -30,6 +31,7 @@ export type RestContext = {
   instance: string;
   evictionLog: EvictionLog;
   evictionFault: EvictionFault | undefined;
+  listFault: ListFault | undefined;
   /** Registers an open watch so that the server can end it; returns the unregister function. */
   trackWatch: (close: () => void) => () => void;
 };
@@ -125,6 +127,16 @@ export async function handleResource(
     const include = url.searchParams.get('includeObject');
     if (name === undefined) {
       if (watch) return serveWatch(ctx, d, ns, url, res);
+      const fault = ctx.listFault?.({
+        plural: d.plural,
+        namespace: ns,
+        continued: url.searchParams.get('continue') !== null,
+      });
+      if (fault?.kind === 'reset') {
+        req.socket.destroy();
+        return;
+      }
+      if (fault) throw listFaultError(fault);
       if (!table) return sendJsonText(res, 200, await reg.listText(d, ns, listQuery(url)));
       const list = await reg.list(d, ns, listQuery(url));
       return sendJson(res, 200, toTable(d, list.items, list.metadata, include, reg.now()));
