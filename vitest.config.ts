@@ -32,6 +32,7 @@ const REAL_SERVERS = [
   'src/run/kill-resume.test.ts',
   'src/run/rehearse.test.ts',
   'src/run/unobserved.test.ts',
+  'src/snapshot/collect-faults.test.ts',
   'src/snapshot/collect-lab.test.ts',
   'src/snapshot/collect-version.test.ts',
 ];

@@ -204,7 +204,13 @@ describe('ferry audit --kubeconfig (live)', () => {
         ['audit', '--kubeconfig', cluster.kubeconfig, '-o', 'json', '--fail-on', 'never'],
         io,
       );
-      expect(io.err).toBe('');
+      // Not a terminal: one line per list on stderr (the recorded pods list expires once), and
+      // stdout holds the JSON document only.
+      const lines = io.err.trimEnd().split('\n');
+      expect(lines).toHaveLength(19);
+      expect(lines.filter((l) => !/^listed [a-z]+( in kube-system)?: \d+ in \d+\.\d s$/.test(l))).toEqual([
+        'pods: the continue token expired (HTTP 410 Gone) after 5 objects; listing again from the start (restart 1 of 3)',
+      ]);
       expect(code).toBe(0);
       const doc = JSON.parse(io.out);
       expect(doc.snapshot.source).toMatch(/^live https:\/\/127\.0\.0\.1:\d+/);

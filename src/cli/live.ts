@@ -1,11 +1,13 @@
 /**
  * Reading a live cluster from the command line, shared by `ferry snapshot` and `ferry audit
- * --kubeconfig`: the flags, their checks, and the collection with a progress line. Adapters are
+ * --kubeconfig`: the flags, their checks, and the collection with its progress on stderr. Adapters are
  * imported only when a live cluster is actually read, so offline commands never load them.
  */
 import { resolve } from 'node:path';
 import { usageError } from '../errors.js';
+import type { ResourceSink } from '../snapshot/collect.js';
 import type { Snapshot } from '../snapshot/model.js';
+import { collectProgress } from './collect-progress.js';
 import type { Io } from './io.js';
 
 export const ETCD_FLAGS = ['etcd-endpoints', 'etcd-cacert', 'etcd-cert', 'etcd-key'] as const;
@@ -43,17 +45,18 @@ export interface LiveCollection {
 /**
  * Collects a snapshot from the cluster `kubeconfig` points at (paths relative to io.cwd). With
  * `strictPki` a PKI copy that cannot be used (missing CA, mismatched or encrypted key) is bad input;
- * without, its problems stay in the inventory for the audit to report.
+ * without, its problems stay in the inventory for the audit to report. With `sink` the listed
+ * objects go there as they arrive and the snapshot's resources stay empty.
  */
 export async function collectLive(
   kubeconfig: string,
   values: LiveValues,
   io: Io,
-  opts: { strictPki: boolean },
+  opts: { strictPki: boolean; sink?: ResourceSink },
 ): Promise<LiveCollection> {
   const path = (p: string) => resolve(io.cwd, p);
   const withEtcd = etcdFlagsGiven(values);
-  const [{ createKubeReader }, { collectSnapshot }] = await Promise.all([
+  const [{ createKubeReader }, { collectSnapshot, LIST_COUNT }] = await Promise.all([
     import('../adapters/kube/reader.js'),
     import('../snapshot/collect.js'),
   ]);
@@ -76,36 +79,18 @@ export async function collectLive(
         keyFile: path(values['etcd-key']!),
       })
     : undefined;
-  const progress = progressLine(io);
+  const progress = collectProgress(io, LIST_COUNT);
   try {
     const snapshot = await collectSnapshot({
       kube,
       ...(etcd && { etcd }),
       ...(pki && { pki }),
-      ...(progress && { progress: progress.show }),
+      ...(opts.sink && { sink: opts.sink }),
+      progress: progress.show,
     });
     return { snapshot, server: kube.server, context: kube.context };
   } finally {
-    progress?.clear();
+    progress.clear();
     etcd?.close();
   }
-}
-
-/** A single self-overwriting status line on stderr, only on a terminal, at most ~10 times a second. */
-function progressLine(io: Io): { show: (line: string) => void; clear: () => void } | undefined {
-  if (!io.isTTY) return undefined;
-  let last = 0;
-  let shown = false;
-  return {
-    show(line) {
-      const now = Date.now();
-      if (now - last < 100) return;
-      last = now;
-      shown = true;
-      io.stderr(`\r\x1b[K${line.slice(0, 100)}`);
-    },
-    clear() {
-      if (shown) io.stderr('\r\x1b[K');
-    },
-  };
 }

@@ -67,10 +67,15 @@ describe('ferry snapshot (live)', () => {
         `^snapshot of ${cluster.api.url} \\(context kubernetes-admin@kubernetes\\) written to ${out}: 3 nodes, 8 pods, 5 static pods, 2 served certificates, \\d+ PKI certificates; 1 warning \\(above\\)$`,
       ),
     );
-    // not a terminal: no progress, only the warning about cp2's unreachable apiserver
-    expect(io.err.trim().split('\n')).toEqual([
+    // not a terminal: one line per list (the recorded pods list expires once and starts over),
+    // then the warning about cp2's unreachable apiserver
+    const err = io.err.trim().split('\n');
+    expect(err).toHaveLength(20);
+    expect(err.filter((l) => !/^listed [a-z]+( in kube-system)?: \d+ in \d+\.\d s$/.test(l))).toEqual([
+      'pods: the continue token expired (HTTP 410 Gone) after 5 objects; listing again from the start (restart 1 of 3)',
       expect.stringMatching(/^warning: served certificate of 127\.0\.0\.1:\d+ \(control-plane cp2\)/),
     ]);
+    expect(err).toContainEqual(expect.stringMatching(/^listed pods: 8 in \d+\.\d s$/));
 
     const files = filesUnder(out);
     for (const f of files) {

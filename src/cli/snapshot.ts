@@ -83,11 +83,41 @@ export const command: Command = {
         'pass an admin kubeconfig (a copy of /etc/kubernetes/admin.conf)',
       );
     }
-    const { snapshot, server, context } = await collectLive(kubeconfig, values, io, { strictPki: true });
-    await save(snapshot, out, force, io, `${server} (context ${context})`);
+    // Streamed: each page goes to the temporary directory as it arrives, so a 150,000-pod cluster
+    // is never held whole; any failure leaves no snapshot at all (writeDirAtomic).
+    const [{ writeDirAtomic }, { openResourceFiles, writeSnapshotParts }] = await Promise.all([
+      import('../util/atomic-write.js'),
+      import('../snapshot/store.js'),
+    ]);
+    let done: { snapshot: Snapshot; what: string; counts: Counts } | undefined;
+    await writeDirAtomic(
+      out,
+      async (tmp) => {
+        const files = await openResourceFiles(tmp);
+        try {
+          const { snapshot, server, context } = await collectLive(kubeconfig, values, io, {
+            strictPki: true,
+            sink: files,
+          });
+          files.close();
+          await writeSnapshotParts(snapshot, tmp);
+          done = { snapshot, what: `${server} (context ${context})`, counts: { ...files.counts } };
+        } catch (err) {
+          files.close({ failed: true });
+          throw err;
+        }
+      },
+      { force, origin: { flag: '--output' } },
+    );
+    const { snapshot, what, counts } = done!;
+    for (const w of snapshot.manifest.warnings) io.stderr(`warning: ${w}\n`);
+    io.stdout(`${summary(snapshot, out, what, counts)}\n`);
     return 0;
   },
 };
+
+/** Objects written per resource file, when they were streamed rather than held. */
+type Counts = { nodes: number; pods: number };
 
 function firstKubeconfig(env: string | undefined): string | undefined {
   const first = env?.split(':').find((p) => p !== '');
@@ -101,12 +131,12 @@ async function save(snapshot: Snapshot, out: string, force: boolean, io: Io, wha
   io.stdout(`${summary(snapshot, out, what)}\n`);
 }
 
-export function summary(s: Snapshot, out: string, what: string): string {
+export function summary(s: Snapshot, out: string, what: string, counts?: Counts): string {
   const n = (count: number, word: string) =>
     `${count.toLocaleString('en-US')} ${word}${count === 1 ? '' : 's'}`;
   const parts = [
-    n(s.resources.nodes.length, 'node'),
-    n(s.resources.pods.length, 'pod'),
+    n(counts?.nodes ?? s.resources.nodes.length, 'node'),
+    n(counts?.pods ?? s.resources.pods.length, 'pod'),
     n(s.staticPods.length, 'static pod'),
     n(s.servedCertificates.filter((c) => c.certificate).length, 'served certificate'),
   ];

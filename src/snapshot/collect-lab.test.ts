@@ -75,8 +75,11 @@ function filesUnder(dir: string): string[] {
 }
 
 describe('ferry snapshot against the lab API server holding examples/lab-cluster', () => {
-  it('exits 0 with a one-line summary and no warnings', () => {
-    expect(cliOut.stderr).toBe('');
+  it('exits 0 with a one-line summary and no warnings, one progress line per list on stderr', () => {
+    const lines = cliOut.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(18);
+    for (const l of lines) expect(l).toMatch(/^listed [a-z]+( in kube-system)?: \d+ in \d+\.\d s$/);
+    expect(lines).toContainEqual(expect.stringMatching(/^listed pods: 47 in /));
     expect(cliOut.code).toBe(0);
     expect(cliOut.stdout).toBe(
       `snapshot of ${lab.server.url} (context ${lab.context}) written to ${out}: 8 nodes, 47 pods, 12 static pods, 4 served certificates\n`,
@@ -328,7 +331,12 @@ describe('ferry snapshot against the lab API server holding examples/lab-cluster
     } finally {
       lab.store.beforeList = undefined;
     }
-    expect(r.stderr).toBe('');
+    // Said once, and the pods count is of the second attempt only.
+    expect(r.stderr.match(/continue token expired/g)).toHaveLength(1);
+    expect(r.stderr).toMatch(
+      /^pods: the continue token expired \(HTTP 410 Gone\) after 10 objects; listing again from the start \(restart 1 of 3\)$/m,
+    );
+    expect(r.stderr).toMatch(/^listed pods: 48 in /m);
     expect(r.code).toBe(0);
     expect(fired).toBe(true);
 

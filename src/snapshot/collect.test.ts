@@ -5,12 +5,12 @@ import type { EtcdReader } from '../adapters/etcd/port.js';
 import { KubeApiError, type KubeReader } from '../adapters/kube/port.js';
 import { createKubeReader } from '../adapters/kube/reader.js';
 import { FerryError } from '../errors.js';
-import { bootstrapTokenSecretWithoutSecret, collectSnapshot } from './collect.js';
+import { bootstrapTokenSecretWithoutSecret, type CollectEvent, collectSnapshot } from './collect.js';
 import type { Snapshot } from './model.js';
 
 let cluster: FakeCluster;
 let snap: Snapshot;
-const progress: string[] = [];
+const progress: CollectEvent[] = [];
 
 beforeAll(async () => {
   cluster = await startFakeCluster();
@@ -78,7 +78,7 @@ describe('collectSnapshot against recorded API responses', () => {
       'served-certs',
       'server-version',
     ]);
-    expect(progress.some((l) => l.startsWith('listing pods'))).toBe(true);
+    expect(progress).toContainEqual(expect.objectContaining({ kind: 'list-done', list: 'pods', objects: 8 }));
   });
 
   it('asks for bootstrap tokens with a field selector, in kube-system only', () => {

@@ -15,12 +15,14 @@ import { VERSION } from '../version.js';
 import { lastFlag } from './flags.js';
 import { parseKubeadmDocuments } from './kubeadm.js';
 import {
+  type BootstrapToken,
   type ComponentConfig,
   emptyResources,
   type KubeadmConfig,
   type KubeObject,
   type PkiInventory,
   RESOURCE_KEYS,
+  type ResourceKey,
   type Resources,
   type ServedCertificate,
   type ServerVersionInfo,
@@ -34,8 +36,9 @@ import { objectShapeProblem } from './object-shapes.js';
 import { certificateInfoFromDer } from './pki.js';
 import {
   BOOTSTRAP_TOKEN_SECRET_TYPE,
-  classifyObjects,
+  bootstrapTokenFromSecret,
   hasAnonymousSubject,
+  routeOf,
   stripIngestNoise,
 } from './resources.js';
 import { staticPodFromMirrorPod } from './static-pods.js';
@@ -51,8 +54,42 @@ export interface CollectDeps {
   tlsTimeoutMs?: number;
   pageSize?: number;
   now?: Date;
-  /** One line of progress at a time (the CLI shows it only on a terminal). */
-  progress?: (line: string) => void;
+  /** What the collection is doing, as it happens (the CLI renders it on stderr). */
+  progress?: (event: CollectEvent) => void;
+  /**
+   * Where listed objects go as their pages arrive (`ferry snapshot` writes them to disk); the
+   * returned snapshot's resources are then empty. Default: held in the returned snapshot.
+   */
+  sink?: ResourceSink;
+}
+
+/** Where a collection puts the objects it keeps. */
+export interface ResourceSink {
+  add(key: ResourceKey, obj: KubeObject): void;
+  addToken(token: BootstrapToken): void;
+  /** What was added so far; calling the result drops everything added since (a list that starts over). */
+  checkpoint(): () => void;
+}
+
+export type CollectEvent =
+  | { kind: 'step'; text: string }
+  | { kind: 'page'; list: string; objects: number }
+  | { kind: 'list-done'; list: string; objects: number; ms: number }
+  | { kind: 'list-skipped'; list: string; why: string }
+  | { kind: 'list-retry'; list: string; what: string };
+
+/** Holds the objects in `r` (audit --kubeconfig, tests). */
+export function memorySink(r: Resources): ResourceSink {
+  return {
+    add: (key, obj) => r[key].push(obj),
+    addToken: (t) => r.bootstrapTokens.push(t),
+    checkpoint() {
+      const lengths = [...RESOURCE_KEYS, 'bootstrapTokens' as const].map((k) => [k, r[k].length] as const);
+      return () => {
+        for (const [k, n] of lengths) r[k].length = n;
+      };
+    },
+  };
 }
 
 interface ListSpec {
@@ -89,6 +126,9 @@ const LISTS: readonly ListSpec[] = [
   },
 ];
 
+/** How many lists a collection makes (progress: "n of LIST_COUNT"). */
+export const LIST_COUNT = LISTS.length;
+
 const CONFIGMAPS: readonly [namespace: string, name: string][] = [
   ['kube-system', 'kubeadm-config'],
   ['kube-system', 'kubelet-config'],
@@ -102,40 +142,46 @@ const CONFIGMAPS: readonly [namespace: string, name: string][] = [
  * The API server types its objects, but not the values ferry takes from them (a cilium-config pool
  * CIDR, a Node address): the same checks as for a files directory, naming the object and field.
  */
-function checkShapes(resources: Resources): void {
-  for (const key of RESOURCE_KEYS) {
-    for (const o of resources[key]) {
-      const problem = objectShapeProblem(o);
-      if (problem)
-        throw objectShapeError(
-          o,
-          problem,
-          {},
-          'correct the object in the cluster (kubectl edit), then take the snapshot again',
-        );
-    }
-  }
+function checkShape(o: KubeObject): void {
+  const problem = objectShapeProblem(o);
+  if (problem)
+    throw objectShapeError(
+      o,
+      problem,
+      {},
+      'correct the object in the cluster (kubectl edit), then take the snapshot again',
+    );
 }
 
 export async function collectSnapshot(deps: CollectDeps): Promise<Snapshot> {
   const { kube } = deps;
   const warnings: string[] = [];
-  const progress = deps.progress ?? (() => {});
+  const emit = deps.progress ?? (() => {});
+  const progress = (text: string) => emit({ kind: 'step', text });
 
   progress(`contacting ${kube.server}`);
   const version = await unauthorizedAsInput(kube, () => kube.version());
 
   const resources = emptyResources();
-  for (const spec of LISTS) {
-    const items = await listOrWarn(deps, spec, warnings, progress);
-    if (items) classifyObjects(items, resources);
-  }
+  const sink = deps.sink ?? memorySink(resources);
+  // Kept apart from the sink: the static pods and served certificates are read from them.
+  const mirrorPods: KubeObject[] = [];
+  const keep = (o: KubeObject): void => {
+    const route = routeOf(o);
+    if ('skip' in route) return;
+    if (route.keep === 'bootstrapTokens') {
+      sink.addToken(bootstrapTokenFromSecret(o));
+      return;
+    }
+    checkShape(o);
+    if (route.keep === 'pods' && isMirrorPod(o)) mirrorPods.push(o);
+    sink.add(route.keep, o);
+  };
+  for (const spec of LISTS) await listInto(deps, spec, keep, sink, mirrorPods, warnings, emit);
   const configMaps = await readConfigMaps(kube, version, warnings, progress);
-  classifyObjects(configMaps, resources);
-  checkShapes(resources);
+  for (const cm of configMaps) keep(cm);
 
   const { kubeadm, kubelet, kubeProxy } = componentConfigs(configMaps, warnings);
-  const mirrorPods = resources.pods.filter(isMirrorPod);
   const staticPods = staticPodsFrom(mirrorPods, warnings);
 
   progress('reading served certificates');
@@ -191,41 +237,79 @@ function serverVersionInfo(server: string, v: ServerVersion): ServerVersionInfo 
 // ---------------------------------------------------------------------------------------------
 // Lists
 
-async function listOrWarn(
+/**
+ * One list, its objects handed to `keep` page by page (nothing of it held here). A list that starts
+ * over (expired continue token) first drops what it had handed on; retries and restarts are
+ * reported. Not served or forbidden is a warning; anything else ends the collection naming the list.
+ */
+async function listInto(
   deps: CollectDeps,
   spec: ListSpec,
+  keep: (o: KubeObject) => void,
+  sink: ResourceSink,
+  mirrorPods: KubeObject[],
   warnings: string[],
-  progress: (line: string) => void,
-): Promise<KubeObject[] | undefined> {
+  emit: (e: CollectEvent) => void,
+): Promise<void> {
   const t = RESOURCE_TYPES[spec.kind];
   const what = `${apiVersionOf(t)} ${t.plural}${spec.namespace ? ` in ${spec.namespace}` : ''}`;
-  progress(`listing ${t.plural}`);
+  const list = `${t.plural}${spec.namespace ? ` in ${spec.namespace}` : ''}`;
+  const started = Date.now();
+  let rewind = sink.checkpoint();
+  const mirrors = mirrorPods.length;
+  let objects = 0;
   try {
-    return await unauthorizedAsInput(deps.kube, () =>
+    await unauthorizedAsInput(deps.kube, () =>
       deps.kube.list(spec.kind, {
         ...(spec.namespace !== undefined && { namespace: spec.namespace }),
         ...(spec.fieldSelector !== undefined && { fieldSelector: spec.fieldSelector }),
         ...(deps.pageSize !== undefined && { pageSize: deps.pageSize }),
         map: (o) => {
           const clean = stripIngestNoise(o);
-          return spec.map ? spec.map(clean) : clean;
+          const kept = spec.map ? spec.map(clean) : clean;
+          if (kept !== undefined) {
+            keep(kept);
+            objects++;
+          }
+          return undefined; // handed on: the reader holds nothing
         },
-        onPage: (n) => progress(`listing ${t.plural}: ${n.toLocaleString('en-US')}`),
+        onPage: () => emit({ kind: 'page', list, objects }),
+        onRetry: (retry) => {
+          if (retry.restart) {
+            rewind();
+            mirrorPods.length = mirrors;
+            objects = 0;
+            rewind = sink.checkpoint();
+          }
+          emit({ kind: 'list-retry', list, what: retry.message });
+        },
       }),
     );
+    emit({ kind: 'list-done', list, objects, ms: Date.now() - started });
   } catch (err) {
+    rewind();
+    mirrorPods.length = mirrors;
     if (isKubeApiError(err, 404)) {
       warnings.push(`${what}: not served by this API server (HTTP 404); left out of the snapshot`);
-      return undefined;
+      emit({ kind: 'list-skipped', list, why: 'not served' });
+      return;
     }
     if (isKubeApiError(err, 403)) {
       warnings.push(
         `${what}: forbidden for this user (HTTP 403); left out of the snapshot — use an admin kubeconfig`,
       );
-      return undefined;
+      emit({ kind: 'list-skipped', list, why: 'forbidden' });
+      return;
     }
-    if (err instanceof FerryError) throw err; // already says what happened and what to do
-    throw new FerryError('internal', `listing ${what} failed: ${(err as Error).message}`, { cause: err });
+    if (err instanceof FerryError && err.kind === 'input') throw err; // already says what to fix
+    const kind = err instanceof FerryError ? err.kind : 'internal';
+    throw new FerryError(kind, `listing ${what} failed: ${(err as Error).message}; no snapshot was written`, {
+      remediation:
+        err instanceof FerryError && err.remediation
+          ? err.remediation
+          : 'check the API server and take the snapshot again',
+      cause: err,
+    });
   }
 }
 

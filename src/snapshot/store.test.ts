@@ -1,12 +1,12 @@
-import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FilesCluster, makeFilesCluster } from '../../test/fixtures/files-cluster.js';
 import { rejected } from '../../test/support/errors.js';
 import { FerryError } from '../errors.js';
 import { loadSnapshot } from './load.js';
-import type { KubeObject, Snapshot } from './model.js';
-import { readSavedSnapshot, saveSnapshot } from './store.js';
+import { emptyResources, type KubeObject, type Snapshot } from './model.js';
+import { openResourceFiles, readSavedSnapshot, saveSnapshot, writeSnapshotParts } from './store.js';
 
 describe('saved snapshots', () => {
   let fx: FilesCluster;
@@ -152,6 +152,33 @@ describe('saved snapshots', () => {
     const pretty = join(dir, 'resources', 'nodes.json');
     await writeFile(pretty, JSON.stringify(snapshot.resources.nodes, null, 2));
     expect((await readSavedSnapshot(dir)).resources.nodes).toEqual(snapshot.resources.nodes);
+  });
+
+  it('streamed resource files: a checkpoint cuts back what came after it, also past a flush', async () => {
+    const dir = join(fx.tmp, 'streamed');
+    await mkdir(dir);
+    const files = await openResourceFiles(dir);
+    const pod = (name: string, pad = ''): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'ns', ...(pad && { annotations: { pad } }) },
+    });
+    files.add('pods', pod('kept'));
+    const rewind = files.checkpoint();
+    // Over 1 MiB after the checkpoint: some of it reached the file before the rewind.
+    for (let i = 0; i < 300; i++) files.add('pods', pod(`dropped-${i}`, 'x'.repeat(4096)));
+    files.add('nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'dropped' } });
+    rewind();
+    expect(files.counts.pods).toBe(1);
+    files.add('pods', pod('after'));
+    files.close();
+    await writeSnapshotParts({ ...snapshot, resources: emptyResources() }, dir);
+    const back = await readSavedSnapshot(dir);
+    expect(back.resources.pods.map((p) => p.metadata.name)).toEqual(['kept', 'after']);
+    expect(back.resources.nodes).toEqual([]);
+    expect(await readFile(join(dir, 'resources', 'pods.json'), 'utf8')).toBe(
+      `[\n${JSON.stringify(pod('kept'))},\n${JSON.stringify(pod('after'))}\n]\n`,
+    );
   });
 
   describe('validation names the file and the field', () => {

@@ -3,7 +3,7 @@
  * Resource arrays are written one object per line so that 150,000 pods neither need one giant
  * string to write (V8 caps strings near 512 MiB) nor to read back.
  */
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, fsyncSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -18,8 +18,10 @@ import {
   type EtcdState,
   emptyResources,
   type KubeadmConfig,
+  type KubeObject,
   type PkiInventory,
   RESOURCE_KEYS,
+  type ResourceKey,
   type ServedCertificate,
   type ServerVersionInfo,
   type Snapshot,
@@ -59,28 +61,37 @@ export async function saveSnapshot(s: Snapshot, dir: string, opts: { force?: boo
   await writeDirAtomic(
     dir,
     async (tmp) => {
-      await writeJson(join(tmp, MANIFEST_FILE), s.manifest);
-      await writeJson(join(tmp, 'kubeadm.json'), s.kubeadm);
-      const components: { kubelet?: ComponentConfig; kubeProxy?: ComponentConfig; staticPods: StaticPod[] } =
-        {
-          staticPods: s.staticPods,
-        };
-      if (s.kubelet) components.kubelet = s.kubelet;
-      if (s.kubeProxy) components.kubeProxy = s.kubeProxy;
-      await writeJson(join(tmp, 'components.json'), components);
-      await writeJson(join(tmp, 'served-certs.json'), s.servedCertificates);
-      if (s.pki) await writeJson(join(tmp, 'pki.json'), s.pki);
-      if (s.encryption) await writeJson(join(tmp, 'encryption.json'), s.encryption);
-      if (s.etcd) await writeJson(join(tmp, 'etcd.json'), s.etcd);
-      if (s.auditLog) await writeJson(join(tmp, 'audit-log.json'), s.auditLog);
-      if (s.serverVersion) await writeJson(join(tmp, 'server-version.json'), s.serverVersion);
-      await mkdir(join(tmp, 'resources'), { mode: 0o700 });
-      for (const key of RESOURCE_KEYS)
-        await writeJsonLines(join(tmp, 'resources', `${key}.json`), s.resources[key]);
-      await writeJsonLines(join(tmp, 'resources', 'bootstrapTokens.json'), s.resources.bootstrapTokens);
+      await writeSnapshotParts(s, tmp);
+      const files = await openResourceFiles(tmp);
+      try {
+        for (const key of RESOURCE_KEYS) for (const o of s.resources[key]) files.add(key, o);
+        for (const t of s.resources.bootstrapTokens) files.addToken(t);
+      } catch (err) {
+        files.close({ failed: true });
+        throw err;
+      }
+      files.close();
     },
     { ...(opts.force === undefined ? {} : { force: opts.force }), origin: { flag: '--output' } },
   );
+}
+
+/** Every file of a saved snapshot except resources/ (which openResourceFiles writes). */
+export async function writeSnapshotParts(s: Snapshot, tmp: string): Promise<void> {
+  await writeJson(join(tmp, MANIFEST_FILE), s.manifest);
+  await writeJson(join(tmp, 'kubeadm.json'), s.kubeadm);
+  const components: { kubelet?: ComponentConfig; kubeProxy?: ComponentConfig; staticPods: StaticPod[] } = {
+    staticPods: s.staticPods,
+  };
+  if (s.kubelet) components.kubelet = s.kubelet;
+  if (s.kubeProxy) components.kubeProxy = s.kubeProxy;
+  await writeJson(join(tmp, 'components.json'), components);
+  await writeJson(join(tmp, 'served-certs.json'), s.servedCertificates);
+  if (s.pki) await writeJson(join(tmp, 'pki.json'), s.pki);
+  if (s.encryption) await writeJson(join(tmp, 'encryption.json'), s.encryption);
+  if (s.etcd) await writeJson(join(tmp, 'etcd.json'), s.etcd);
+  if (s.auditLog) await writeJson(join(tmp, 'audit-log.json'), s.auditLog);
+  if (s.serverVersion) await writeJson(join(tmp, 'server-version.json'), s.serverVersion);
 }
 
 async function writeJson(path: string, value: unknown): Promise<void> {
@@ -93,25 +104,90 @@ async function writeJson(path: string, value: unknown): Promise<void> {
   }
 }
 
-/** `[`, one JSON value per line separated by commas, `]`: valid JSON and streamable. */
-async function writeJsonLines(path: string, items: readonly unknown[]): Promise<void> {
-  const fh = await open(path, 'wx', FILE_MODE);
+/** resources/*.json being written as objects arrive (a live collection streams into them). */
+export interface ResourceFiles {
+  add(key: ResourceKey, obj: KubeObject): void;
+  addToken(token: BootstrapToken): void;
+  /** Objects written so far per file. */
+  readonly counts: Readonly<Record<ResourceKey | 'bootstrapTokens', number>>;
+  /** The files as they are now; calling the result cuts them back to it (a list that starts over). */
+  checkpoint(): () => void;
+  /** Ends every array and syncs the files; after a failure it only releases them. */
+  close(opts?: { failed?: boolean }): void;
+}
+
+type FileKey = ResourceKey | 'bootstrapTokens';
+const FLUSH_AT = 1 << 20;
+
+/**
+ * Opens resources/<key>.json for every key under `tmp`. Each is `[`, one JSON value per line
+ * separated by commas, `]`: valid JSON that readJsonArray reads line by line. Writes are
+ * synchronous appends in 1 MiB chunks, so a caller may add from a synchronous callback.
+ */
+export async function openResourceFiles(tmp: string): Promise<ResourceFiles> {
+  await mkdir(join(tmp, 'resources'), { mode: 0o700 });
+  const keys: FileKey[] = [...RESOURCE_KEYS, 'bootstrapTokens'];
+  const files = new Map<FileKey, { fd: number; pos: number; buf: string; n: number }>();
   try {
-    let buf = '[\n';
-    for (let i = 0; i < items.length; i++) {
-      buf += JSON.stringify(items[i]);
-      buf += i < items.length - 1 ? ',\n' : '\n';
-      if (buf.length > 1 << 20) {
-        await fh.write(buf);
-        buf = '';
-      }
+    for (const key of keys) {
+      const fd = openSync(join(tmp, 'resources', `${key}.json`), 'wx', FILE_MODE);
+      files.set(key, { fd, pos: 0, buf: '[\n', n: 0 });
     }
-    buf += ']\n';
-    await fh.write(buf);
-    await fh.sync();
-  } finally {
-    await fh.close();
+  } catch (err) {
+    for (const f of files.values()) closeSync(f.fd);
+    throw err;
   }
+  const counts = Object.fromEntries(keys.map((k) => [k, 0])) as Record<FileKey, number>;
+  const flush = (f: { fd: number; pos: number; buf: string }) => {
+    if (f.buf === '') return;
+    const b = Buffer.from(f.buf);
+    writeSync(f.fd, b, 0, b.length, f.pos);
+    f.pos += b.length;
+    f.buf = '';
+  };
+  const put = (key: FileKey, value: unknown) => {
+    const f = files.get(key)!;
+    f.buf += f.n === 0 ? JSON.stringify(value) : `,\n${JSON.stringify(value)}`;
+    f.n++;
+    counts[key] = f.n;
+    if (f.buf.length > FLUSH_AT) flush(f);
+  };
+  let closed = false;
+  return {
+    add: put,
+    addToken: (t) => put('bootstrapTokens', t),
+    counts,
+    checkpoint() {
+      const marks = [...files].map(([key, f]) => {
+        flush(f);
+        return { key, f, pos: f.pos, n: f.n };
+      });
+      return () => {
+        for (const m of marks) {
+          m.f.buf = '';
+          ftruncateSync(m.f.fd, m.pos);
+          m.f.pos = m.pos;
+          m.f.n = m.n;
+          counts[m.key] = m.n;
+        }
+      };
+    },
+    close(opts = {}) {
+      if (closed) return;
+      closed = true;
+      for (const f of files.values()) {
+        try {
+          if (!opts.failed) {
+            f.buf += f.n === 0 ? ']\n' : '\n]\n';
+            flush(f);
+            fsyncSync(f.fd);
+          }
+        } finally {
+          closeSync(f.fd);
+        }
+      }
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -221,7 +297,7 @@ async function readJson(path: string): Promise<unknown> {
 }
 
 /**
- * Reads a JSON array written by writeJsonLines line by line; a file in any other JSON layout (a
+ * Reads a JSON array written by openResourceFiles line by line; a file in any other JSON layout (a
  * hand-edited one) is parsed whole. A missing file is an empty array.
  */
 async function readJsonArray(path: string): Promise<unknown[]> {

@@ -23,6 +23,7 @@ import type { KObj } from '../../src/lab/apiserver/object.js';
 import { LabApiServer } from '../../src/lab/apiserver/server.js';
 import {
   CompactedError,
+  type ListOptions,
   type ListResult,
   type Store,
   type StoredObject,
@@ -67,7 +68,7 @@ export class ObservedStore implements Store {
     return this.inner.get(key);
   }
 
-  async list(prefix: string, opts: { revision?: number; startAfter?: string } = {}): Promise<ListResult> {
+  async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
     const continued = opts.startAfter !== undefined;
     await this.beforeList?.(prefix, continued);
     try {

@@ -8,7 +8,7 @@
  * does: slower for the server, but it cannot expire.
  */
 import type { KubeObject } from '../../snapshot/model.js';
-import { isKubeApiError } from './port.js';
+import { isKubeApiError, type ListRetry } from './port.js';
 
 export interface ListPage {
   items: KubeObject[];
@@ -23,6 +23,7 @@ export interface ListAllOptions {
   maxRestarts?: number;
   map?: (obj: KubeObject) => KubeObject | undefined;
   onPage?: (itemsSoFar: number) => void;
+  onRetry?: (retry: ListRetry) => void;
 }
 
 export interface ListAllResult {
@@ -40,11 +41,13 @@ export async function listAll(fetchPage: FetchPage, opts: ListAllOptions = {}): 
   for (;;) {
     const unpaginated = restarts > maxRestarts;
     const items: KubeObject[] = [];
+    let seen = 0; // this attempt's objects, also those `map` took and did not return
     let token: string | undefined;
     try {
       do {
         const page = await fetchPage(token, unpaginated ? undefined : pageSize);
         pages++;
+        seen += page.items.length;
         for (const raw of page.items) {
           const obj = opts.map ? opts.map(raw) : raw;
           if (obj !== undefined) items.push(obj);
@@ -61,6 +64,10 @@ export async function listAll(fetchPage: FetchPage, opts: ListAllOptions = {}): 
       // Only an expired *continue* restarts: a 410 on the first page is not about pagination.
       if (token !== undefined && isKubeApiError(err, 410)) {
         restarts++;
+        opts.onRetry?.({
+          restart: true,
+          message: `the continue token expired (HTTP 410 Gone) after ${seen.toLocaleString('en-US')} objects; listing again from the start${restarts > maxRestarts ? ' in one request' : ''} (restart ${restarts} of ${maxRestarts + 1})`,
+        });
         continue;
       }
       throw err;

@@ -19,6 +19,18 @@ export interface ListOptions {
   map?: (obj: KubeObject) => KubeObject | undefined;
   /** Called after each page with the running item count (progress display). */
   onPage?: (itemsSoFar: number) => void;
+  /**
+   * Called before a page is asked for again (`restart: false`: a transient answer, the list
+   * resumes where it was) or before the list starts over (`restart: true`: an expired continue
+   * token; what `map` saw of the earlier attempt is void).
+   */
+  onRetry?: (retry: ListRetry) => void;
+}
+
+export interface ListRetry {
+  restart: boolean;
+  /** What happened and what is done about it, for the operator. */
+  message: string;
 }
 
 export interface ServerVersion {

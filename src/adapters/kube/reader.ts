@@ -11,7 +11,7 @@ import { createTransport, KubeNetworkError, type Transport, type TransportOption
 export interface KubeReaderOptions extends TransportOptions {
   kubeconfig: string;
   context?: string;
-  /** Attempts per request for transient answers (429, 5xx, connection reset). Default 3. */
+  /** Attempts per request for transient answers (429, 5xx, connection reset or refused). Default 5. */
   attempts?: number;
 }
 
@@ -21,7 +21,7 @@ export function createKubeReader(opts: KubeReaderOptions): KubeReader {
   return readerOver(transport, {
     server: loaded.server,
     context: loaded.context,
-    attempts: opts.attempts ?? 3,
+    attempts: opts.attempts ?? 5,
   });
 }
 
@@ -29,8 +29,11 @@ export function readerOver(
   transport: Transport,
   meta: { server: string; context: string; attempts: number },
 ): KubeReader {
-  const get = (path: string, query?: Record<string, string | number | undefined>) =>
-    withRetries(() => transport.getJson(path, query), meta.attempts);
+  const get = (
+    path: string,
+    query?: Record<string, string | number | undefined>,
+    onRetry?: (message: string) => void,
+  ) => withRetries(() => transport.getJson(path, query), meta.attempts, onRetry);
 
   return {
     server: meta.server,
@@ -51,14 +54,20 @@ export function readerOver(
       const t = RESOURCE_TYPES[kind];
       const apiVersion = apiVersionOf(t);
       const path = resourcePath(kind, lo.namespace !== undefined ? { namespace: lo.namespace } : {});
+      let page = 0;
       const result = await listAll(
         async (token, limit) => {
-          const body = (await get(path, {
-            limit,
-            continue: token,
-            fieldSelector: lo.fieldSelector,
-            labelSelector: lo.labelSelector,
-          })) as { items?: KubeObject[] | null; metadata?: { continue?: string } };
+          page = token === undefined ? 1 : page + 1;
+          const body = (await get(
+            path,
+            {
+              limit,
+              continue: token,
+              fieldSelector: lo.fieldSelector,
+              labelSelector: lo.labelSelector,
+            },
+            (message) => lo.onRetry?.({ restart: false, message: `page ${page}: ${message}` }),
+          )) as { items?: KubeObject[] | null; metadata?: { continue?: string } };
           const items = (body.items ?? []).map((o) => withTypeMeta(o, apiVersion, t.kind));
           return { items, ...(body.metadata?.continue && { continueToken: body.metadata.continue }) };
         },
@@ -66,6 +75,7 @@ export function readerOver(
           ...(lo.pageSize !== undefined && { pageSize: lo.pageSize }),
           ...(lo.map && { map: lo.map }),
           ...(lo.onPage && { onPage: lo.onPage }),
+          ...(lo.onRetry && { onRetry: lo.onRetry }),
         },
       );
       return result.items;
@@ -98,18 +108,31 @@ function withTypeMeta(obj: KubeObject, apiVersion: string, kind: string): KubeOb
 }
 
 const TRANSIENT_STATUS = new Set([429, 500, 502, 503, 504]);
+/** A connection lost or refused mid-collection: the server restarting, a load balancer failing over. */
+const TRANSIENT_NETWORK = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE']);
 
-async function withRetries<T>(fn: () => Promise<T>, attempts: number): Promise<T> {
+async function withRetries<T>(
+  fn: () => Promise<T>,
+  attempts: number,
+  onRetry?: (message: string) => void,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await fn();
     } catch (err) {
       const transient =
         (isKubeApiError(err) && TRANSIENT_STATUS.has(err.status)) ||
-        (err instanceof KubeNetworkError && err.code === 'ECONNRESET');
-      if (!transient || attempt >= attempts) throw err;
+        (err instanceof KubeNetworkError && err.code !== undefined && TRANSIENT_NETWORK.has(err.code));
+      if (!transient || attempt >= attempts) {
+        if (transient && attempts > 1) (err as Error).message += ` (gave up after ${attempts} attempts)`;
+        throw err;
+      }
       const hinted = isKubeApiError(err) ? err.retryAfterSeconds : undefined;
       const delayMs = hinted !== undefined ? Math.min(hinted, 10) * 1000 : 250 * 2 ** (attempt - 1);
+      const why = isKubeApiError(err)
+        ? `HTTP ${err.status}${err.reason ? ` ${err.reason}` : ''}${hinted !== undefined ? ` (Retry-After ${hinted} s)` : ''}`
+        : `connection ${(err as KubeNetworkError).code === 'ECONNREFUSED' ? 'refused' : 'lost'}`;
+      onRetry?.(`${why}; asking again in ${delayMs / 1000} s (attempt ${attempt + 1} of ${attempts})`);
       await new Promise((r) => setTimeout(r, delayMs));
     }
   }

@@ -41,6 +41,25 @@ describe('MemoryStore', () => {
     expect((await s.list('/r/')).items.map((i) => i.key)).toEqual(['/r/b', '/r/c']);
   });
 
+  it('cuts a list at the limit and counts the live keys it left out, without a prefix neighbour', async () => {
+    const s = new MemoryStore();
+    for (const k of ['/r/d', '/r/b', '/r/a', '/r/c', '/r/e', '/r0/x', '/q/z']) await s.create(k, obj(k));
+    const rev = await s.revision();
+    const d = (await s.get('/r/d'))!;
+    await s.delete('/r/d', d.modRevision);
+    await s.create('/r/bb', obj('bb'));
+    const first = await s.list('/r/', { limit: 2 });
+    expect(first.items.map((i) => i.key)).toEqual(['/r/a', '/r/b']);
+    expect(first.remaining).toBe(3); // bb, c, e: the deleted d is not counted
+    const next = await s.list('/r/', { startAfter: '/r/b', limit: 2, revision: rev });
+    expect(next.items.map((i) => i.key)).toEqual(['/r/c', '/r/d']); // d was live at rev; bb was not
+    expect(next.remaining).toBe(1);
+    const rest = await s.list('/r/', { startAfter: '/r/c' });
+    expect(rest.items.map((i) => i.key)).toEqual(['/r/e']);
+    expect(rest.remaining).toBeUndefined();
+    expect((await s.list('/r/', { startAfter: '/a' })).items).toHaveLength(5);
+  });
+
   it('replays history after a revision, then streams live events', async () => {
     const s = new MemoryStore();
     const c = await s.create('/r/a', obj('a'));

@@ -6,6 +6,7 @@
 import type { KObj } from './object.js';
 import {
   CompactedError,
+  type ListOptions,
   type ListResult,
   type Store,
   type StoredObject,
@@ -24,6 +25,8 @@ export class MemoryStore implements Store {
   #rev = 1;
   #compacted = 0;
   readonly #versions = new Map<string, Version[]>();
+  /** Every key of #versions in order, rebuilt on the next list after a key comes or goes: a paged list of 30,000 pods must not sort the store once per page. */
+  #sorted: string[] | undefined;
   #log: LoggedEvent[] = [];
   readonly #watchers = new Set<{ prefix: string; listener: WatchListener }>();
   #unavailable: string | undefined;
@@ -55,8 +58,22 @@ export class MemoryStore implements Store {
     return v && v.json !== null ? v : undefined;
   }
 
+  /** `value` is parsed on first use: a list answered from cached JSON (registry listText) never parses. */
   #stored(key: string, v: Version): StoredObject {
-    return { key, value: JSON.parse(v.json!) as KObj, modRevision: v.rev, createRevision: v.createRev };
+    const json = v.json!;
+    let value: KObj | undefined;
+    return {
+      key,
+      get value(): KObj {
+        value ??= JSON.parse(json) as KObj;
+        return value;
+      },
+      set value(next: KObj) {
+        value = next;
+      },
+      modRevision: v.rev,
+      createRevision: v.createRev,
+    };
   }
 
   async get(key: string): Promise<StoredObject | undefined> {
@@ -65,7 +82,7 @@ export class MemoryStore implements Store {
     return v ? this.#stored(key, v) : undefined;
   }
 
-  async list(prefix: string, opts: { revision?: number; startAfter?: string } = {}): Promise<ListResult> {
+  async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
     this.#check();
     const at = opts.revision ?? this.#rev;
     if (at < this.#compacted) {
@@ -75,21 +92,32 @@ export class MemoryStore implements Store {
       );
     }
     if (at > this.#rev) throw new Error(`mvcc: required revision ${at} is a future revision`);
-    const keys = [...this.#versions.keys()]
-      .filter((k) => k.startsWith(prefix) && (opts.startAfter === undefined || k > opts.startAfter))
-      .sort();
+    this.#sorted ??= [...this.#versions.keys()].sort();
+    const keys = this.#sorted;
+    const from = opts.startAfter !== undefined && opts.startAfter >= prefix ? opts.startAfter : prefix;
     const items: StoredObject[] = [];
-    for (const k of keys) {
+    let remaining = 0;
+    for (let i = lowerBound(keys, from); i < keys.length; i++) {
+      const k = keys[i]!;
+      if (!k.startsWith(prefix)) break;
+      if (opts.startAfter !== undefined && k <= opts.startAfter) continue;
       const v = this.#latest(k, at);
-      if (v && v.json !== null) items.push(this.#stored(k, v));
+      if (!v || v.json === null) continue;
+      // Past the limit only counted: parsing is what costs.
+      if (opts.limit !== undefined && items.length >= opts.limit) remaining++;
+      else items.push(this.#stored(k, v));
     }
-    return { items, revision: at };
+    return { items, revision: at, ...(opts.limit !== undefined && { remaining }) };
   }
 
   #write(key: string, json: string | null): number {
     const prev = this.#live(key);
     const rev = ++this.#rev;
-    const vs = this.#versions.get(key) ?? [];
+    let vs = this.#versions.get(key);
+    if (!vs) {
+      vs = [];
+      this.#sorted = undefined;
+    }
     vs.push({ rev, createRev: json === null ? 0 : (prev?.createRev ?? rev), json });
     this.#versions.set(key, vs);
     const ev: LoggedEvent = { key, rev, json, prevJson: prev?.json ?? null };
@@ -154,8 +182,10 @@ export class MemoryStore implements Store {
       const visible = vs.filter((v) => v.rev <= this.#compacted).pop();
       const kept = vs.filter((v) => v.rev > this.#compacted);
       if (visible && visible.json !== null) kept.unshift(visible);
-      if (kept.length === 0) this.#versions.delete(key);
-      else this.#versions.set(key, kept);
+      if (kept.length === 0) {
+        this.#versions.delete(key);
+        this.#sorted = undefined;
+      } else this.#versions.set(key, kept);
     }
     this.#log = this.#log.filter((e) => e.rev > this.#compacted);
   }
@@ -163,6 +193,18 @@ export class MemoryStore implements Store {
   async close(): Promise<void> {
     this.#watchers.clear();
   }
+}
+
+/** The first index whose key is not below `key` (keys sorted as Array.prototype.sort orders strings). */
+function lowerBound(keys: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function toEvent(ev: LoggedEvent): StoreEvent {

@@ -5,7 +5,16 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EvictionLog } from './eviction-log.js';
-import { mediaType, parseJson, type ResourceRoute, readBody, sendJson, toApiError } from './http.js';
+import {
+  mediaType,
+  parseJson,
+  type ResourceRoute,
+  readBody,
+  sendJson,
+  sendJsonText,
+  toApiError,
+} from './http.js';
+import { type ListFault, listFaultError } from './list-fault.js';
 import { type ListQuery, parseSelectors } from './list-query.js';
 import { isPlainObject, type KObj } from './object.js';
 import { applyPatch, PATCH_CONTENT_TYPES } from './patch.js';
@@ -22,6 +31,7 @@ export type RestContext = {
   instance: string;
   evictionLog: EvictionLog;
   evictionFault: EvictionFault | undefined;
+  listFault: ListFault | undefined;
   /** Registers an open watch so that the server can end it; returns the unregister function. */
   trackWatch: (close: () => void) => () => void;
 };
@@ -117,9 +127,19 @@ export async function handleResource(
     const include = url.searchParams.get('includeObject');
     if (name === undefined) {
       if (watch) return serveWatch(ctx, d, ns, url, res);
+      const fault = ctx.listFault?.({
+        plural: d.plural,
+        namespace: ns,
+        continued: url.searchParams.get('continue') !== null,
+      });
+      if (fault?.kind === 'reset') {
+        req.socket.destroy();
+        return;
+      }
+      if (fault) throw listFaultError(fault);
+      if (!table) return sendJsonText(res, 200, await reg.listText(d, ns, listQuery(url)));
       const list = await reg.list(d, ns, listQuery(url));
-      if (table) return sendJson(res, 200, toTable(d, list.items, list.metadata, include, reg.now()));
-      return sendJson(res, 200, list);
+      return sendJson(res, 200, toTable(d, list.items, list.metadata, include, reg.now()));
     }
     if (sub === 'scale') return sendJson(res, 200, await getScale(reg, d, ns, name));
     if (sub !== undefined && sub !== 'status') throw methodNotAllowed(method, what);

@@ -13,6 +13,7 @@ import { listenOn } from '../listen.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.js';
 import { EvictionLog } from './eviction-log.js';
 import { parseRoute, type Route, sendJson, sendStatus, sendText, toApiError } from './http.js';
+import type { ListFault } from './list-fault.js';
 import { Registry, type RequestUser } from './registry.js';
 import { handleResource } from './rest.js';
 import { ApiError, forbidden, serviceUnavailable, unauthorized } from './status.js';
@@ -85,6 +86,7 @@ export class LabApiServer {
   #port = 0;
   #down: DownMode | undefined;
   #evictionFault: EvictionFault | undefined;
+  #listFault: ListFault | undefined;
   #forbidden = new Set<string>();
   #stopped = false;
   #compactor: NodeJS.Timeout | undefined;
@@ -183,6 +185,11 @@ export class LabApiServer {
     this.#evictionFault = fault;
   }
 
+  /** Fault injection (tests): how to answer each page of a collection list; undefined = normally. */
+  setListFault(fault: ListFault | undefined): void {
+    this.#listFault = fault;
+  }
+
   /** Stops serving and drops every connection. The store stays open: whoever created it closes it. */
   async stop(): Promise<void> {
     if (this.#stopped) return;
@@ -279,6 +286,7 @@ export class LabApiServer {
             instance: this.name,
             evictionLog: this.evictionLog,
             evictionFault: this.#evictionFault,
+            listFault: this.#listFault,
             trackWatch: (close) => {
               this.#watches.add(close);
               return () => this.#watches.delete(close);

@@ -22,7 +22,10 @@ export type WriteResult =
   | { ok: true; revision: number }
   | { ok: false; reason: 'exists' | 'notFound' | 'conflict' };
 
-export type ListResult = { items: StoredObject[]; revision: number };
+export type ListOptions = { revision?: number; startAfter?: string; limit?: number };
+
+/** `remaining`: live keys past `items` that a `limit` left out (when the store cut the list). */
+export type ListResult = { items: StoredObject[]; revision: number; remaining?: number };
 
 export type WatchListener = {
   onEvent: (e: StoreEvent) => void;
@@ -40,9 +43,10 @@ export interface Store {
   get(key: string): Promise<StoredObject | undefined>;
   /**
    * The keys under `prefix` in key order, at `revision` (default: the newest, read linearizably),
-   * starting after `startAfter`. Throws CompactedError for a compacted revision.
+   * starting after `startAfter`, at most `limit` of them (a hint: a store may return more, the
+   * caller cuts). Throws CompactedError for a compacted revision.
    */
-  list(prefix: string, opts?: { revision?: number; startAfter?: string }): Promise<ListResult>;
+  list(prefix: string, opts?: ListOptions): Promise<ListResult>;
   /** Creates the key; `exists` when it already does. */
   create(key: string, value: KObj): Promise<WriteResult>;
   /** Replaces the key if its mod revision is still `expectedModRevision`. */
