@@ -11,7 +11,12 @@ const parse = (text: string) => parseMgmtConfig(text, 'mgmt.yaml', '/cfg');
 describe('mgmt.yaml', () => {
   it('the documented example parses, with its pins and shape', async () => {
     const c = await loadMgmtConfig(join(REPO, 'examples/mgmt/mgmt.yaml'), 'examples/mgmt/mgmt.yaml');
-    expect(c.infrastructure).toMatchObject({ kind: 'proxmox', node: 'pve1', templateId: 9000, insecure: false });
+    expect(c.infrastructure).toMatchObject({
+      kind: 'proxmox',
+      node: 'pve1',
+      templateId: 9000,
+      insecure: false,
+    });
     expect(c.providers).toEqual({
       core: 'v1.14.0',
       bootstrapTalos: 'v0.6.12',
@@ -40,7 +45,11 @@ describe('mgmt.yaml', () => {
   it('refuses an inline token secret, naming file, line and field', () => {
     const e = thrown(() => parse(MINIMAL.replace('{file: ./proxmox-token}', 's3cr3t-value')), 2);
     expect(e.message).toMatch(/must not be written into the file/);
-    expect(e.location).toMatchObject({ file: 'mgmt.yaml', line: 7, field: 'infrastructure.proxmox.tokenSecret' });
+    expect(e.location).toMatchObject({
+      file: 'mgmt.yaml',
+      line: 7,
+      field: 'infrastructure.proxmox.tokenSecret',
+    });
     expect(e.remediation).toMatch(/\{file: PATH\}.*\{env: NAME\}/);
   });
 
@@ -57,13 +66,21 @@ describe('mgmt.yaml', () => {
       ['name: kmgt\n', 'name: kmgt\n  controlPlanes: 2\n', /must be odd/],
       ['tokenId: capi@pve!capi', 'tokenId: capi', /tokenId: "capi" is not valid/],
       ['url: https://127.0.0.1:8006', 'url: http://127.0.0.1:8006', /url: .* is not valid/],
-      ['addresses: [10.20.0.100-10.20.0.120]', 'addresses: [10.20.0.10]', /VIP 10.20.0.10 is also in network.pool/],
+      [
+        'addresses: [10.20.0.100-10.20.0.120]',
+        'addresses: [10.20.0.10]',
+        /VIP 10.20.0.10 is also in network.pool/,
+      ],
       [
         'pool: {addresses: [10.20.0.100-10.20.0.120], prefix: 24, gateway: 10.20.0.1}',
         'dhcp: true',
         /Proxmox \(CAPMOX\) machines take their addresses from an IP pool/,
       ],
-      ['endpoint: {vip: 10.20.0.10}', 'endpoint: {vip: 10.20.0.10, host: lb.example}', /exactly one of vip or host/],
+      [
+        'endpoint: {vip: 10.20.0.10}',
+        'endpoint: {vip: 10.20.0.10, host: lb.example}',
+        /exactly one of vip or host/,
+      ],
       ['kind: ManagementCluster', 'kind: Cluster', /kind must be ManagementCluster/],
     ];
     for (const [from, to, msg] of cases) {
@@ -79,9 +96,9 @@ describe('mgmt.yaml', () => {
       kind: 'env',
       name: 'PROXMOX_TOKEN_SECRET',
     });
-    expect(thrown(() => parse(MINIMAL.replace('{file: ./proxmox-token}', '{file: a, env: B}')), 2).message).toMatch(
-      /exactly one of file or env/,
-    );
+    expect(
+      thrown(() => parse(MINIMAL.replace('{file: ./proxmox-token}', '{file: a, env: B}')), 2).message,
+    ).toMatch(/exactly one of file or env/);
   });
 
   it('a missing config file is bad input naming --config', async () => {
