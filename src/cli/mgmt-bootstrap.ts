@@ -120,8 +120,8 @@ export async function runMgmtBootstrap(argv: string[], io: Io): Promise<ExitCode
   const { BootstrapJournal } = await import('../mgmt/bootstrap/journal.js');
   const journal = BootstrapJournal.open(paths.journal, digest);
   try {
-    const first = journal.firstDigest();
-    if (first !== digest && values['accept-config-change'] !== true)
+    const earlier = journal.stagesDigest();
+    if (earlier !== undefined && earlier !== digest && values['accept-config-change'] !== true)
       throw new FerryError(
         'input',
         `${stateDir} holds a bootstrap started with a different ${values.config}`,

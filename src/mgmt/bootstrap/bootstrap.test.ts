@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { GOOD_TEMPLATE, startProxmox } from '../../../test/mgmt/proxmox-server.js';
 import {
   happyRules,
   KUBECONFIG_KEY,
@@ -294,5 +295,38 @@ describe('ferry mgmt bootstrap against stand-in tools', () => {
     expect(out.out).toContain(`--from-file=secret=${join(dir, 'proxmox-token')}`);
     expect(out.out).toMatch(/clusterctl move --kubeconfig \S+kmgt.kubeconfig --config \S+ --from-directory/);
     expect(out.out).not.toContain(TOKEN_SECRET);
+  });
+
+  it('reads the Proxmox template back over TLS before kind starts: a misfit or an untrusted certificate stops it', async () => {
+    const pve = await startProxmox({
+      tls: true,
+      authorization: `PVEAPIToken=capi@pve!capi=${TOKEN_SECRET}`,
+      vms: {
+        'pve1/9000': GOOD_TEMPLATE,
+        'pve1/9001': { ...GOOD_TEMPLATE, ide0: 'local:iso/cidata.iso,media=cdrom' },
+      },
+    });
+    const cfg = (template: number, insecure: boolean) =>
+      writeConfig(dir, (t) =>
+        t
+          .replace('https://127.0.0.1:8006', pve.url)
+          .replace('templateId: 9000', `templateId: ${template}\n    insecure: ${insecure}`),
+      );
+    const flags = ['--poll-interval', '0.01'];
+    try {
+      tools.script(happyRules());
+      let e = await rejected(runMgmtBootstrap(['--config', cfg(9001, true), ...flags], io()), 2);
+      expect(e.message).toMatch(/the Proxmox template 9001 on pve1 does not fit: ide0 is in use/);
+      e = await rejected(runMgmtBootstrap(['--config', cfg(9000, false), ...flags], io()), 2);
+      expect(e.message).toMatch(/cannot reach Proxmox at https:\/\/127.0.0.1:\d+: .*certificate/);
+      expect(tools.called('kind', /^create/)).toHaveLength(0);
+
+      const out = io();
+      expect(await runMgmtBootstrap(['--config', cfg(9000, true), ...flags], out)).toBe(0);
+      expect(out.err).toContain('Proxmox template 9000 (talos-v1.13.7) on pve1: fits');
+      expect(pve.requests.at(-1)?.url).toBe('/api2/json/nodes/pve1/qemu/9000/config');
+    } finally {
+      await pve.close();
+    }
   });
 });

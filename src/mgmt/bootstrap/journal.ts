@@ -71,11 +71,16 @@ export class BootstrapJournal {
     }
   }
 
-  /** The digest of the config the first run of this journal was started with. */
-  firstDigest(): string | undefined {
-    const r = this.db.prepare('SELECT config_digest AS d FROM runs ORDER BY id LIMIT 1').get() as
-      | { d: string }
-      | undefined;
+  /**
+   * The config digest of the last run that started a stage; undefined when none did (a run that
+   * stopped in the preflight commits to nothing, so its config may still change freely).
+   */
+  stagesDigest(): string | undefined {
+    const r = this.db
+      .prepare(
+        'SELECT r.config_digest AS d FROM runs r WHERE EXISTS (SELECT 1 FROM stages s WHERE s.run_id = r.id) ORDER BY r.id DESC LIMIT 1',
+      )
+      .get() as { d: string } | undefined;
     return r?.d;
   }
 
