@@ -1,0 +1,603 @@
+/**
+ * The stages of `ferry mgmt bootstrap`, in order, as a discriminated union: each carries the exact
+ * commands it runs (what `--dry-run` prints) and what its handler needs besides. Building the list
+ * is pure; run.ts runs it, one handler per kind.
+ */
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { names } from '../../generate/capi/objects.js';
+import type { ToolName } from '../tools/versions.js';
+import type { Chart, MgmtConfig } from './config.js';
+import { credentialsSecretName, managementManifests, toYamlStream } from './manifests.js';
+
+export const STAGE_KINDS = [
+  'kind-cluster',
+  'clusterctl-config',
+  'clusterctl-init',
+  'credentials',
+  'manifests',
+  'wait-control-plane',
+  'fetch-secrets',
+  'cni',
+  'ccm',
+  'wait-nodes',
+  'cert-manager',
+  'capi-operator',
+  'pivot-export',
+  'pause-source',
+  'pivot-import',
+  'delete-kind',
+] as const;
+export type StageKind = (typeof STAGE_KINDS)[number];
+
+/** One command, as ferry runs it and as an operator could type it. */
+export interface Cmd {
+  tool: ToolName;
+  args: string[];
+  env?: Record<string, string>;
+  /** Text on stdin, or the credentials Secret, which is built only when the stage runs. */
+  stdin?: string | { credentialsSecret: true };
+  /** What `--dry-run` prints instead, when running it needs a secret ferry reads at run time. */
+  shown?: string;
+  /** The command prints a secret (a kubeconfig): never journaled. */
+  secretOutput?: boolean;
+}
+
+export interface StatePaths {
+  dir: string;
+  journal: string;
+  kindKubeconfig: string;
+  clusterctlConfig: string;
+  xdg: string;
+  manifests: string;
+  mgmtKubeconfig: string;
+  talosconfig: string;
+  moveDir: string;
+}
+
+export function statePaths(dir: string, cluster: string): StatePaths {
+  return {
+    dir,
+    journal: join(dir, 'bootstrap.journal.sqlite'),
+    kindKubeconfig: join(dir, 'kind.kubeconfig'),
+    clusterctlConfig: join(dir, 'clusterctl.yaml'),
+    xdg: join(dir, 'xdg'),
+    manifests: join(dir, `${cluster}.capi.yaml`),
+    mgmtKubeconfig: join(dir, `${cluster}.kubeconfig`),
+    talosconfig: join(dir, `${cluster}.talosconfig`),
+    moveDir: join(dir, 'move'),
+  };
+}
+
+interface Base {
+  title: string;
+  commands: Cmd[];
+}
+
+export type Stage =
+  | (Base & { kind: 'kind-cluster'; name: string })
+  | (Base & { kind: 'clusterctl-config'; path: string; text: string })
+  | (Base & { kind: 'clusterctl-init'; providers: { type: string; name: string; version: string }[] })
+  | (Base & { kind: 'credentials'; secretName: string })
+  | (Base & { kind: 'manifests'; path: string; text: string; objects: Record<string, unknown>[] })
+  | (Base & {
+      kind: 'wait-control-plane';
+      tcp: string;
+      get: Cmd;
+      describe: Cmd;
+      timeoutSeconds: number;
+    })
+  | (Base & {
+      kind: 'fetch-secrets';
+      files: { cmd: Cmd; path: string; what: string }[];
+    })
+  | (Base & { kind: 'cni' })
+  | (Base & { kind: 'ccm' })
+  | (Base & {
+      kind: 'wait-nodes';
+      tcp: string;
+      replicas: number;
+      get: Cmd;
+      describe: Cmd;
+      timeoutSeconds: number;
+    })
+  | (Base & { kind: 'cert-manager' })
+  | (Base & { kind: 'capi-operator' })
+  | (Base & {
+      kind: 'pivot-export';
+      listSecrets: Cmd;
+      labelPrefix: string;
+      labelArgs: string[];
+      kubeconfig: string;
+    })
+  | (Base & { kind: 'pause-source' })
+  | (Base & { kind: 'pivot-import'; verify: Cmd })
+  | (Base & { kind: 'delete-kind' });
+
+export const MOVE_LABEL_ARG = 'clusterctl.cluster.x-k8s.io/move=';
+
+const GITHUB = 'https://github.com';
+
+function providerList(c: MgmtConfig) {
+  const infra = c.infrastructure.kind;
+  const v = c.providers;
+  return [
+    {
+      type: 'CoreProvider',
+      flag: '--core',
+      name: 'cluster-api',
+      version: v.core,
+      url: `${GITHUB}/kubernetes-sigs/cluster-api/releases/${v.core}/core-components.yaml`,
+    },
+    {
+      type: 'BootstrapProvider',
+      flag: '--bootstrap',
+      name: 'talos',
+      version: v.bootstrapTalos,
+      url: `${GITHUB}/siderolabs/cluster-api-bootstrap-provider-talos/releases/${v.bootstrapTalos}/bootstrap-components.yaml`,
+    },
+    {
+      type: 'ControlPlaneProvider',
+      flag: '--control-plane',
+      name: 'talos',
+      version: v.controlPlaneTalos,
+      url: `${GITHUB}/siderolabs/cluster-api-control-plane-provider-talos/releases/${v.controlPlaneTalos}/control-plane-components.yaml`,
+    },
+    {
+      type: 'InfrastructureProvider',
+      flag: '--infrastructure',
+      name: infra,
+      version: v.infrastructure,
+      url:
+        infra === 'proxmox'
+          ? `${GITHUB}/ionos-cloud/cluster-api-provider-proxmox/releases/${v.infrastructure}/infrastructure-components.yaml`
+          : `${GITHUB}/kubernetes-sigs/cluster-api-provider-vsphere/releases/${v.infrastructure}/infrastructure-components.yaml`,
+    },
+    {
+      type: 'IPAMProvider',
+      flag: '--ipam',
+      name: 'in-cluster',
+      version: v.ipamInCluster,
+      url: `${GITHUB}/kubernetes-sigs/cluster-api-ipam-provider-in-cluster/releases/${v.ipamInCluster}/ipam-components.yaml`,
+    },
+  ];
+}
+
+/** clusterctl.yaml: every provider pinned to a release URL (never `latest`), cert-manager pinned, images. */
+export function clusterctlYaml(c: MgmtConfig): string {
+  const doc: Record<string, unknown> = {
+    providers: providerList(c).map((p) => ({ name: p.name, url: p.url, type: p.type })),
+    'cert-manager': { version: c.certManager.version },
+  };
+  if (c.imageRepository !== undefined) doc['images'] = { all: { repository: c.imageRepository } };
+  return `# written by ferry mgmt bootstrap from ${c.file}\n${stringify(doc)}`;
+}
+
+export function kindConfig(c: MgmtConfig): string {
+  const node: Record<string, unknown> = { role: 'control-plane' };
+  if (c.kind.image !== undefined) node['image'] = c.kind.image;
+  return stringify({
+    kind: 'Cluster',
+    apiVersion: 'kind.x-k8s.io/v1alpha4',
+    name: c.kind.name,
+    nodes: [node],
+  });
+}
+
+function ciliumValues(): string {
+  // Talos's Cilium settings (mgmt.md §3): no kube-proxy, KubePrism on localhost:7445, cgroups mounted by Talos.
+  return stringify({
+    ipam: { mode: 'kubernetes' },
+    kubeProxyReplacement: true,
+    k8sServiceHost: 'localhost',
+    k8sServicePort: 7445,
+    cgroup: { autoMount: { enabled: false }, hostRoot: '/sys/fs/cgroup' },
+    securityContext: {
+      capabilities: {
+        ciliumAgent: [
+          'CHOWN',
+          'KILL',
+          'NET_ADMIN',
+          'NET_RAW',
+          'IPC_LOCK',
+          'SYS_ADMIN',
+          'SYS_RESOURCE',
+          'DAC_OVERRIDE',
+          'FOWNER',
+          'SETGID',
+          'SETUID',
+        ],
+        cleanCiliumState: ['NET_ADMIN', 'SYS_ADMIN', 'SYS_RESOURCE'],
+      },
+    },
+  });
+}
+
+function ccmValues(): string {
+  return stringify({
+    enabledControllers: ['cloud-node', 'node-csr-approval'],
+    replicaCount: 1,
+    daemonSet: { enabled: false },
+    nodeSelector: { 'node-role.kubernetes.io/control-plane': '' },
+    tolerations: [{ key: 'node-role.kubernetes.io/control-plane', operator: 'Exists', effect: 'NoSchedule' }],
+  });
+}
+
+function operatorValues(c: MgmtConfig): string {
+  const v = c.providers;
+  const entry = (version: string) => ({ version, createNamespace: true });
+  // bootstrap/controlPlane must be named, or the chart adds kubeadm ones (capi.md §6).
+  return stringify({
+    replicaCount: 1,
+    leaderElection: { enabled: true },
+    core: { 'cluster-api': entry(v.core) },
+    bootstrap: { talos: entry(v.bootstrapTalos) },
+    controlPlane: { talos: entry(v.controlPlaneTalos) },
+    infrastructure: { [c.infrastructure.kind]: entry(v.infrastructure) },
+    ipam: { 'in-cluster': entry(v.ipamInCluster) },
+  });
+}
+
+function helm(
+  release: string,
+  ns: string,
+  chart: Chart,
+  kubeconfig: string,
+  extra: string[],
+  values?: string,
+): Cmd {
+  const args = ['upgrade', '--install', release, chart.chart, '--version', chart.version];
+  if (chart.repo !== undefined) args.push('--repo', chart.repo);
+  args.push(
+    '--namespace',
+    ns,
+    '--create-namespace',
+    '--kubeconfig',
+    kubeconfig,
+    '--wait',
+    '--timeout',
+    '10m',
+    ...extra,
+  );
+  if (values !== undefined) args.push('-f', '-');
+  return values === undefined ? { tool: 'helm', args } : { tool: 'helm', args, stdin: values };
+}
+
+export const OPERATOR_PROVIDER_KINDS = [
+  'coreproviders',
+  'bootstrapproviders',
+  'controlplaneproviders',
+  'infrastructureproviders',
+  'ipamproviders',
+] as const;
+
+export interface PlanOptions {
+  waitTimeoutSeconds: number;
+  providerTimeoutSeconds: number;
+}
+
+export function buildStages(c: MgmtConfig, paths: StatePaths, opts: PlanOptions): Stage[] {
+  const kk = paths.kindKubeconfig;
+  const mk = paths.mgmtKubeconfig;
+  const ns = c.cluster.namespace;
+  const name = c.cluster.name;
+  const clusterctlEnv = { CLUSTERCTL_DISABLE_VERSIONCHECK: 'true', XDG_CONFIG_HOME: paths.xdg };
+  const objects = managementManifests(c);
+  const tcp = names(name).tcp;
+  const describe: Cmd = {
+    tool: 'clusterctl',
+    args: [
+      'describe',
+      'cluster',
+      name,
+      '--namespace',
+      ns,
+      '--kubeconfig',
+      kk,
+      '--config',
+      paths.clusterctlConfig,
+    ],
+    env: clusterctlEnv,
+  };
+  const getTcp = (kubeconfig: string): Cmd => ({
+    tool: 'kubectl',
+    args: ['--kubeconfig', kubeconfig, '--namespace', ns, 'get', 'taloscontrolplane', tcp, '-o', 'json'],
+  });
+  const providers = providerList(c);
+  const manifestsText = toYamlStream(objects);
+  const secretName = credentialsSecretName(c);
+  const src = c.infrastructure.kind === 'proxmox' ? c.infrastructure.tokenSecret : undefined;
+  const secretFrom =
+    src === undefined ? '' : src.kind === 'file' ? q(src.path) : `<(printf '%s' "$${src.name}")`;
+
+  const stages: Stage[] = [
+    {
+      kind: 'kind-cluster',
+      title: `ephemeral kind cluster ${c.kind.name}`,
+      name: c.kind.name,
+      commands: [
+        {
+          tool: 'kind',
+          // A private kubeconfig: kind would otherwise switch the operator's current context (mgmt.md §1).
+          args: [
+            'create',
+            'cluster',
+            '--name',
+            c.kind.name,
+            '--kubeconfig',
+            kk,
+            '--config',
+            '-',
+            '--wait',
+            '5m',
+          ],
+          stdin: kindConfig(c),
+        },
+        // --wait expiring still exits 0 (mgmt.md §1): check Ready ourselves.
+        {
+          tool: 'kubectl',
+          args: ['--kubeconfig', kk, 'wait', '--for=condition=Ready', 'nodes', '--all', '--timeout=300s'],
+        },
+      ],
+    },
+    {
+      kind: 'clusterctl-config',
+      title: `clusterctl.yaml with pinned providers (${providers.map((p) => `${p.name} ${p.version}`).join(', ')})`,
+      path: paths.clusterctlConfig,
+      text: clusterctlYaml(c),
+      commands: [],
+    },
+    {
+      kind: 'clusterctl-init',
+      title:
+        'clusterctl init: Cluster API, Talos bootstrap and control plane, infrastructure, in-cluster IPAM',
+      providers: providers.map((p) => ({ type: p.type, name: p.name, version: p.version })),
+      commands: [
+        {
+          tool: 'clusterctl',
+          args: [
+            'init',
+            '--config',
+            paths.clusterctlConfig,
+            '--kubeconfig',
+            kk,
+            ...providers.flatMap((p) => [p.flag, `${p.name}:${p.version}`]),
+            '--wait-providers',
+            '--wait-provider-timeout',
+            String(opts.providerTimeoutSeconds),
+          ],
+          env: clusterctlEnv,
+        },
+      ],
+    },
+    {
+      kind: 'credentials',
+      title: `namespace ${ns} and the credentials Secret ${secretName} (label platform.ionos.com/secret-type)`,
+      secretName,
+      commands: [
+        {
+          tool: 'kubectl',
+          args: ['--kubeconfig', kk, 'apply', '-f', '-'],
+          stdin: stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }),
+        },
+        {
+          tool: 'kubectl',
+          args: ['--kubeconfig', kk, 'apply', '-f', '-'],
+          stdin: { credentialsSecret: true },
+          shown:
+            c.infrastructure.kind === 'proxmox'
+              ? `kubectl --kubeconfig ${q(kk)} --namespace ${ns} create secret generic ${secretName} --from-literal=url=${q(c.infrastructure.url)} --from-literal=token=${q(c.infrastructure.tokenId)} --from-file=secret=${secretFrom} --from-literal=insecure=${c.infrastructure.insecure} --dry-run=client -o yaml | kubectl label --local -f - platform.ionos.com/secret-type=proxmox-credentials ${MOVE_LABEL_ARG} -o yaml | kubectl --kubeconfig ${q(kk)} apply -f -`
+              : '',
+        },
+      ],
+    },
+    {
+      kind: 'manifests',
+      title: `the management cluster's manifests (${objects.map((o) => o.kind).join(', ')}) → ${paths.manifests}`,
+      path: paths.manifests,
+      text: manifestsText,
+      objects,
+      commands: [{ tool: 'kubectl', args: ['--kubeconfig', kk, 'apply', '-f', paths.manifests] }],
+    },
+    {
+      kind: 'wait-control-plane',
+      // Nodes cannot be Ready before the CNI (S003's NodeHealthy stall, mgmt.md §2): wait for the API only.
+      title: `wait until the control plane ${tcp} answers (status.ready)`,
+      tcp,
+      get: getTcp(kk),
+      describe,
+      timeoutSeconds: opts.waitTimeoutSeconds,
+      commands: [describe],
+    },
+    {
+      kind: 'fetch-secrets',
+      title: `fetch the kubeconfig and talosconfig Secrets → ${mk}, ${paths.talosconfig}`,
+      files: [
+        {
+          what: 'kubeconfig',
+          path: mk,
+          cmd: {
+            tool: 'kubectl',
+            args: [
+              '--kubeconfig',
+              kk,
+              '--namespace',
+              ns,
+              'get',
+              'secret',
+              `${name}-kubeconfig`,
+              '-o',
+              'jsonpath={.data.value}',
+            ],
+            secretOutput: true,
+          },
+        },
+        {
+          what: 'talosconfig',
+          path: paths.talosconfig,
+          cmd: {
+            tool: 'kubectl',
+            args: [
+              '--kubeconfig',
+              kk,
+              '--namespace',
+              ns,
+              'get',
+              'secret',
+              `${name}-talosconfig`,
+              '-o',
+              'jsonpath={.data.talosconfig}',
+            ],
+            secretOutput: true,
+          },
+        },
+      ],
+      commands: [],
+    },
+    {
+      kind: 'cni',
+      title: `Cilium ${c.cni.version} (kube-proxy replacement, KubePrism)`,
+      commands: [helm('cilium', 'kube-system', c.cni, mk, [], ciliumValues())],
+    },
+  ];
+  if (c.ccm.kind === 'talos-ccm')
+    stages.push({
+      kind: 'ccm',
+      title: `Talos cloud controller manager ${c.ccm.version}`,
+      commands: [helm('talos-cloud-controller-manager', 'kube-system', c.ccm, mk, [], ccmValues())],
+    });
+  stages.push(
+    {
+      kind: 'wait-nodes',
+      title: `wait until all ${c.cluster.controlPlanes} control planes are ready`,
+      tcp,
+      replicas: c.cluster.controlPlanes,
+      get: getTcp(kk),
+      describe,
+      timeoutSeconds: opts.waitTimeoutSeconds,
+      commands: [describe],
+    },
+    {
+      kind: 'cert-manager',
+      title: `cert-manager ${c.certManager.version} on ${name}`,
+      commands: [helm('cert-manager', 'cert-manager', c.certManager, mk, ['--set', 'crds.enabled=true'])],
+    },
+    {
+      kind: 'capi-operator',
+      title: `the Cluster API operator ${c.operator.version} with the same providers on ${name}`,
+      commands: [
+        helm('capi-operator', 'capi-operator-system', c.operator, mk, [], operatorValues(c)),
+        ...OPERATOR_PROVIDER_KINDS.map(
+          (k): Cmd => ({
+            tool: 'kubectl',
+            args: [
+              '--kubeconfig',
+              mk,
+              'wait',
+              '--for=condition=Ready',
+              `${k}.operator.cluster.x-k8s.io`,
+              '--all',
+              '--all-namespaces',
+              `--timeout=${opts.providerTimeoutSeconds}s`,
+            ],
+          }),
+        ),
+      ],
+    },
+    {
+      kind: 'pivot-export',
+      title: `clusterctl move --to-directory ${paths.moveDir} (from kind; the operator keeps no inventory: H15)`,
+      kubeconfig: kk,
+      // Secrets of the cluster without an ownerRef would stay behind (H14): label them for the move.
+      listSecrets: {
+        tool: 'kubectl',
+        args: ['--kubeconfig', kk, '--namespace', ns, 'get', 'secrets', '-o', 'name'],
+      },
+      labelPrefix: `secret/${name}-`,
+      labelArgs: ['--kubeconfig', kk, '--namespace', ns, 'label', '--overwrite'],
+      commands: [
+        {
+          tool: 'clusterctl',
+          args: [
+            'move',
+            '--kubeconfig',
+            kk,
+            '--config',
+            paths.clusterctlConfig,
+            '--namespace',
+            ns,
+            '--to-directory',
+            paths.moveDir,
+          ],
+          env: clusterctlEnv,
+        },
+      ],
+    },
+    {
+      kind: 'pause-source',
+      // --to-directory unpauses the source (capi.md §5.1): two sets of controllers must not reconcile one cluster.
+      title: `pause ${name} in kind, so that only the new cluster's controllers reconcile it`,
+      commands: [
+        {
+          tool: 'kubectl',
+          args: [
+            '--kubeconfig',
+            kk,
+            '--namespace',
+            ns,
+            'patch',
+            'cluster',
+            name,
+            '--type',
+            'merge',
+            '-p',
+            '{"spec":{"paused":true}}',
+          ],
+        },
+      ],
+    },
+    {
+      kind: 'pivot-import',
+      title: `clusterctl move --from-directory ${paths.moveDir} (into ${name})`,
+      verify: {
+        tool: 'kubectl',
+        args: ['--kubeconfig', mk, '--namespace', ns, 'get', 'cluster', name, '-o', 'json'],
+      },
+      commands: [
+        {
+          tool: 'clusterctl',
+          args: [
+            'move',
+            '--kubeconfig',
+            mk,
+            '--config',
+            paths.clusterctlConfig,
+            '--from-directory',
+            paths.moveDir,
+          ],
+          env: clusterctlEnv,
+        },
+      ],
+    },
+    {
+      kind: 'delete-kind',
+      title: `delete the kind cluster ${c.kind.name}`,
+      commands: [{ tool: 'kind', args: ['delete', 'cluster', '--name', c.kind.name, '--kubeconfig', kk] }],
+    },
+  );
+  return stages;
+}
+
+/** Shell quoting for printing: single quotes unless the word is plainly safe. */
+export function q(word: string): string {
+  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/** A command as an operator would type it (bash). */
+export function renderCmd(cmd: Cmd): string {
+  if (cmd.shown !== undefined) return cmd.shown;
+  const env = Object.entries(cmd.env ?? {}).map(([k, v]) => `${k}=${q(v)} `);
+  const line = `${env.join('')}${cmd.tool} ${cmd.args.map(q).join(' ')}`;
+  if (typeof cmd.stdin !== 'string') return line;
+  return `${line} <<'EOF'\n${cmd.stdin.replace(/\n$/, '')}\nEOF`;
+}
