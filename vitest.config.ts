@@ -26,6 +26,7 @@ const REAL_SERVERS = [
   'src/lab/lb/balancer.test.ts',
   'src/lab/provisioner/provisioner.test.ts',
   'src/run/crash-sweep.test.ts',
+  'src/run/drain-nodes.test.ts',
   'src/run/faults.test.ts',
   'src/run/kill-resume.test.ts',
   'src/run/rehearse.test.ts',
