@@ -28,6 +28,7 @@ const REAL_SERVERS = [
   'src/run/crash-sweep.test.ts',
   'src/run/drain-nodes.test.ts',
   'src/run/faults.test.ts',
+  'src/run/kill-batch.test.ts',
   'src/run/kill-resume.test.ts',
   'src/run/rehearse.test.ts',
   'src/run/unobserved.test.ts',
