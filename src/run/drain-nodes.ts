@@ -341,6 +341,6 @@ async function severalBudgets(kube: DrainPort, p: PodView, message: string) {
   const named = selecting.length > 0 ? selecting.join(' and ') : 'several (ferry could not list them)';
   return gateError(
     `eviction of ${key(p)} refused: it is selected by more than one PodDisruptionBudget (${named}), which the Eviction API does not support (${message})`,
-    `change the selectors of ${named} so that one budget covers each pod (ferry audit reports this as workload-pdb-overlap), then run ferry run --resume`,
+    `change the selectors of ${named} so that one budget covers each pod (ferry audit reports this as workload.pdb-overlap), then run ferry run --resume`,
   );
 }

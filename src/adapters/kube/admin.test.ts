@@ -240,7 +240,7 @@ describe('KubeAdmin against the lab API server', () => {
     expect(err?.kind).toBe('gate');
     expect(err?.message).toContain('d4/web-a and d4/web-b');
     expect(err?.message).toContain('more than one PodDisruptionBudget');
-    expect(err?.remediation).toContain('workload-pdb-overlap');
+    expect(err?.remediation).toContain('workload.pdb-overlap');
     expect(seen()).toHaveLength(2);
     expect((await admin.podsOnNode('n4')).map((p) => p.name)).toEqual(['web-1']);
   });
