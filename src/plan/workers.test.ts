@@ -116,6 +116,11 @@ describe('the steps of a batch', () => {
       expect(d.params.nodes.map((n) => (n.node.kind === 'kubeadm' ? n.node.name : ''))).toEqual(b.nodes);
       expect(d.params.evictionOnly).toBe(true);
       expect(d.action.commands.map((c) => c.run.split(' ')[2])).toEqual(b.nodes);
+      // The runbook's command refuses bare pods, as the run does: no --force.
+      for (const c of d.action.commands) {
+        expect(c.run).not.toContain('--force');
+        expect(c.note).toContain('--evict-bare-pods');
+      }
       expect(d.verify.expect.nodes?.every((n) => n.drained && n.cordoned)).toBe(true);
     }
     expect(stepsOfPhase(plan, 3).some((s) => s.kind === 'drain')).toBe(false);
