@@ -348,6 +348,7 @@ async function writeReports(
       transitions: j.transitions(),
       runEnds: j.runEnds(),
       probes: probeRecordsFrom(j.observations({ purpose: 'probe' })),
+      drainProgress: j.observations({ purpose: 'drain-progress' }),
       ...(standIn && { notes: [standIn.note] }),
     };
     const base = join(dirname(planFile), basename(planFile, extname(planFile)));
