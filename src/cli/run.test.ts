@@ -68,9 +68,16 @@ describe('ferry run: usage', () => {
       expect(await runCli([...base, '--poll-ms', bad], io), bad).toBe(2);
       expect(io.err).toContain('--poll-ms must be a whole number of milliseconds, 10 or more');
     }
+    for (const bad of ['0', '-1', '1.5', 'four', '65', '']) {
+      io = memoryIo();
+      expect(await runCli([...base, `--drain-concurrency=${bad}`], io), bad).toBe(2);
+      expect(io.err).toContain('--drain-concurrency must be a whole number of nodes from 1 to 64');
+    }
     io = memoryIo();
     await runCli(['run', '--help'], io);
     expect(io.out).toContain('--poll-ms MS');
+    expect(io.out).toContain('--drain-concurrency N');
+    expect(io.out).toContain('--evict-bare-pods');
   });
 
   it('a missing, directory or dangling --etcd-* file is exit 2 naming the flag and the path', async () => {

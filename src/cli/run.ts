@@ -36,6 +36,10 @@ the plan and a Lease kube-system/ferry-run. Probes measure API and etcd availabi
                                a section (apiservers, loadBalancer, machines, nodes, objects, etcd)
                                or SECTION:SUBJECT (apiservers:cp-2); repeatable; journalled
   --drain-timeout SECONDS      per-node drain timeout (default: the plan's)
+  --drain-concurrency N        nodes of a worker batch drained at the same time (default 4; 1 to 64)
+  --evict-bare-pods            also evict pods without a controller (nothing recreates them: an
+                               outage you accept; journalled); without it the run stops before
+                               evicting one, naming them
   --step-timeout KIND=SECONDS  replaces the plan's timeout for a step kind (repeatable)
   --gate-stable SECONDS        interval between the two observations of a gate (default: the plan's, 10)
   --lb-settle SECONDS          wait after a load-balancer change (default: the plan's, 90)
@@ -73,6 +77,8 @@ const options = {
   retry: { type: 'string', multiple: true },
   'accept-unobserved': { type: 'string', multiple: true },
   'drain-timeout': { type: 'string' },
+  'drain-concurrency': { type: 'string' },
+  'evict-bare-pods': { type: 'boolean' },
   'step-timeout': { type: 'string', multiple: true },
   'gate-stable': { type: 'string' },
   'lb-settle': { type: 'string' },
@@ -94,6 +100,19 @@ function seconds(flag: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
   if (!Number.isFinite(n) || n < 0) throw usageError(`--${flag} must be a number, 0 or more; got "${v}"`);
+  return n;
+}
+
+/** More than 64 parallel drains buys nothing: the batches' budgets bound them long before. */
+export const MAX_DRAIN_CONCURRENCY = 64;
+
+function parseDrainConcurrency(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n < 1 || n > MAX_DRAIN_CONCURRENCY)
+    throw usageError(
+      `--drain-concurrency must be a whole number of nodes from 1 to ${MAX_DRAIN_CONCURRENCY}; got "${v}"`,
+    );
   return n;
 }
 
@@ -162,6 +181,7 @@ export const command: Command = {
         );
       timeouts[k] = n;
     }
+    const drainConcurrency = parseDrainConcurrency(values['drain-concurrency']);
     const pollMs = values['poll-ms'] === undefined ? undefined : Number(values['poll-ms']);
     if (pollMs !== undefined && !(Number.isInteger(pollMs) && pollMs >= 10))
       throw usageError(
@@ -264,6 +284,8 @@ export const command: Command = {
               gateGraceSeconds: seconds('gate-grace', values['gate-grace'])!,
             }),
             ...(pollMs !== undefined && { pollMs }),
+            ...(drainConcurrency !== undefined && { drainConcurrency }),
+            ...(values['evict-bare-pods'] && { evictBarePods: true }),
             ...(phases && { phases }),
             ...(values.drill && { drill: true }),
           },
@@ -326,6 +348,7 @@ async function writeReports(
       transitions: j.transitions(),
       runEnds: j.runEnds(),
       probes: probeRecordsFrom(j.observations({ purpose: 'probe' })),
+      drainProgress: j.observations({ purpose: 'drain-progress' }),
       ...(standIn && { notes: [standIn.note] }),
     };
     const base = join(dirname(planFile), basename(planFile, extname(planFile)));

@@ -204,16 +204,21 @@ describe('buildPlan on the example cluster', () => {
 
   it('drains through the Eviction API and names the PDB that allows no disruption', async () => {
     const plan = buildPlan(inputsFor(await exampleSnapshot()));
-    const drains = allSteps(plan).filter((s) => s.kind === 'drain');
-    for (const d of drains) expect(d.kind === 'drain' && d.params.evictionOnly).toBe(true);
-    const blocked = drains.filter(
-      (d) => d.kind === 'drain' && d.params.pdbs.some((p) => p.namespace === 'shop' && p.name === 'checkout'),
+    const drains = allSteps(plan).filter((s) => s.kind === 'drain' || s.kind === 'drain-batch');
+    for (const d of drains)
+      expect((d.kind === 'drain' || d.kind === 'drain-batch') && d.params.evictionOnly).toBe(true);
+    const pdbsOf = (d: (typeof drains)[number]) =>
+      d.kind === 'drain'
+        ? d.params.pdbs
+        : d.kind === 'drain-batch'
+          ? d.params.nodes.flatMap((n) => n.pdbs)
+          : [];
+    const blocked = drains.filter((d) =>
+      pdbsOf(d).some((p) => p.namespace === 'shop' && p.name === 'checkout'),
     );
     expect(blocked.length).toBeGreaterThan(0);
     for (const d of blocked) {
-      expect(d.kind === 'drain' && d.params.pdbs.find((p) => p.name === 'checkout')?.disruptionsAllowed).toBe(
-        0,
-      );
+      expect(pdbsOf(d).find((p) => p.name === 'checkout')?.disruptionsAllowed).toBe(0);
       expect(d.notes?.join(' ')).toContain('shop/checkout');
     }
   });

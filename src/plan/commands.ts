@@ -211,7 +211,9 @@ export function drainCmd(n: NodeRef, timeoutSeconds: number, deleteEmptyDir: boo
     kubectl(
       `drain ${nodeArg(n)} --ignore-daemonsets${deleteEmptyDir ? ' --delete-emptydir-data' : ''} --timeout=${timeoutSeconds}s`,
     ),
-    'kubectl drain evicts through the Eviction API and honours PodDisruptionBudgets; never add --disable-eviction',
+    // Without --force kubectl drain refuses a node with pods no controller owns, as ferry run does
+    // unless --evict-bare-pods: the printed command and the run agree on what is evicted.
+    'kubectl drain evicts through the Eviction API and honours PodDisruptionBudgets; never add --disable-eviction. It refuses pods without a controller, as ferry run does: add --force only for the pods you accepted losing (ferry run --evict-bare-pods)',
   );
 }
 

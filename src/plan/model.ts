@@ -25,8 +25,11 @@ import type {
 } from './batches/model.js';
 import type { Command, ExpectedState, MemberRef, NodeRef, TalosNodeRef } from './expected-state.js';
 
-/** 2: worker batches are computed (workerRoll), and the scale-workload steps of --surge-replicas. */
-export const PLAN_FORMAT_VERSION = 2;
+/**
+ * 2: worker batches are computed (workerRoll), and the scale-workload steps of --surge-replicas.
+ * 3: a worker batch drains in one drain-batch step (its nodes in parallel), not one drain per node.
+ */
+export const PLAN_FORMAT_VERSION = 3;
 export const PLAN_KIND = 'FerryPlan';
 
 export const STRATEGIES = ['surge', 'replace'] as const;
@@ -155,6 +158,15 @@ export interface PdbRef {
   disruptionsAllowed: number | null;
 }
 
+/** One node of a drain-batch step, with what the snapshot showed on it. */
+export interface DrainNode {
+  node: NodeRef;
+  /** PDBs selecting pods on this node at snapshot time. */
+  pdbs: PdbRef[];
+  /** Pods the Eviction API would evict, at snapshot time. */
+  pods: number;
+}
+
 /** A workload --surge-replicas scales: the scale subresource of a Deployment or StatefulSet. */
 export interface WorkloadRef {
   kind: 'Deployment' | 'StatefulSet';
@@ -223,6 +235,18 @@ export interface StepParams {
     /** Pods the Eviction API would evict, at snapshot time. */
     pods: number;
   };
+  /**
+   * A worker batch's drain: every node of the batch (all cordoned before) drained together, at
+   * most `--drain-concurrency` at a time, through the Eviction API; done when the nodes hold only
+   * DaemonSet and mirror pods and every evicted controller-owned pod's replacement is Ready on
+   * another node.
+   */
+  'drain-batch': {
+    nodes: DrainNode[];
+    evictionOnly: true;
+    ignoreDaemonSets: true;
+    deleteEmptyDirData: boolean;
+  };
   /** Take the kubeadm apiserver out of the `kubernetes` Service before its local member goes. */
   'stop-apiserver': { node: NodeRef; manifest: string };
   /** MoveLeader, sent to the current leader, towards the first caught-up voter of `to`. */
@@ -276,6 +300,7 @@ export const STEP_KINDS = [
   'lb-remove',
   'cordon',
   'drain',
+  'drain-batch',
   'stop-apiserver',
   'etcd-move-leader',
   'etcd-remove-member',

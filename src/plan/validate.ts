@@ -41,6 +41,7 @@ import { invariantIssues } from './invariants.js';
 import {
   type Action,
   type ControlPlaneOrder,
+  type DrainNode,
   type FindingRef,
   type IdempotencyCheck,
   type KitReference,
@@ -318,6 +319,12 @@ const PARAMS: { [K in StepKind]: Check } = {
     deleteEmptyDirData: bool,
     pdbs: arrayOf(pdbRef),
     pods: int(0),
+  }),
+  'drain-batch': fields<StepParams['drain-batch']>({
+    nodes: arrayOf(fields<DrainNode>({ node: nodeRef, pdbs: arrayOf(pdbRef), pods: int(0) })),
+    evictionOnly: oneOf([true]),
+    ignoreDaemonSets: oneOf([true]),
+    deleteEmptyDirData: bool,
   }),
   'stop-apiserver': fields<StepParams['stop-apiserver']>({ node: nodeRef, manifest: name }),
   'etcd-move-leader': fields<StepParams['etcd-move-leader']>({

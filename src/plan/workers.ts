@@ -1,7 +1,8 @@
 /**
  * Phase 3: workers, batch by batch, in the batches batches/planner.ts computed. A batch's nodes
  * are worked on together, step kind by step kind: gate → (batch 1: --surge workers) → (surge:
- * replacements up) → (--surge-replicas: scale up, wait Ready) → cordon all → drain all →
+ * replacements up) → (--surge-replicas: scale up, wait Ready) → cordon all → drain all (one
+ * drain-batch step, its nodes in parallel) →
  * decommission all → delete the Nodes → (replace: replacements up) → (restore replicas). Every
  * node is cordoned before any is drained, so a pod evicted from one never lands on another node
  * of the same batch.
@@ -9,18 +10,12 @@
 import type { Provisioner } from '../facts/target.js';
 import type { SurgedWorkload } from './batches/model.js';
 import { cmd, endpointReadyzCmd, healthCmd, kubectl, memberListCmd } from './commands.js';
+import { drainBatchStep } from './drain-batch-step.js';
 import type { EtcdModel } from './etcd-sim.js';
 import type { ExpectedState, KubeadmNodeRef, TalosNodeRef } from './expected-state.js';
 import type { MachineConfigPicker } from './kit.js';
 import type { DraftStep, PdbRef, Strategy, WorkerBatch, WorkloadRef } from './model.js';
-import {
-  cordonStep,
-  decommissionStep,
-  deleteNodeStep,
-  drainStep,
-  provisionStep,
-  waitReadyStep,
-} from './node-steps.js';
+import { cordonStep, decommissionStep, deleteNodeStep, provisionStep, waitReadyStep } from './node-steps.js';
 import { scaleStep, waitWorkloadReadyStep } from './scale-steps.js';
 import { gateStep } from './steps.js';
 
@@ -123,17 +118,14 @@ export function workerBatch(ctx: WorkerContext, b: WorkerBatchInput): DraftStep[
     );
   }
   for (const s of b.swaps) steps.push(cordonStep({ subject: s.old.name, batch, node: s.old }));
-  for (const s of b.swaps)
-    steps.push(
-      drainStep({
-        subject: s.old.name,
-        batch,
-        node: s.old,
-        info: ctx.drainInfo(s.old.name),
-        timeoutSeconds: ctx.drainTimeoutSeconds,
-        surged: b.surgedPdbs,
-      }),
-    );
+  steps.push(
+    drainBatchStep({
+      batch,
+      nodes: b.swaps.map((s) => ({ node: s.old, info: ctx.drainInfo(s.old.name) })),
+      timeoutSeconds: ctx.drainTimeoutSeconds,
+      surged: b.surgedPdbs,
+    }),
+  );
   for (const s of b.swaps)
     steps.push(
       decommissionStep({

@@ -22,6 +22,10 @@ export interface RunOptions {
   /** Per step kind, seconds: replaces the plan's timeout (tests, rehearsals, impatient operators). */
   timeouts?: Partial<Record<StepKind, number>>;
   drainTimeoutSeconds?: number;
+  /** Nodes of a worker batch drained at the same time (`--drain-concurrency`). Default 4. */
+  drainConcurrency?: number;
+  /** Pods without a controller may be evicted (`--evict-bare-pods`): journaled as accepted. */
+  evictBarePods?: boolean;
   /** Replaces the plan's gate stability interval (two observations this far apart). */
   gateStableSeconds?: number;
   /** Replaces the plan's wait after a load-balancer change. */

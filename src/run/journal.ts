@@ -48,6 +48,8 @@ export type ObservationPurpose =
   | 'cordon-before'
   | 'cordon-restored'
   | 'replicas-restored'
+  /** What a drain did, node by node (drain-nodes.ts DrainEvent): a resumed drain never evicts a pod twice. */
+  | 'drain-progress'
   | 'binding'
   | 'probe'
   | 'note';

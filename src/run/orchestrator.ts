@@ -100,7 +100,7 @@ export class Orchestrator {
   }
 
   #timeoutSeconds(step: Step): number {
-    if (step.kind === 'drain' && this.#o.drainTimeoutSeconds !== undefined)
+    if ((step.kind === 'drain' || step.kind === 'drain-batch') && this.#o.drainTimeoutSeconds !== undefined)
       return this.#o.drainTimeoutSeconds;
     return this.#o.timeouts?.[step.kind] ?? step.timeoutSeconds;
   }

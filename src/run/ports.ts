@@ -73,19 +73,33 @@ export interface PodView {
   terminating: boolean;
   /** Owned by a DaemonSet, or a mirror pod: drain leaves it. */
   ignoredByDrain: boolean;
+  /** The node it is bound to ('' while unscheduled). */
+  node: string;
+  ready: boolean;
+  /** Its controller (the owner reference with controller: true); null for a bare pod. */
+  controller: { kind: string; name: string } | null;
+  labels: Record<string, string>;
 }
 
-export type DrainProgress =
-  | { kind: 'evicted'; pod: string }
-  | { kind: 'blocked'; pod: string; pdb: string | undefined; message: string }
-  | { kind: 'waiting'; remaining: number };
+/** What one eviction request came to. */
+export type EvictOutcome =
+  | { kind: 'evicted' }
+  | { kind: 'gone' }
+  /** 429: a budget has no room now; `pdb` when the answer names it. */
+  | { kind: 'blocked'; pdb: string | undefined; message: string }
+  /**
+   * HTTP 500 "This pod has more than one PodDisruptionBudget, which the eviction subresource does
+   * not support.": not transient, no retry makes it pass; the budgets must be fixed.
+   */
+  | { kind: 'several-budgets'; message: string };
 
-export interface DrainOptions {
-  timeoutMs: number;
-  /** Pause between rounds when an eviction is refused (429). */
-  retryMs?: number;
-  onProgress?: (p: DrainProgress) => void;
-  signal?: AbortSignal;
+export interface PdbView {
+  namespace: string;
+  name: string;
+  /** spec.selector as the API has it (matchLabels / matchExpressions); null when absent. */
+  selector: unknown;
+  /** status.disruptionsAllowed; null before the disruption controller filled it. */
+  disruptionsAllowed: number | null;
 }
 
 export interface LeaseView {
@@ -124,8 +138,12 @@ export interface KubeAdminPort extends LeasePort {
   setUnschedulable(name: string, unschedulable: boolean): Promise<void>;
   /** Pods bound to the node, with what drain would do with each. */
   podsOnNode(node: string): Promise<PodView[]>;
-  /** Evicts every pod drain would evict, through the Eviction API only; never deletes a pod. */
-  drain(node: string, opts: DrainOptions): Promise<{ evicted: string[] }>;
+  /** One request to the Eviction API (policy/v1); never a delete. */
+  evict(namespace: string, name: string): Promise<EvictOutcome>;
+  /** Every pod of a namespace, listed fresh (a StatefulSet pod comes back under its old name). */
+  listPods(namespace: string): Promise<PodView[]>;
+  listPdbs(namespace: string): Promise<PdbView[]>;
+  getPdb(namespace: string, name: string): Promise<PdbView | undefined>;
   deleteNode(name: string): Promise<void>;
   /** Sets spec.replicas of a Deployment or StatefulSet through its scale subresource. */
   scaleWorkload(

@@ -7,6 +7,7 @@ import type { Plan } from '../plan/model.js';
 import { escapeHtml as esc } from '../util/escape-html.js';
 import type { ObservationRow, RunRow, TransitionRow } from './journal.js';
 import type { ProbeSample, ProbeSummary } from './ports.js';
+import { batchReport, batchTableHtml, batchTableMarkdown } from './report-batches.js';
 import type { ProbeRecord } from './session.js';
 
 export interface ReportCheck {
@@ -27,6 +28,8 @@ export interface ReportInput {
   notes?: string[];
   /** Assertions about the run (a rehearsal: no API error, no write lost, no PDB violated …). */
   checks?: ReportCheck[];
+  /** The journal's drain-progress observations: pods moved per worker batch. */
+  drainProgress?: ObservationRow[];
 }
 
 export interface StepSpan {
@@ -143,6 +146,8 @@ export function renderReportMarkdown(input: ReportInput): string {
     }
     lines.push('');
   }
+  const batches = batchReport(input);
+  if (batches) lines.push(...batchTableMarkdown(batches));
   lines.push('## Timeline', '', '| start | duration | step | outcome | attempts |', '|---|---|---|---|---|');
   for (const s of spans) {
     lines.push(
@@ -306,6 +311,8 @@ export function renderReportHtml(input: ReportInput): string {
       );
     body.push('</ul>');
   } else body.push('<p>No probes ran.</p>');
+  const batches = batchReport(input);
+  if (batches) body.push(...batchTableHtml(batches, esc));
   body.push('<h2>Timeline</h2>', timelineSvg(spans, input.probes));
   body.push('<table><tr><th>start</th><th>duration</th><th>step</th><th>outcome</th><th>attempts</th></tr>');
   for (const s of spans) {

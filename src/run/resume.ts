@@ -96,7 +96,11 @@ export function resumePoint(
     if (o.purpose !== 'cordon-restored') continue;
     const { node, subject } = o.data as CordonRestored;
     for (const s of steps) {
-      if (s.subject !== subject || (s.kind !== 'cordon' && s.kind !== 'drain')) continue;
+      const drainsIt =
+        ((s.kind === 'cordon' || s.kind === 'drain') && s.subject === subject) ||
+        (s.kind === 'drain-batch' &&
+          s.params.nodes.some((n) => n.node.kind === 'kubeadm' && n.node.name === subject));
+      if (!drainsIt) continue;
       const at = finishedAt.get(s.id);
       // Only steps finished before the restore were undone by it (the two tables have separate
       // sequences: compare the times).

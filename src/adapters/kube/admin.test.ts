@@ -2,8 +2,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FerryError } from '../../errors.js';
 import { EvictionLog } from '../../lab/apiserver/eviction-log.js';
 import { type LabApiFixture, startLabApi } from '../../lab/apiserver/testing.js';
+import { type DrainEvent, type DrainNodesOptions, drainNodes } from '../../run/drain-nodes.js';
 import { acquireLease } from '../../run/lock.js';
 import { KubeAdmin } from './admin.js';
 import { loadKubeconfig } from './kubeconfig.js';
@@ -24,6 +26,18 @@ afterAll(async () => {
   await lab?.stop();
   await rm(dir, { recursive: true, force: true });
 });
+
+function drainOpts(nodes: string[], timeoutMs: number, record: (e: DrainEvent) => void): DrainNodesOptions {
+  return {
+    nodes,
+    concurrency: 2,
+    timeoutMs,
+    signal: new AbortController().signal,
+    evictBarePods: false,
+    record,
+    pacing: { kind: 'fixed', retryMs: 300 },
+  };
+}
 
 /** Raw calls to set up fixtures (what kubectl apply / a kubelet would do). */
 async function call(method: string, path: string, body?: unknown, contentType?: string): Promise<unknown> {
@@ -111,8 +125,9 @@ describe('KubeAdmin against the lab API server', () => {
   it('drains through the Eviction API: skips DaemonSet and mirror pods, waits for terminating pods', async () => {
     await namespace('d1');
     await node('n2');
-    await pod('d1', 'web-1', 'n2', { owner: 'ReplicaSet' });
-    await pod('d1', 'slow-1', 'n2', { owner: 'ReplicaSet', grace: 30 });
+    // Job-owned: controller pods that nothing has to bring back, so the drain ends with the node empty.
+    await pod('d1', 'web-1', 'n2', { owner: 'Job' });
+    await pod('d1', 'slow-1', 'n2', { owner: 'Job', grace: 30 });
     await pod('d1', 'agent-1', 'n2', { owner: 'DaemonSet' });
     await pod('d1', 'static-1', 'n2', { mirror: true });
     const views = await admin.podsOnNode('n2');
@@ -134,9 +149,12 @@ describe('KubeAdmin against the lab API server', () => {
     }, 300);
     try {
       const progress: string[] = [];
-      const r = await admin.drain('n2', { timeoutMs: 10_000, onProgress: (p) => progress.push(p.kind) });
-      expect(r.evicted.sort()).toEqual(['d1/slow-1', 'd1/web-1']);
-      expect(progress).toContain('waiting');
+      const r = await drainNodes(
+        admin,
+        drainOpts(['n2'], 10_000, (e) => progress.push(e.kind)),
+      );
+      expect(r.nodes[0]!.evicted.sort()).toEqual(['d1/slow-1', 'd1/web-1']);
+      expect(progress).toEqual(['baseline', 'evicted', 'evicted', 'node-drained', 'replacements-ready']);
     } finally {
       clearInterval(kubelet);
     }
@@ -165,8 +183,11 @@ describe('KubeAdmin against the lab API server', () => {
     await pod('d2', 'web-a', 'n3', { labels: { app: 'web' }, owner: 'ReplicaSet' });
     await pod('d2', 'web-b', 'n3', { labels: { app: 'web' }, owner: 'ReplicaSet' });
     const progress: { kind: string; pdb?: string | undefined }[] = [];
-    const err = await admin
-      .drain('n3', { timeoutMs: 1_500, retryMs: 300, onProgress: (p) => progress.push(p) })
+    const err = await drainNodes(
+      admin,
+      drainOpts(['n3'], 1_500, (e) => progress.push(e)),
+    )
+      .then(() => undefined)
       .catch((e: unknown) => e as Error & { kind?: string; remediation?: string });
     expect(err).toBeInstanceOf(Error);
     expect((err as { kind: string }).kind).toBe('gate');
@@ -184,6 +205,44 @@ describe('KubeAdmin against the lab API server', () => {
         .filter((e) => e.namespace === 'd2')
         .every((e) => e.outcome === 'refused'),
     ).toBe(true);
+  });
+
+  it('two budgets over one pod: the lab answers HTTP 500 as kube-apiserver does, ferry does not retry it and stops naming both', async () => {
+    await namespace('d4');
+    await node('n4');
+    for (const [name, spec] of [
+      ['web-a', { maxUnavailable: 1, selector: { matchLabels: { app: 'web' } } }],
+      ['web-b', { minAvailable: 1, selector: { matchLabels: { tier: 'front' } } }],
+    ] as const)
+      await call('POST', '/apis/policy/v1/namespaces/d4/poddisruptionbudgets', {
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        metadata: { name, namespace: 'd4' },
+        spec,
+      });
+    await pod('d4', 'web-1', 'n4', { labels: { app: 'web', tier: 'front' }, owner: 'ReplicaSet' });
+    await pod('d4', 'other', 'n9x', { labels: { app: 'web', tier: 'front' }, owner: 'ReplicaSet' });
+    const seen = () => evictions.all().filter((e) => e.namespace === 'd4');
+    expect(await admin.evict('d4', 'web-1')).toEqual({
+      kind: 'several-budgets',
+      message:
+        'Internal error occurred: This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.',
+    });
+    // One request, not four: a 500 that says this is not an instance going away.
+    expect(seen().map((e) => [e.outcome, e.code])).toEqual([['refused', 500]]);
+    const err = await drainNodes(
+      admin,
+      drainOpts(['n4'], 30_000, () => {}),
+    ).then(
+      () => undefined,
+      (e: unknown) => e as FerryError,
+    );
+    expect(err?.kind).toBe('gate');
+    expect(err?.message).toContain('d4/web-a and d4/web-b');
+    expect(err?.message).toContain('more than one PodDisruptionBudget');
+    expect(err?.remediation).toContain('workload.pdb-overlap');
+    expect(seen()).toHaveLength(2);
+    expect((await admin.podsOnNode('n4')).map((p) => p.name)).toEqual(['web-1']);
   });
 
   it('holds the run Lease: a second lineage is refused, release frees it', async () => {

@@ -4,13 +4,13 @@
  * the coordination.k8s.io/v1 Lease that keeps two runs off one cluster.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FerryError } from '../../errors.js';
 import type {
-  DrainOptions,
+  EvictOutcome,
   KubeAdminPort,
   LeaseView,
   LeaseWrite,
   NodeView,
+  PdbView,
   PodView,
 } from '../../run/ports.js';
 import { loadKubeconfig } from './kubeconfig.js';
@@ -35,7 +35,7 @@ type Meta = {
   annotations?: Record<string, string>;
   resourceVersion?: string;
   deletionTimestamp?: string;
-  ownerReferences?: { kind?: string; controller?: boolean }[];
+  ownerReferences?: { kind?: string; name?: string; controller?: boolean }[];
 };
 
 const meta = (o: Obj): Meta => (o['metadata'] as Meta | undefined) ?? {};
@@ -62,14 +62,35 @@ export function podView(o: Obj): PodView {
   const m = meta(o);
   const owners = m.ownerReferences ?? [];
   const mirror = m.annotations?.['kubernetes.io/config.mirror'] !== undefined;
+  const ctl = owners.find((r) => r.controller === true);
+  const spec = (o['spec'] ?? {}) as { nodeName?: string };
+  const status = (o['status'] ?? {}) as { conditions?: { type?: string; status?: string }[] };
   return {
     namespace: m.namespace ?? '',
     name: m.name ?? '',
     uid: m.uid ?? '',
     terminating: m.deletionTimestamp !== undefined,
     ignoredByDrain: mirror || owners.some((r) => r.kind === 'DaemonSet' && r.controller !== false),
+    node: spec.nodeName ?? '',
+    ready: (status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+    controller: ctl ? { kind: ctl.kind ?? '', name: ctl.name ?? '' } : null,
+    labels: m.labels ?? {},
   };
 }
+
+export function pdbView(o: Obj): PdbView {
+  const spec = (o['spec'] ?? {}) as { selector?: unknown };
+  const status = (o['status'] ?? {}) as { disruptionsAllowed?: unknown };
+  return {
+    namespace: meta(o).namespace ?? '',
+    name: meta(o).name ?? '',
+    selector: spec.selector ?? null,
+    disruptionsAllowed: typeof status.disruptionsAllowed === 'number' ? status.disruptionsAllowed : null,
+  };
+}
+
+/** The eviction subresource's answer for a pod two budgets select (eviction.go, HTTP 500). */
+export const SEVERAL_BUDGETS = 'This pod has more than one PodDisruptionBudget';
 
 /** "The disruption budget web needs 2 healthy pods and has 2 currently" → "web". */
 export function blockingBudget(err: KubeRequestError, namespace: string): string | undefined {
@@ -167,6 +188,19 @@ export class KubeAdmin implements KubeAdminPort {
     }
   }
 
+  /** An eviction POST: retried like #call, except a 500 that says two budgets select the pod. */
+  async #callEviction(path: string, body: unknown): Promise<unknown> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#r.request('POST', path, { body });
+      } catch (err) {
+        const final = err instanceof KubeRequestError && err.message.includes(SEVERAL_BUDGETS);
+        if (final || attempt >= 4 || !transient(err)) throw err;
+        await sleep(250 * 2 ** (attempt - 1));
+      }
+    }
+  }
+
   async #get(path: string, query?: Record<string, string | number | undefined>): Promise<Obj | undefined> {
     try {
       return (await this.#call('GET', path, query ? { query } : {})) as Obj;
@@ -240,20 +274,39 @@ export class KubeAdmin implements KubeAdminPort {
     return (await this.#list('/api/v1/pods', { fieldSelector: `spec.nodeName=${node}` })).map(podView);
   }
 
-  /** One eviction: evicted, already gone, or refused with the budget that refused it. */
-  async evict(
-    namespace: string,
-    name: string,
-  ): Promise<
-    { kind: 'evicted' } | { kind: 'gone' } | { kind: 'blocked'; pdb: string | undefined; message: string }
-  > {
+  async listPods(namespace: string): Promise<PodView[]> {
+    return (await this.#list(`/api/v1/namespaces/${enc(namespace)}/pods`)).map(podView);
+  }
+
+  async listPdbs(namespace: string): Promise<PdbView[]> {
+    return (await this.#list(`/apis/policy/v1/namespaces/${enc(namespace)}/poddisruptionbudgets`)).map(
+      pdbView,
+    );
+  }
+
+  async getPdb(namespace: string, name: string): Promise<PdbView | undefined> {
+    const o = await this.#get(
+      `/apis/policy/v1/namespaces/${enc(namespace)}/poddisruptionbudgets/${enc(name)}`,
+    );
+    return o && pdbView(o);
+  }
+
+  /**
+   * One eviction: evicted, already gone, refused with the budget that refused it, or refused for
+   * good because two budgets select the pod.
+   */
+  async evict(namespace: string, name: string): Promise<EvictOutcome> {
+    const path = `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}/eviction`;
+    const body = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } };
     try {
-      await this.#call('POST', `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}/eviction`, {
-        body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } },
-      });
+      // Not #call: its retry of a 500 would repeat the "more than one budget" answer as if it
+      // were an instance going away. Network-level failures still get the usual retries.
+      await this.#callEviction(path, body);
       return { kind: 'evicted' };
     } catch (err) {
       if (isKubeApiError(err, 404)) return { kind: 'gone' };
+      if (err instanceof KubeRequestError && err.status === 500 && err.message.includes(SEVERAL_BUDGETS))
+        return { kind: 'several-budgets', message: err.message.replace(/^.*HTTP 500 \w*: /, '') };
       if (err instanceof KubeRequestError && err.status === 429) {
         const detail = err.causes
           .map((c) => c.message)
@@ -266,60 +319,6 @@ export class KubeAdmin implements KubeAdminPort {
         };
       }
       throw err;
-    }
-  }
-
-  /**
-   * Evicts every pod drain would evict until none is left on the node (terminating pods are waited
-   * for). A refused eviction is retried each round; at the deadline the error names the budgets
-   * that blocked and the pods that remain. Never deletes a pod.
-   */
-  async drain(node: string, opts: DrainOptions): Promise<{ evicted: string[] }> {
-    const deadline = Date.now() + opts.timeoutMs;
-    const evicted: string[] = [];
-    const blocked = new Map<string, { pdb: string | undefined; message: string }>();
-    for (;;) {
-      opts.signal?.throwIfAborted();
-      const pods = (await this.podsOnNode(node)).filter((p) => !p.ignoredByDrain);
-      if (pods.length === 0) return { evicted };
-      let refused = false;
-      for (const p of pods) {
-        if (p.terminating) continue;
-        const key = `${p.namespace}/${p.name}`;
-        const r = await this.evict(p.namespace, p.name);
-        if (r.kind === 'evicted') {
-          evicted.push(key);
-          blocked.delete(key);
-          opts.onProgress?.({ kind: 'evicted', pod: key });
-        } else if (r.kind === 'blocked') {
-          refused = true;
-          if (!blocked.has(key))
-            opts.onProgress?.({ kind: 'blocked', pod: key, pdb: r.pdb, message: r.message });
-          blocked.set(key, { pdb: r.pdb, message: r.message });
-        }
-      }
-      opts.onProgress?.({ kind: 'waiting', remaining: pods.length });
-      if (Date.now() >= deadline) {
-        const remaining = pods.map((p) => `${p.namespace}/${p.name}${p.terminating ? ' (terminating)' : ''}`);
-        const budgets = [...new Set([...blocked.values()].map((b) => b.pdb).filter((b): b is string => !!b))];
-        const first = [...blocked.values()][0];
-        throw new FerryError(
-          'gate',
-          `drain of node ${node} did not finish within ${Math.round(opts.timeoutMs / 1000)} s: ${remaining.length} pod(s) left (${remaining.slice(0, 5).join(', ')}${remaining.length > 5 ? ', …' : ''})${
-            budgets.length ? `; blocked by PodDisruptionBudget ${budgets.join(', ')}` : ''
-          }${first ? `: ${first.message}` : ''}`,
-          {
-            remediation: budgets.length
-              ? `make room in ${budgets.join(', ')} (scale the workload up, or wait until its pods are healthy elsewhere), then run ferry run --resume; ferry never deletes pods past a budget`
-              : 'check why the pods do not terminate (finalizers, a kubelet that does not answer), then run ferry run --resume',
-          },
-        );
-      }
-      await sleep(
-        refused ? (opts.retryMs ?? 1_000) : 200,
-        undefined,
-        opts.signal ? { signal: opts.signal } : undefined,
-      );
     }
   }
 

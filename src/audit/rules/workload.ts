@@ -7,10 +7,12 @@ import type { Rule } from '../rule.js';
 import { nodePinned, pdbBlocking, pdbMissing, undrainablePods } from './workload-drain.js';
 import { csiDriver, hostBinaries, kernelModules } from './workload-host.js';
 import { flexvolume, hostpathAbsent, hostpathReadonlyRoot } from './workload-hostpath.js';
+import { pdbOverlap } from './workload-pdb-overlap.js';
 
 export { nodePinned, pdbBlocking, pdbMissing, undrainablePods } from './workload-drain.js';
 export { csiDriver, hostBinaries, kernelModules } from './workload-host.js';
 export { flexvolume, hostpathAbsent, hostpathReadonlyRoot } from './workload-hostpath.js';
+export { pdbOverlap } from './workload-pdb-overlap.js';
 
 export const WORKLOAD_RULES: Rule[] = [
   hostpathReadonlyRoot,
@@ -20,6 +22,7 @@ export const WORKLOAD_RULES: Rule[] = [
   kernelModules,
   hostBinaries,
   pdbBlocking,
+  pdbOverlap,
   pdbMissing,
   undrainablePods,
   nodePinned,

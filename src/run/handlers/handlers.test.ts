@@ -12,16 +12,30 @@ import type { KubeadmMemberRef, MemberRef, NodeRef } from '../../plan/expected-s
 import { allSteps, type Plan, type StepKind, type StepOf } from '../../plan/model.js';
 import { Bindings, type NodeBinding, resolveMember } from '../bindings.js';
 import type { RunDeps, RunOptions } from '../deps.js';
-import type { EtcdMemberInfo, EtcdView, LoadBalancerPort } from '../ports.js';
+import type { EtcdMemberInfo, EtcdView, EvictOutcome, LoadBalancerPort, PodView } from '../ports.js';
 import type { StepContext } from './context.js';
 import { MAX_TRANSFER_LAG } from './etcd-move-leader.js';
 import { HANDLERS } from './index.js';
 import { claimedNames } from './provision.js';
 
 let plan: Plan;
+/** Worker batches of up to 3 nodes (--max-unavailable 3, --surge-replicas for shop/checkout). */
+let batched: Plan;
 beforeAll(async () => {
   plan = await examplePlan();
+  batched = buildPlan({
+    ...inputsFor(await exampleSnapshot()),
+    options: { surgeReplicas: true, maxUnavailable: { kind: 'count', nodes: 3 } },
+  });
 });
+
+function batchStep(): StepOf<'drain-batch'> {
+  const s = allSteps(batched).find(
+    (x): x is StepOf<'drain-batch'> => x.kind === 'drain-batch' && x.params.nodes.length >= 2,
+  );
+  if (!s) throw new Error('no worker batch of two or more nodes');
+  return s;
+}
 
 function stepOf<K extends StepKind>(kind: K, pick: (s: StepOf<K>) => boolean = () => true): StepOf<K> {
   const s = allSteps(plan).find((x): x is StepOf<K> => x.kind === kind && pick(x as StepOf<K>));
@@ -37,6 +51,35 @@ async function act<K extends StepKind>(step: StepOf<K>, ctx: StepContext) {
   return (h.act as (s: StepOf<K>, c: StepContext) => Promise<unknown>)(step, ctx);
 }
 
+type TestPod = { pod: string; uid: string; controller?: { kind: string; name: string } | null };
+type TestCluster = ReturnType<typeof testCluster>;
+
+/** Pods per node for the drain handlers; `refuse` answers one eviction of a pod with an outcome. */
+function testCluster(pods: Record<string, TestPod[]>) {
+  return {
+    pods: new Map(Object.entries(pods)),
+    refuse: new Map<string, EvictOutcome>(),
+    listings: new Map<string, number>(),
+    inFlight: 0,
+    maxInFlight: 0,
+  };
+}
+
+function podView(node: string, p: TestPod): PodView {
+  const [namespace, name] = p.pod.split('/') as [string, string];
+  return {
+    namespace,
+    name,
+    uid: p.uid,
+    terminating: false,
+    ignoredByDrain: false,
+    node,
+    ready: true,
+    controller: p.controller === undefined ? { kind: 'Job', name: 'j' } : p.controller,
+    labels: {},
+  };
+}
+
 /** A context whose ports record every call; `view` is what etcd shows. */
 function recorder(
   o: {
@@ -46,10 +89,14 @@ function recorder(
     snapshot?: boolean;
     options?: RunOptions;
     bindings?: NodeBinding[];
+    cluster?: TestCluster;
+    journaled?: { stepId: string | null; purpose: string; data: unknown }[];
   } = {},
 ) {
   const calls: string[] = [];
   const logs: string[] = [];
+  const cluster = o.cluster ?? testCluster({});
+  const journaled: { stepId: string | null; purpose: string; data: unknown }[] = [...(o.journaled ?? [])];
   const steered: { except?: string; first?: string }[] = [];
   const bound: NodeBinding[] = [];
   const bindings = Bindings.from(o.bindings ?? []);
@@ -82,17 +129,45 @@ function recorder(
       deleteNode: async (n: string) => void calls.push(`deleteNode ${n}`),
       scaleWorkload: async (kind: string, ns: string, name: string, replicas: number) =>
         void calls.push(`scale ${kind} ${ns}/${name} ${replicas}`),
-      drain: async (
-        n: string,
-        d: { timeoutMs: number; signal: AbortSignal; onProgress?: (p: unknown) => void },
-      ) => {
-        calls.push(`drain ${n} ${d.timeoutMs}${d.signal === signal ? ' (run signal)' : ''}`);
-        d.onProgress?.({ kind: 'evicted', pod: 'shop/web-1' });
-        d.onProgress?.({ kind: 'blocked', pod: 'shop/web-2', pdb: 'shop/web', message: 'would violate' });
-        d.onProgress?.({ kind: 'blocked', pod: 'shop/db-0', message: 'too many requests' });
-        d.onProgress?.({ kind: 'waiting', pod: 'shop/web-1' });
-        return { evicted: ['shop/web-1'] };
+      podsOnNode: async (n: string) => {
+        cluster.listings.set(n, (cluster.listings.get(n) ?? 0) + 1);
+        return (cluster.pods.get(n) ?? []).map((p) => podView(n, p));
       },
+      evict: async (ns: string, name: string) => {
+        const pod = `${ns}/${name}`;
+        calls.push(`evict ${pod}`);
+        const outcome = cluster.refuse.get(pod);
+        if (outcome) {
+          cluster.refuse.delete(pod); // refused once, then allowed
+          return outcome;
+        }
+        cluster.inFlight += 1;
+        cluster.maxInFlight = Math.max(cluster.maxInFlight, cluster.inFlight);
+        await new Promise((r) => setTimeout(r, 20));
+        cluster.inFlight -= 1;
+        for (const [node, ps] of cluster.pods)
+          cluster.pods.set(
+            node,
+            ps.filter((p) => p.pod !== pod),
+          );
+        return { kind: 'evicted' as const };
+      },
+      listPods: async () => [],
+      listPdbs: async () => [],
+      getPdb: async (ns: string, name: string) => ({
+        namespace: ns,
+        name,
+        selector: {},
+        disruptionsAllowed: 1,
+      }),
+    },
+    journal: {
+      observe: (stepId: string | null, purpose: string, _ok: boolean | null, data: unknown) =>
+        void journaled.push({ stepId, purpose, data }),
+      observations: (f: { stepId?: string; purpose?: string }) =>
+        journaled
+          .filter((j) => j.stepId === f.stepId && j.purpose === f.purpose)
+          .map((j) => ({ data: j.data })),
     },
     provisioner: {
       kind: 'test',
@@ -139,6 +214,8 @@ function recorder(
     ctx,
     calls,
     logs,
+    journaled,
+    cluster,
     steered,
     bound,
     failSteerAfter: (n: number) => {
@@ -192,16 +269,111 @@ describe('node steps', () => {
     expect(r.calls).toEqual(['unschedulable cp-1 true']);
   });
 
-  it('drain evicts with the step timeout and the run signal, and logs evictions and refusals', async () => {
-    const r = recorder();
+  it('drain evicts through the Eviction API, logs evictions and refusals, and journals each against the step', async () => {
+    const cluster = testCluster({
+      'cp-1': [
+        { pod: 'shop/web-1', uid: 'u1' },
+        { pod: 'shop/web-2', uid: 'u2' },
+      ],
+    });
+    cluster.refuse.set('shop/web-2', { kind: 'blocked', pdb: 'shop/web', message: 'would violate' });
+    const r = recorder({ cluster });
     const s = stepOf('drain', subjectIs('cp-1'));
-    expect(await act(s, r.ctx)).toEqual({ node: 'cp-1', evicted: ['shop/web-1'] });
-    expect(r.calls).toEqual(['drain cp-1 1234 (run signal)']);
-    expect(r.logs).toEqual([
-      'evicted shop/web-1',
+    expect(await act(s, r.ctx)).toEqual({ node: 'cp-1', evicted: ['shop/web-1', 'shop/web-2'] });
+    expect(r.calls).toEqual(['evict shop/web-1', 'evict shop/web-2', 'evict shop/web-2']);
+    expect(r.logs.slice(0, 3)).toEqual([
+      'evicted shop/web-1 from cp-1',
       'eviction of shop/web-2 refused by PodDisruptionBudget shop/web: would violate',
-      'eviction of shop/db-0 refused: too many requests',
+      'evicted shop/web-2 from cp-1',
     ]);
+    expect(r.journaled.map((j) => `${j.stepId} ${j.purpose} ${(j.data as { kind: string }).kind}`)).toEqual([
+      's drain-progress baseline',
+      's drain-progress evicted',
+      's drain-progress blocked',
+      's drain-progress evicted',
+      's drain-progress node-drained',
+      's drain-progress replacements-ready',
+    ]);
+  });
+
+  it('drain stops before any eviction when a pod has no controller, and names it', async () => {
+    const cluster = testCluster({
+      'cp-1': [
+        { pod: 'shop/web-1', uid: 'u1' },
+        { pod: 'shop/debug', uid: 'u2', controller: null },
+      ],
+    });
+    const r = recorder({ cluster });
+    const err = await act(stepOf('drain', subjectIs('cp-1')), r.ctx).then(
+      () => undefined,
+      (e: unknown) => e as FerryError,
+    );
+    expect(err?.kind).toBe('gate');
+    expect(err?.message).toContain('shop/debug');
+    expect(err?.message).toContain('nothing was evicted');
+    expect(err?.remediation).toContain('--evict-bare-pods');
+    expect(r.calls).toEqual([]);
+  });
+
+  it('drain with --evict-bare-pods evicts it, and journals that the operator accepted it', async () => {
+    const cluster = testCluster({ 'cp-1': [{ pod: 'shop/debug', uid: 'u2', controller: null }] });
+    const r = recorder({ cluster, options: { evictBarePods: true } });
+    await act(stepOf('drain', subjectIs('cp-1')), r.ctx);
+    expect(r.calls).toEqual(['evict shop/debug']);
+    expect(r.journaled.find((j) => (j.data as { kind: string }).kind === 'bare-pods-accepted')?.data).toEqual(
+      {
+        kind: 'bare-pods-accepted',
+        pods: ['shop/debug'],
+      },
+    );
+  });
+
+  it('drain-batch cordons every node, then drains them in parallel, never more than --drain-concurrency at once', async () => {
+    const s = batchStep();
+    const names = s.params.nodes.map((n) => (n.node.kind === 'kubeadm' ? n.node.name : ''));
+    const pods = (n: string) => [1, 2, 3].map((i) => ({ pod: `app/${n}-${i}`, uid: `${n}-${i}` }));
+    const cluster = testCluster(Object.fromEntries(names.map((n) => [n, pods(n)])));
+    const r = recorder({ cluster, options: { drainConcurrency: 2 } });
+    const out = (await act(s, r.ctx)) as { podsMoved: number; nodes: { node: string; evicted: number }[] };
+    expect(r.calls.slice(0, names.length)).toEqual(names.map((n) => `unschedulable ${n} true`));
+    expect(out.podsMoved).toBe(3 * names.length);
+    expect(out.nodes.map((n) => n.node)).toEqual(names);
+    // Two nodes at a time: each evicts its pods one after another.
+    expect(cluster.maxInFlight).toBe(Math.min(2, names.length));
+  });
+
+  it('a resumed drain-batch never evicts a pod an earlier attempt evicted: it waits for it to go', async () => {
+    const s = batchStep();
+    const first = s.params.nodes[0]!.node;
+    const name = first.kind === 'kubeadm' ? first.name : '';
+    const cluster = testCluster({
+      [name]: [
+        { pod: 'app/a', uid: 'ua' },
+        { pod: 'app/b', uid: 'ub' },
+      ],
+    });
+    const prior = [
+      {
+        stepId: 's',
+        purpose: 'drain-progress',
+        data: { kind: 'evicted', evicted: { node: name, pod: 'app/a', uid: 'ua', controller: null } },
+      },
+    ];
+    const r = recorder({ cluster, journaled: prior });
+    // app/a (evicted before the kill) leaves once the kubelet is done with it.
+    const gone = setInterval(() => {
+      if ((cluster.listings.get(name) ?? 0) >= 2)
+        cluster.pods.set(
+          name,
+          (cluster.pods.get(name) ?? []).filter((p) => p.pod !== 'app/a'),
+        );
+    }, 5);
+    try {
+      await act(s, r.ctx);
+    } finally {
+      clearInterval(gone);
+    }
+    expect(r.calls.filter((c) => c.startsWith('evict'))).toEqual(['evict app/b']);
   });
 
   it('delete-node deletes the Node of the old machine', async () => {

@@ -10,6 +10,7 @@ import { handler as decommission } from './decommission.js';
 import { handler as deleteBootstrapToken } from './delete-bootstrap-token.js';
 import { handler as deleteNode } from './delete-node.js';
 import { handler as drain } from './drain.js';
+import { handler as drainBatch } from './drain-batch.js';
 import { handler as drill } from './drill.js';
 import { handler as etcdMoveLeader } from './etcd-move-leader.js';
 import { handler as etcdRemoveMember } from './etcd-remove-member.js';
@@ -48,6 +49,7 @@ export const HANDLERS: Handlers = {
   'lb-remove': lbRemove,
   cordon,
   drain,
+  'drain-batch': drainBatch,
   'stop-apiserver': stopApiserver,
   'etcd-move-leader': etcdMoveLeader,
   'etcd-remove-member': etcdRemoveMember,
