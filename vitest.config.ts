@@ -20,6 +20,7 @@ const REAL_SERVERS = [
   'src/adapters/probes/probes.test.ts',
   'src/adapters/provisioners/manual-errors.test.ts',
   'src/cli/lab.test.ts',
+  'src/cli/mgmt.test.ts',
   'src/lab/apiserver/{adapter,crd,crud,etcd,eviction,kubectl,semantics,watch}.test.ts',
   'src/mgmt/roundtrip.test.ts',
   'src/lab/cluster.test.ts',
