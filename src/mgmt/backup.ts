@@ -166,22 +166,33 @@ export async function runBackup(o: BackupOptions): Promise<BackupReport> {
   await o.store.requireVersioned();
   const kinds = await o.kube.discoverKinds();
   requireClusterApi(kinds, o.kube.req.server);
-  const before = await observe(o.kube, kinds);
-  const problems = pauseProblems(
-    before.clusters,
-    before.selection.selected.map((s) => s.object),
-  );
-  if (problems.length > 0) {
+  // Clusters and ClusterClasses first: ferry must not pause what someone else paused.
+  const listed = async (crd: string) => {
+    const k = kinds.find((x) => x.crd === crd);
+    return k ? o.kube.listKind(k) : [];
+  };
+  const clusters = await listed('clusters.cluster.x-k8s.io');
+  const classes = await listed('clusterclasses.cluster.x-k8s.io');
+  const refuse = (problems: ReturnType<typeof pauseProblems>) => {
+    if (problems.length === 0) return;
     const d = describePauseProblems(problems);
     throw new FerryError('gate', d.message, { remediation: d.remediation });
-  }
+  };
+  refuse(pauseProblems(clusters, classes));
   check();
-  const classes = before.selection.selected.map((s) => s.object).filter((x) => x.kind === 'ClusterClass');
-  const seen = await whilePaused(o.kube, before.clusters, classes, log, async () => {
+  const seen = await whilePaused(o.kube, clusters, classes, log, async () => {
     const deadline = Date.now() + (o.blockMoveTimeoutMs ?? 60_000);
     for (let wait = 500; ; wait = Math.min(wait * 1.5, 5000)) {
       check();
       const cur = await observe(o.kube, kinds);
+      // Read once, while paused: an object paused by annotation (a TCP mid-migration) is refused here,
+      // and the clusters are unpaused on the way out. ClusterClasses carry ferry's own annotation now.
+      refuse(
+        pauseProblems(
+          [],
+          cur.selection.selected.map((s) => s.object).filter((x) => x.kind !== 'ClusterClass'),
+        ),
+      );
       const blocked = cur.selection.selected.filter(
         (s) => s.object.metadata.annotations?.[BLOCK_MOVE_ANNOTATION] !== undefined,
       );
@@ -200,7 +211,7 @@ export async function runBackup(o: BackupOptions): Promise<BackupReport> {
     }
   });
   // The archive holds the clusters as they were before ferry paused them (never paused: refused above).
-  const pausedBefore = new Map(before.clusters.map((c) => [c.metadata.uid, c.spec?.paused]));
+  const pausedBefore = new Map(clusters.map((c) => [c.metadata.uid, c.spec?.paused]));
   for (const s of seen.selection.selected) {
     if (s.object.kind === 'Cluster') {
       const spec = { ...s.object.spec };

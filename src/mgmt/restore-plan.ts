@@ -5,8 +5,8 @@
  */
 import { type Archive, type KubeObject, PAUSED_ANNOTATION } from './model.js';
 
-/** Indexes into `archive.objects`, owners before what they own. */
-export function restoreOrder(archive: Archive): number[] {
+/** Indexes into `archive.objects` by ownerRef depth: each level only owned by earlier levels. */
+export function restoreLevels(archive: Archive): number[][] {
   const index = new Map<string, number>();
   archive.objects.forEach((o, i) => {
     if (o.metadata.uid) index.set(o.metadata.uid, i);
@@ -25,9 +25,35 @@ export function restoreOrder(archive: Archive): number[] {
     depth.set(i, d);
     return d;
   };
-  const ids = archive.objects.map((_, i) => i);
-  for (const i of ids) depthOf(i, new Set());
-  return ids.sort((a, b) => depth.get(a)! - depth.get(b)! || a - b);
+  const levels: number[][] = [];
+  archive.objects.forEach((_, i) => {
+    const d = depthOf(i, new Set());
+    for (let l = levels.length; l <= d; l++) levels.push([]);
+    levels[d]!.push(i);
+  });
+  return levels;
+}
+
+/** Runs `fn` over `items`, at most `limit` at a time; the first failure rejects once all started ones settle. */
+export async function inParallel<T>(
+  items: T[],
+  limit: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  let failure: { err: unknown } | undefined;
+  const worker = async () => {
+    while (next < items.length && !failure) {
+      const item = items[next++]!;
+      try {
+        await fn(item);
+      } catch (err) {
+        failure ??= { err };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure) throw failure.err;
 }
 
 const SERVER_FIELDS = [

@@ -12,9 +12,12 @@ import { META } from './backup.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
 import { INVENTORY_CRD, type MgmtKube, refOf } from './kube.js';
 import { type Archive, CLUSTER_NAME_LABEL, describeObject, type KubeObject, objectName } from './model.js';
-import { createBody, restoreOrder, unpausePatch } from './restore-plan.js';
+import { createBody, inParallel, restoreLevels, unpausePatch } from './restore-plan.js';
 import type { S3Location } from './s3-config.js';
 import type { BackupStore, Downloaded } from './s3-store.js';
+
+/** Concurrent writes to the target: enough to hide round trips, few enough not to trip its rate limits. */
+const PARALLEL = 8;
 
 export interface FetchedBackup {
   archive: Archive;
@@ -105,11 +108,9 @@ export async function checkTarget(
     }
   }
   kube.setKinds(kinds);
-  const existing: string[] = [];
-  for (const o of archive.objects) {
-    if (o.apiVersion !== 'v1' && !kube.kindOf(o.apiVersion, o.kind)) continue;
-    if (await kube.get(refOf(o))) existing.push(describeObject(o));
-  }
+  const existing = (await presentOn(kube, archive)).flatMap((cur, i) =>
+    cur ? [describeObject(archive.objects[i]!)] : [],
+  );
   if (existing.length > 0)
     problems.push(
       `${existing.length} object(s) already exist on the target: ${existing.slice(0, 10).join(', ')}${existing.length > 10 ? ', …' : ''}`,
@@ -147,30 +148,33 @@ export async function runRestore(o: {
       createdNs.push(ns);
     }
     const fresh = new Map<number, KubeObject>();
-    for (const i of restoreOrder(archive)) {
-      const a = archive.objects[i]!;
-      const sub = kube.kindOf(a.apiVersion, a.kind)?.statusSubresource ?? false;
-      const { body, droppedOwners: dropped } = createBody(a, uids, sub);
-      droppedOwners.push(...dropped.map((d) => `${describeObject(a)} → ${d}`));
-      const c = await kube.create(body);
-      created.push(c);
-      fresh.set(i, c);
-      if (a.metadata.uid && c.metadata.uid) uids.set(a.metadata.uid, c.metadata.uid);
+    // Owners of a level exist before it is created: their new UIDs are known.
+    for (const level of restoreLevels(archive)) {
+      await inParallel(level, PARALLEL, async (i) => {
+        const a = archive.objects[i]!;
+        const sub = kube.kindOf(a.apiVersion, a.kind)?.statusSubresource ?? false;
+        const { body, droppedOwners: dropped } = createBody(a, uids, sub);
+        droppedOwners.push(...dropped.map((d) => `${describeObject(a)} → ${d}`));
+        const c = await kube.create(body);
+        created.push(c);
+        fresh.set(i, c);
+        if (a.metadata.uid && c.metadata.uid) uids.set(a.metadata.uid, c.metadata.uid);
+      });
     }
     log(`created ${created.length} object(s) in ${archive.manifest.namespaces.length} namespace(s)`);
     // H12: what move drops. The status subresource takes the whole object; the created one carries the right resourceVersion.
-    for (const [i, c] of fresh) {
+    await inParallel([...fresh], PARALLEL, async ([i, c]) => {
       const a = archive.objects[i]!;
-      if (a.status === undefined || !kube.kindOf(a.apiVersion, a.kind)?.statusSubresource) continue;
+      if (a.status === undefined || !kube.kindOf(a.apiVersion, a.kind)?.statusSubresource) return;
       await kube.putStatus({ ...c, status: a.status });
       statuses++;
-    }
+    });
     log(`restored ${statuses} status(es)`);
-    for (const [i] of fresh) {
+    await inParallel([...fresh.keys()], PARALLEL, async (i) => {
       const a = archive.objects[i]!;
       const patch = unpausePatch(a);
       if (patch) await kube.mergePatch(refOf(a), patch);
-    }
+    });
     log('unpaused');
   } catch (err) {
     const left = await rollback(kube, created, createdNs);
@@ -218,6 +222,28 @@ async function rollback(kube: MgmtKube, created: KubeObject[], namespaces: strin
   return left;
 }
 
+/** Each archived object as the target holds it now (undefined: absent), from one list per kind. */
+async function presentOn(kube: MgmtKube, archive: Archive): Promise<(KubeObject | undefined)[]> {
+  const lists = new Map<string, Map<string, KubeObject>>();
+  const out: (KubeObject | undefined)[] = [];
+  for (const o of archive.objects) {
+    if (o.apiVersion !== 'v1' && !kube.kindOf(o.apiVersion, o.kind)) {
+      out.push(undefined);
+      continue;
+    }
+    const k = `${o.apiVersion}|${o.kind}`;
+    let byName = lists.get(k);
+    if (!byName) {
+      byName = new Map(
+        (await kube.list(o.apiVersion, o.kind)).map((x) => [`${x.metadata.namespace}/${x.metadata.name}`, x]),
+      );
+      lists.set(k, byName);
+    }
+    out.push(byName.get(`${o.metadata.namespace}/${o.metadata.name}`));
+  }
+  return out;
+}
+
 function conditionTrue(o: KubeObject, type: string): boolean {
   const cs = (o.status?.conditions ?? []) as { type?: string; status?: string }[];
   return cs.some((c) => c.type === type && c.status === 'True');
@@ -229,9 +255,9 @@ export async function verifyRestore(
   archive: Archive,
 ): Promise<{ ok: boolean; problems: string[] }> {
   const problems: string[] = [];
-  for (const a of archive.objects) {
-    if (a.apiVersion !== 'v1' && !kube.kindOf(a.apiVersion, a.kind)) continue;
-    const cur = await kube.get(refOf(a));
+  const present = await presentOn(kube, archive);
+  for (const [i, a] of archive.objects.entries()) {
+    const cur = present[i];
     const name = describeObject(a);
     if (!cur) {
       problems.push(`${name} is missing`);

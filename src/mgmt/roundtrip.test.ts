@@ -2,6 +2,7 @@
  * Backup → moto → restore between two lab API servers serving the real CAPI CRDs (schemas/capi).
  * Loopback subnets: source lab 127.0.140.1, target lab 127.0.141.1; moto on 127.0.0.1:ephemeral.
  */
+import { createConnection, createServer, type Server } from 'node:net';
 import {
   CreateBucketCommand,
   PutBucketVersioningCommand,
@@ -139,13 +140,26 @@ describe('backup', () => {
     ]);
   });
 
-  it('refuses a paused cluster and one mid-migration, uploads nothing, and leaves the pause as it found it', async () => {
+  it('refuses a paused cluster, uploads nothing, and leaves it paused as it found it', async () => {
     const store = openBackupStore(loc, settings);
     const before = (await store.versions()).length;
-    await src.mergePatch(
-      { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', namespace: 'beta', name: 'beta' },
-      { spec: { paused: true } },
-    );
+    const beta = { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', namespace: 'beta', name: 'beta' };
+    await src.mergePatch(beta, { spec: { paused: true } });
+    try {
+      const err = await caught(runBackup(backupOpts()));
+      expect(err.exitCode).toBe(3);
+      expect(err.message).toContain('Cluster beta/beta is paused');
+      expect((await store.versions()).length).toBe(before);
+      expect((await src.get(beta))?.spec.paused).toBe(true);
+      expect((await src.get({ ...beta, namespace: 'alpha', name: 'alpha' }))?.spec.paused).toBeUndefined();
+    } finally {
+      await src.mergePatch(beta, { spec: { paused: null } });
+    }
+  });
+
+  it('refuses a cluster mid-migration (TalosControlPlane paused) and unpauses the clusters it paused to read', async () => {
+    const store = openBackupStore(loc, settings);
+    const before = (await store.versions()).length;
     const tcp = {
       apiVersion: 'controlplane.cluster.x-k8s.io/v1alpha3',
       kind: 'TalosControlPlane',
@@ -156,26 +170,14 @@ describe('backup', () => {
     try {
       const err = await caught(runBackup(backupOpts()));
       expect(err.exitCode).toBe(3);
-      expect(err.message).toContain('Cluster beta/beta is paused');
       expect(err.message).toContain(
         'TalosControlPlane alpha/alpha-cp carries cluster.x-k8s.io/paused: cluster alpha/alpha is mid-migration',
       );
       expect((await store.versions()).length).toBe(before);
-      expect(
-        (
-          await src.get({
-            apiVersion: 'cluster.x-k8s.io/v1beta2',
-            kind: 'Cluster',
-            namespace: 'alpha',
-            name: 'alpha',
-          })
-        )?.spec.paused,
-      ).toBeUndefined();
+      for (const c of await src.list('cluster.x-k8s.io/v1beta2', 'Cluster'))
+        expect(c.spec.paused).toBeUndefined();
+      expect((await src.get(tcp))?.metadata.annotations?.['cluster.x-k8s.io/paused']).toBe('true');
     } finally {
-      await src.mergePatch(
-        { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', namespace: 'beta', name: 'beta' },
-        { spec: { paused: null } },
-      );
       await src.mergePatch(tcp, { metadata: { annotations: { 'cluster.x-k8s.io/paused': null } } });
     }
   });
@@ -350,5 +352,78 @@ describe('restore', () => {
     // Restoring again finds every object present and applies nothing.
     const again = await caught(runRestore({ kube: dst, backup: fetched, loc }));
     expect(again.message).toContain('36 object(s) already exist on the target');
+  });
+
+  it('deletes what it created when a write fails midway', async () => {
+    const third = await startLabApi({ host: '127.0.141.2' });
+    try {
+      const kube = labKube(third.kc, third.server.url);
+      await installCapiCrds(kube);
+      await seedProviders(kube);
+      let posts = 0;
+      const failing = new MgmtKube({
+        address: kube.req.address,
+        server: kube.req.server,
+        request: async (method, path, opts) => {
+          if (method === 'POST' && path.includes('/namespaces/') && ++posts === 20)
+            throw new Error('injected: write refused');
+          return kube.req.request(method, path, opts);
+        },
+      });
+      const fetched = await fetchBackup({
+        store: openBackupStore(loc, settings),
+        loc,
+        identities: [identity],
+        identityFile: 'id',
+      });
+      const err = await caught(runRestore({ kube: failing, backup: fetched, loc }));
+      expect(err.message).toMatch(/restore failed after creating \d+ object\(s\); they were deleted again/);
+      expect(posts).toBeGreaterThanOrEqual(20);
+      for (const k of ['Cluster', 'Machine', 'TalosControlPlane'])
+        expect(
+          await kube.list(
+            `${k === 'TalosControlPlane' ? 'controlplane.' : ''}cluster.x-k8s.io/${k === 'TalosControlPlane' ? 'v1alpha3' : 'v1beta2'}`,
+            k,
+          ),
+        ).toEqual([]);
+      expect(
+        (await kube.list('v1', 'Secret')).filter((x) =>
+          ['alpha', 'beta'].includes(x.metadata.namespace ?? ''),
+        ),
+      ).toEqual([]);
+    } finally {
+      await third.stop();
+    }
+  });
+
+  it('fails clearly when S3 goes away mid-download', async () => {
+    // A proxy in front of moto that cuts every answer after its first 600 bytes.
+    const proxy: Server = createServer((client) => {
+      const upstream = createConnection({ host: '127.0.0.1', port: moto.port });
+      let sent = 0;
+      client.pipe(upstream);
+      upstream.on('data', (chunk: Buffer) => {
+        const room = 600 - sent;
+        if (room > 0) client.write(chunk.subarray(0, room));
+        sent += chunk.length;
+        if (sent >= 600) {
+          client.destroy();
+          upstream.destroy();
+        }
+      });
+      upstream.on('error', () => client.destroy());
+      client.on('error', () => upstream.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+    try {
+      const port = (proxy.address() as { port: number }).port;
+      const store = openBackupStore(loc, { ...settings, endpoint: `http://127.0.0.1:${port}` });
+      const err = await caught(fetchBackup({ store, loc, identities: [identity], identityFile: 'id' }));
+      expect(err.exitCode).toBe(2);
+      expect(err.message).toMatch(/broke off|cannot reach S3/);
+      expect(err.remediation).toContain('nothing was applied');
+    } finally {
+      proxy.close();
+    }
   });
 });
