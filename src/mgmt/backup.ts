@@ -20,10 +20,14 @@ import {
   PAUSED_ANNOTATION,
   type ProviderEntry,
 } from './model.js';
+import { inParallel } from './parallel.js';
 import { describePauseProblems, pauseProblems } from './paused.js';
 import { applyRetention, type RetentionPolicy } from './retention.js';
 import type { S3Location } from './s3-config.js';
 import type { BackupStore } from './s3-store.js';
+
+/** Concurrent pause/unpause writes, as for restore. */
+const PARALLEL = 8;
 
 export const META = {
   sha256: 'ferry-sha256',
@@ -118,27 +122,33 @@ async function whilePaused<T>(
         undo,
         byHand: `kubectl patch ${where(c)} --type merge -p '${JSON.stringify(undo)}'`,
       });
-      await kube.mergePatch(refOf(c), { spec: { paused: true } });
     }
-    for (const cc of classes) {
+    for (const cc of classes)
       paused.push({
         obj: cc,
         undo: { metadata: { annotations: { [PAUSED_ANNOTATION]: null } } },
         byHand: `kubectl annotate ${where(cc)} ${PAUSED_ANNOTATION}-`,
       });
-      await kube.mergePatch(refOf(cc), { metadata: { annotations: { [PAUSED_ANNOTATION]: 'true' } } });
-    }
+    // Recorded before the writes: a pause that failed halfway is undone too (undoing an unpaused object is a no-op).
+    await inParallel(paused, PARALLEL, async (p) => {
+      await kube.mergePatch(
+        refOf(p.obj),
+        p.obj.kind === 'Cluster'
+          ? { spec: { paused: true } }
+          : { metadata: { annotations: { [PAUSED_ANNOTATION]: 'true' } } },
+      );
+    });
     log(`paused ${clusters.length} cluster(s) and ${classes.length} cluster class(es) while reading`);
     result = await fn();
   } finally {
     const failed: { name: string; byHand: string; err: unknown }[] = [];
-    for (const p of paused.reverse()) {
+    await inParallel(paused, PARALLEL, async (p) => {
       try {
         await kube.mergePatch(refOf(p.obj), p.undo);
       } catch (err) {
         failed.push({ name: describeObject(p.obj), byHand: p.byHand, err });
       }
-    }
+    });
     if (failed.length > 0)
       // Takes precedence over the error that brought us here: a paused cluster is not reconciled.
       // biome-ignore lint/correctness/noUnsafeFinally: the unpause failure is the one the operator must act on

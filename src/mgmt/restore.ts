@@ -12,7 +12,8 @@ import { META } from './backup.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
 import { INVENTORY_CRD, type MgmtKube, refOf } from './kube.js';
 import { type Archive, CLUSTER_NAME_LABEL, describeObject, type KubeObject, objectName } from './model.js';
-import { createBody, inParallel, restoreLevels, unpausePatch } from './restore-plan.js';
+import { inParallel } from './parallel.js';
+import { createBody, restoreLevels, unpausePatch } from './restore-plan.js';
 import type { S3Location } from './s3-config.js';
 import type { BackupStore, Downloaded } from './s3-store.js';
 
