@@ -9,6 +9,8 @@ npm ci --no-audit --no-fund
 bash scripts/install-etcd.sh
 # Debian's chromium for the HTML report's browser test (src/audit/reporters/browser.test.ts).
 bash scripts/install-chromium.sh
+# A real S3 server (moto, Debian sid, extracted, cached) for the management-cluster backup tests.
+bash scripts/install-moto.sh
 
 npx biome check .
 npx tsc -p tsconfig.json --noEmit

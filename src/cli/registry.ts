@@ -35,6 +35,10 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: 'execute a plan: gated, journalled, resumable, with availability probes',
     load: async () => (await import('./run.js')).command,
   },
+  mgmt: {
+    summary: 'the management cluster: bootstrap, encrypted backups to S3 (backup), restore, status',
+    load: async () => (await import('./mgmt.js')).command,
+  },
   rehearse: {
     summary: 'rehearse the migration on a lab: lab up, generate, plan, run, report, lab down',
     load: async () => (await import('./rehearse.js')).command,

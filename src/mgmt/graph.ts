@@ -1,0 +1,111 @@
+/**
+ * Which objects a backup carries: the object graph `clusterctl move` would move (capi.md §5.1:
+ * ownerRef chains from each Cluster, ClusterClass and ClusterResourceSet, soft-owned `<cluster>-<purpose>`
+ * Secrets, objects with the move labels) plus what move leaves behind and ferry needs back: the
+ * unowned `<cluster>-talos` Secret (H14). Pure: discovery hands in everything it listed.
+ */
+import {
+  CLUSTER_NAME_LABEL,
+  type KubeObject,
+  MOVE_HIERARCHY_LABEL,
+  MOVE_LABEL,
+  objectName,
+  type Reason,
+} from './model.js';
+
+/** Secret suffixes clusterctl treats as soft-owned by the Cluster of the prefix (capi.md §5.1, H14). */
+export const SOFT_OWNED_SUFFIXES = ['kubeconfig', 'ca', 'etcd', 'sa', 'proxy', 'apiserver-etcd-client'];
+const ROOT_KINDS = new Set(['Cluster', 'ClusterClass', 'ClusterResourceSet']);
+
+export interface Selected {
+  object: KubeObject;
+  reason: Reason;
+}
+
+export interface Selection {
+  selected: Selected[];
+  leftBehind: string[];
+}
+
+export function isClusterApiGroup(apiVersion: string): boolean {
+  const group = apiVersion.includes('/') ? apiVersion.split('/')[0]! : '';
+  return group === 'cluster.x-k8s.io' || group.endsWith('.cluster.x-k8s.io');
+}
+
+function hasLabel(o: KubeObject, label: string): boolean {
+  return o.metadata.labels?.[label] !== undefined;
+}
+
+/**
+ * `custom` are the instances of the discovered Cluster API kinds (inventory Providers excluded),
+ * `secrets` and `configMaps` every Secret and ConfigMap listed.
+ */
+export function selectGraph(input: {
+  custom: KubeObject[];
+  secrets: KubeObject[];
+  configMaps: KubeObject[];
+}): Selection {
+  const all = [...input.custom, ...input.secrets, ...input.configMaps];
+  const reason = new Map<string, Reason>();
+  const byUid = new Map<string, KubeObject>();
+  for (const o of all) if (o.metadata.uid) byUid.set(o.metadata.uid, o);
+  const mark = (o: KubeObject, r: Reason) => {
+    const uid = o.metadata.uid;
+    if (uid && !reason.has(uid)) reason.set(uid, r);
+  };
+
+  const clusters = input.custom.filter((o) => o.kind === 'Cluster' && isClusterApiGroup(o.apiVersion));
+  for (const o of input.custom)
+    if (ROOT_KINDS.has(o.kind) && isClusterApiGroup(o.apiVersion)) mark(o, 'root');
+  for (const o of all)
+    if (hasLabel(o, MOVE_LABEL) || hasLabel(o, MOVE_HIERARCHY_LABEL)) mark(o, 'move-label');
+
+  // Cluster → ClusterClass (spec.topology.classRef / class), moved with the Cluster that uses it.
+  for (const c of clusters) {
+    const cls = c.spec?.topology?.classRef?.name ?? c.spec?.topology?.class;
+    if (typeof cls !== 'string') continue;
+    const ns = c.spec?.topology?.classRef?.namespace ?? c.metadata.namespace;
+    for (const o of input.custom)
+      if (o.kind === 'ClusterClass' && o.metadata.name === cls && o.metadata.namespace === ns)
+        mark(o, 'cluster-class');
+  }
+
+  for (const c of clusters) {
+    for (const s of input.secrets) {
+      if (s.metadata.namespace !== c.metadata.namespace) continue;
+      const prefix = `${c.metadata.name}-`;
+      if (!s.metadata.name.startsWith(prefix)) continue;
+      const suffix = s.metadata.name.slice(prefix.length);
+      if (SOFT_OWNED_SUFFIXES.includes(suffix)) mark(s, 'soft-owned-secret');
+      // H14: CABPT's bundle secret; without it a restored cluster gets new CAs (H6).
+      else if (suffix === 'talos') mark(s, 'talos-secret');
+    }
+  }
+
+  // ownerRef closure: anything with an owner in the set joins it, until nothing changes.
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const o of all) {
+      const uid = o.metadata.uid;
+      if (!uid || reason.has(uid)) continue;
+      if ((o.metadata.ownerReferences ?? []).some((r) => reason.has(r.uid))) {
+        reason.set(uid, 'owner-chain');
+        changed = true;
+      }
+    }
+  }
+
+  const selected: Selected[] = [];
+  const leftBehind: string[] = [];
+  for (const o of all) {
+    const r = o.metadata.uid ? reason.get(o.metadata.uid) : undefined;
+    if (r) selected.push({ object: o, reason: r });
+    else if (input.custom.includes(o)) {
+      const cluster = o.metadata.labels?.[CLUSTER_NAME_LABEL];
+      leftBehind.push(
+        `${objectName({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name })}${cluster ? ` (labelled for cluster ${cluster}, but no ownerRef chain leads to it)` : ''}`,
+      );
+    }
+  }
+  return { selected, leftBehind };
+}

@@ -1,0 +1,91 @@
+/**
+ * The vocabulary of management-cluster backups: the kinds ferry exports, why each object is in a
+ * backup, and the archive (manifest + objects) that is packed, encrypted and stored in S3.
+ */
+import type { KubeObject } from '../snapshot/model.js';
+
+export type { KubeObject };
+
+/** A served custom resource kind, as discovery found it on a cluster. */
+export interface KindInfo {
+  /** CRD name, e.g. clusters.cluster.x-k8s.io. */
+  crd: string;
+  group: string;
+  kind: string;
+  plural: string;
+  scope: 'Namespaced' | 'Cluster';
+  /** The storage version: the one clusterctl move reads (capi.md §5.1). */
+  storageVersion: string;
+  /** Versions the API server serves. */
+  served: string[];
+  statusSubresource: boolean;
+}
+
+/**
+ * Why an object is in the backup. The first five are what `clusterctl move` carries (capi.md §5.1);
+ * `talos-secret` is what move drops and ferry needs back (H14); `inventory` is clusterctl's provider
+ * inventory, recorded to check the target, never re-created.
+ */
+export type Reason =
+  | 'root'
+  | 'owner-chain'
+  | 'soft-owned-secret'
+  | 'move-label'
+  | 'cluster-class'
+  | 'talos-secret'
+  | 'inventory';
+
+export interface ObjectEntry {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+  uid: string;
+  reason: Reason;
+  /** sha256 of the object's canonical JSON as archived. */
+  sha256: string;
+}
+
+export interface ProviderEntry {
+  namespace: string;
+  name: string;
+  providerName: string;
+  type: string;
+  version: string;
+}
+
+export const ARCHIVE_FORMAT = 'ferry.dev/mgmt-backup/v1';
+
+export interface Manifest {
+  format: typeof ARCHIVE_FORMAT;
+  createdAt: string;
+  ferryVersion: string;
+  source: { server: string };
+  kinds: KindInfo[];
+  providers: ProviderEntry[];
+  namespaces: string[];
+  clusters: { namespace: string; name: string }[];
+  counts: Record<string, number>;
+  objects: ObjectEntry[];
+  /** CAPI objects not carried because no chain leads to them from a Cluster (capi#8387): said, not silent. */
+  leftBehind: string[];
+}
+
+export interface Archive {
+  manifest: Manifest;
+  objects: KubeObject[];
+}
+
+export function objectName(o: { kind: string; namespace?: string | undefined; name: string }): string {
+  return `${o.kind} ${o.namespace ? `${o.namespace}/` : ''}${o.name}`;
+}
+
+export function describeObject(o: KubeObject): string {
+  return objectName({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name });
+}
+
+export const PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
+export const BLOCK_MOVE_ANNOTATION = 'clusterctl.cluster.x-k8s.io/block-move';
+export const MOVE_LABEL = 'clusterctl.cluster.x-k8s.io/move';
+export const MOVE_HIERARCHY_LABEL = 'clusterctl.cluster.x-k8s.io/move-hierarchy';
+export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';

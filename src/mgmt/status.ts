@@ -1,0 +1,147 @@
+/**
+ * `ferry mgmt status`: what the management cluster holds (clusters, machines, providers, what is
+ * paused) and the newest backup's age and whether it verifies (checksum; with an identity also
+ * decryption and the manifest). A backup that cannot be read is reported, not hidden.
+ */
+import { FerryError } from '../errors.js';
+import { requireClusterApi } from './backup.js';
+import { INVENTORY_CRD, type MgmtKube } from './kube.js';
+import { CLUSTER_NAME_LABEL, type KubeObject, PAUSED_ANNOTATION } from './model.js';
+import { isClusterPaused } from './paused.js';
+import { fetchBackup, verifyChecksum } from './restore.js';
+import type { S3Location } from './s3-config.js';
+import type { BackupStore } from './s3-store.js';
+
+export interface ClusterStatus {
+  namespace: string;
+  name: string;
+  paused: boolean;
+  ready: boolean;
+  machines: number;
+  machinesWithNodeRef: number;
+  /** Objects of the cluster carrying the paused annotation (mid-migration TCPs). */
+  pausedObjects: string[];
+}
+
+export interface BackupStatus {
+  url: string;
+  versions: number;
+  newest?: {
+    versionId: string;
+    createdAt: string;
+    ageSeconds: number;
+    size: number;
+    verified: boolean;
+    /** checksum: sha256 only; full: decrypted and the manifest checked. */
+    depth: 'checksum' | 'full';
+    problem?: string;
+    objects?: number;
+  };
+}
+
+export interface MgmtStatus {
+  server?: string;
+  clusters?: ClusterStatus[];
+  providers?: { namespace: string; name: string; type: string; providerName: string; version: string }[];
+  backup?: BackupStatus;
+}
+
+const ready = (o: KubeObject) =>
+  ((o.status?.conditions ?? []) as { type?: string; status?: string }[]).some(
+    (c) => (c.type === 'Ready' || c.type === 'Available') && c.status === 'True',
+  );
+
+export async function clusterStatus(
+  kube: MgmtKube,
+): Promise<Pick<MgmtStatus, 'server' | 'clusters' | 'providers'>> {
+  const kinds = await kube.discoverKinds();
+  requireClusterApi(kinds, kube.req.server);
+  const byKind = new Map<string, KubeObject[]>();
+  for (const k of kinds) byKind.set(k.crd, await kube.listKind(k));
+  const all = [...byKind.entries()].filter(([crd]) => crd !== INVENTORY_CRD).flatMap(([, v]) => v);
+  const clusterOf = (o: KubeObject) =>
+    `${o.metadata.namespace}/${o.metadata.labels?.[CLUSTER_NAME_LABEL] ?? o.spec?.clusterName ?? ''}`;
+  const clusters = (byKind.get('clusters.cluster.x-k8s.io') ?? []).map((c): ClusterStatus => {
+    const id = `${c.metadata.namespace}/${c.metadata.name}`;
+    const mine = all.filter((o) => o.kind !== 'Cluster' && clusterOf(o) === id);
+    const machines = mine.filter((o) => o.kind === 'Machine');
+    return {
+      namespace: c.metadata.namespace ?? '',
+      name: c.metadata.name,
+      paused: isClusterPaused(c),
+      ready: ready(c),
+      machines: machines.length,
+      machinesWithNodeRef: machines.filter((m) => m.status?.nodeRef?.name).length,
+      pausedObjects: mine
+        .filter((o) => o.metadata.annotations?.[PAUSED_ANNOTATION] !== undefined)
+        .map((o) => `${o.kind} ${o.metadata.name}`),
+    };
+  });
+  const providers = (byKind.get(INVENTORY_CRD) ?? []).map((p) => ({
+    namespace: p.metadata.namespace ?? '',
+    name: p.metadata.name,
+    type: String(p['type'] ?? ''),
+    providerName: String(p['providerName'] ?? ''),
+    version: String(p['version'] ?? ''),
+  }));
+  return { server: kube.req.server, clusters, providers };
+}
+
+export async function backupStatus(o: {
+  store: BackupStore;
+  loc: S3Location;
+  identity?: { identities: string[]; file: string };
+  now: Date;
+}): Promise<BackupStatus> {
+  const versions = await o.store.versions();
+  const newest = versions[0];
+  if (!newest) return { url: o.loc.url, versions: 0 };
+  const base = {
+    versionId: newest.versionId,
+    createdAt: newest.lastModified.toISOString(),
+    ageSeconds: Math.max(0, Math.round((o.now.getTime() - newest.lastModified.getTime()) / 1000)),
+    size: newest.size,
+  };
+  try {
+    if (o.identity) {
+      const f = await fetchBackup({
+        store: o.store,
+        loc: o.loc,
+        versionId: newest.versionId,
+        identities: o.identity.identities,
+        identityFile: o.identity.file,
+      });
+      return {
+        url: o.loc.url,
+        versions: versions.length,
+        newest: {
+          ...base,
+          verified: true,
+          depth: 'full',
+          objects: f.archive.objects.length,
+          createdAt: f.archive.manifest.createdAt,
+        },
+      };
+    }
+    const got = await o.store.get(newest.versionId);
+    verifyChecksum(got, `${o.loc.url} version ${newest.versionId}`);
+    return {
+      url: o.loc.url,
+      versions: versions.length,
+      newest: { ...base, verified: true, depth: 'checksum' },
+    };
+  } catch (err) {
+    // An unreachable S3 is not a verdict on the backup: that stays an error.
+    if (err instanceof FerryError && err.kind === 'unreachable') throw err;
+    return {
+      url: o.loc.url,
+      versions: versions.length,
+      newest: {
+        ...base,
+        verified: false,
+        depth: o.identity ? 'full' : 'checksum',
+        problem: (err as Error).message,
+      },
+    };
+  }
+}
