@@ -21,6 +21,7 @@ const REAL_SERVERS = [
   'src/adapters/provisioners/manual-errors.test.ts',
   'src/cli/lab.test.ts',
   'src/lab/apiserver/{adapter,crd,crud,etcd,eviction,kubectl,semantics,watch}.test.ts',
+  'src/lab/canary.test.ts',
   'src/lab/cluster.test.ts',
   'src/lab/etcd/cluster.test.ts',
   'src/lab/lb/balancer.test.ts',
