@@ -113,40 +113,44 @@ export function floors(samples: ReturnType<typeof sampleWorkloads>[]): WorkloadF
   return [...acc.values()].sort((a, b) => a.name.localeCompare(b.name) || a.kind.localeCompare(b.kind));
 }
 
-/** Samples the lab's workloads until stopped. A sample that cannot be taken is counted, not guessed. */
+/**
+ * Samples the lab's workloads until stopped: the pods every `intervalMs`, the workloads and PDBs
+ * every `specEveryN` samples (they change rarely, and each list costs the lab API a read of every
+ * object: sampling must not slow the lab it watches). A sample that cannot be taken is counted,
+ * not guessed.
+ */
 export class WorkloadWatch {
   readonly #client: LabKubeClient;
   readonly #intervalMs: number;
+  readonly #specEveryN: number;
   readonly #samples: ReturnType<typeof sampleWorkloads>[] = [];
   #missed = 0;
   #running = false;
   #loop: Promise<void> | undefined;
 
-  constructor(client: LabKubeClient, intervalMs = 100) {
+  constructor(client: LabKubeClient, opts: { intervalMs?: number; specEveryN?: number } = {}) {
     this.#client = client;
-    this.#intervalMs = intervalMs;
+    this.#intervalMs = opts.intervalMs ?? 250;
+    this.#specEveryN = opts.specEveryN ?? 8;
   }
 
   start(): void {
     if (this.#running) return;
     this.#running = true;
     this.#loop = (async () => {
-      while (this.#running) {
+      let spec: Omit<Lists, 'pods'> | undefined;
+      for (let i = 0; this.#running; i++) {
         try {
-          const [pods, deployments, statefulsets, pdbs] = await Promise.all([
-            this.#client.list<KObj>('/api/v1/pods'),
-            this.#client.list<KObj>('/apis/apps/v1/deployments'),
-            this.#client.list<KObj>('/apis/apps/v1/statefulsets'),
-            this.#client.list<KObj>('/apis/policy/v1/poddisruptionbudgets'),
-          ]);
-          this.#samples.push(
-            sampleWorkloads({
-              pods: pods!,
-              deployments: deployments!,
-              statefulsets: statefulsets!,
-              pdbs: pdbs!,
-            }),
-          );
+          if (!spec || i % this.#specEveryN === 0) {
+            const [deployments, statefulsets, pdbs] = await Promise.all([
+              this.#client.list<KObj>('/apis/apps/v1/deployments'),
+              this.#client.list<KObj>('/apis/apps/v1/statefulsets'),
+              this.#client.list<KObj>('/apis/policy/v1/poddisruptionbudgets'),
+            ]);
+            spec = { deployments, statefulsets, pdbs };
+          }
+          const pods = await this.#client.list<KObj>('/api/v1/pods');
+          this.#samples.push(sampleWorkloads({ pods, ...spec }));
         } catch {
           this.#missed++;
         }

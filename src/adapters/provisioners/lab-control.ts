@@ -7,11 +7,12 @@
  */
 
 import { createHash } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { createServer, request } from 'node:http';
 import { FerryError, type FerryErrorKind } from '../../errors.js';
 import type { LabCluster } from '../../lab/cluster.js';
 import { API_PORT } from '../../lab/cluster.js';
+import { machineConfigNodeLabels } from '../../lab/provisioner/machine-labels.js';
 import type { MachineState, ProvisionRequest, ProvisionResult } from '../../run/ports.js';
 
 export interface LabControl {
@@ -57,7 +58,19 @@ export function localLabControl(lab: LabCluster): LabControl {
       if (known && known.flavor === 'talos' && known.state !== 'decommissioned') {
         return { name, address: known.labAddress };
       }
-      const spec = { name, address: req.address ?? '', talosVersion: req.talosVersion };
+      // The labels the kit carried over from the node replaced (a pool label a nodeSelector needs).
+      const labels = req.machineConfig
+        ? machineConfigNodeLabels(
+            await readFile(req.machineConfig, 'utf8').catch((err: unknown) => {
+              throw new FerryError('input', `cannot read the machine config ${req.machineConfig}`, {
+                cause: err,
+                remediation:
+                  'regenerate the kit (`ferry generate`) or give the plan the kit it was built with',
+              });
+            }),
+          )
+        : {};
+      const spec = { name, address: req.address ?? '', talosVersion: req.talosVersion, labels };
       const rec =
         req.role === 'controlplane'
           ? await lab.provisioner.provisionControlPlane(spec, { wait: false })
