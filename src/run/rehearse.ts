@@ -77,7 +77,7 @@ export interface RehearseOptions {
         apiIntervalMs?: number;
         apiTimeoutMs?: number;
         etcdIntervalMs?: number;
-        /** The canary request probe: a GET every 10 ms, each within 1 s by default. */
+        /** The canary request probe: a GET every 10 ms, each within 2 s by default (as the API probes). */
         requestTimeoutMs?: number;
       }
     | false;
@@ -375,7 +375,7 @@ export async function rehearse(o: RehearseOptions): Promise<RehearseResult> {
               url: `${canaryUrl}/`,
               name: CANARY_PROBE,
               intervalMs: 10,
-              timeoutMs: o.probes?.requestTimeoutMs ?? 1_000,
+              timeoutMs: o.probes?.requestTimeoutMs ?? 2_000,
             }),
           ]
         : [];

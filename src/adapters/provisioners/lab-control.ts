@@ -42,6 +42,23 @@ export function labNodeName(req: ProvisionRequest): string {
   return `talos-${h.slice(0, 3)}-${h.slice(3, 6)}`;
 }
 
+/**
+ * The replaced node's size, so that its replacement is a like-for-like machine (the pods it held
+ * must fit again); nothing when the lab cannot say (then the lab's default size).
+ */
+async function sizeOf(
+  lab: LabCluster,
+  replaces: string,
+): Promise<{ capacity?: { cpu: string; memory: string; pods: string } }> {
+  const node = await lab.client
+    .get<{ status?: { allocatable?: Record<string, string> } }>(
+      `/api/v1/nodes/${encodeURIComponent(replaces)}`,
+    )
+    .catch(() => undefined);
+  const c = node?.status?.allocatable;
+  return c?.cpu && c.memory && c.pods ? { capacity: { cpu: c.cpu, memory: c.memory, pods: c.pods } } : {};
+}
+
 export function localLabControl(lab: LabCluster): LabControl {
   const labIp = (node: string): string | undefined =>
     lab.provisioner.node(node)?.labAddress ?? lab.addresses.byName(node)?.lab;
@@ -70,7 +87,13 @@ export function localLabControl(lab: LabCluster): LabControl {
             }),
           )
         : {};
-      const spec = { name, address: req.address ?? '', talosVersion: req.talosVersion, labels };
+      const spec = {
+        name,
+        address: req.address ?? '',
+        talosVersion: req.talosVersion,
+        labels,
+        ...(await sizeOf(lab, req.replaces)),
+      };
       const rec =
         req.role === 'controlplane'
           ? await lab.provisioner.provisionControlPlane(spec, { wait: false })
