@@ -76,7 +76,7 @@ export type LabClusterOptions = {
   source?: string;
   /**
    * The lab's own canary workload (nodes/canary.ts) and its Service front. Default: 3 replicas,
-   * preStop 2 s, grace 10 s, propagation delay 100 ms. `false`: none (labs that test something else).
+   * preStop 3 s, grace 10 s, propagation delay 100 ms. `false`: none (labs that test something else).
    */
   canary?: (Partial<CanarySpec> & { propagationDelayMs?: number }) | false;
   log?: (line: string) => void;

@@ -3,8 +3,8 @@
  * loopback address. It follows the Service's EndpointSlices through the API (polling, as a client
  * of the lab like every lab component) and routes new connections only to endpoints whose
  * condition is ready. Each change takes effect `propagationDelayMs` after it was seen, standing in
- * for the time a real kube-proxy takes to program its rules. The connections of an endpoint that
- * left are closed between two requests (lb/balancer.ts), so keep-alive clients move on.
+ * for the time a real kube-proxy takes to program its rules. The connections an endpoint already
+ * has when it leaves are left to finish, as conntrack does; only new ones go elsewhere.
  *
  * Pod IPs of the lab are records (the nodes' pod CIDRs, not routable here): `resolve` maps an
  * endpoint's pod (targetRef uid) to where the lab runtime really listens for it, as the CNI would
@@ -102,7 +102,11 @@ export class ServiceFront {
     this.#seen = key;
     const apply = () => {
       if (!this.#running) return;
-      this.lb.setBackends(backends);
+      // As kube-proxy: an endpoint that leaves gets no new connection, but the connections it
+      // has keep going (conntrack); they end when the request on them is answered.
+      for (const b of this.lb.backends())
+        if (!backends.includes(b.address)) this.lb.removeBackend(b.address, { drain: true });
+      for (const b of backends) this.lb.addBackend(b);
       this.#changes.push({ at: Date.now(), backends });
     };
     const delay = this.#opts.propagationDelayMs ?? 100;

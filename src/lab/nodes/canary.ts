@@ -22,13 +22,17 @@ export const CANARY_PORT = 8080;
 export type CanarySpec = {
   /** At least 3. Default 3. */
   replicas: number;
-  /** The preStop sleep: long enough for the Service front to drop the endpoint first. Default 2 s. */
+  /**
+   * The preStop sleep: long enough for the Service front to drop the endpoint first, on a loaded
+   * machine too (the endpoint update waits for a pass of the nodes controller and a read of the
+   * API). Default 3 s.
+   */
   preStopSeconds: number;
   /** Default 10 s. */
   terminationGraceSeconds: number;
 };
 
-export const DEFAULT_CANARY: CanarySpec = { replicas: 3, preStopSeconds: 2, terminationGraceSeconds: 10 };
+export const DEFAULT_CANARY: CanarySpec = { replicas: 3, preStopSeconds: 3, terminationGraceSeconds: 10 };
 
 /** Whether the lab runtime runs this pod's container for real. */
 export function runsForReal(pod: KObj): boolean {
