@@ -24,6 +24,7 @@ const REAL_SERVERS = [
   'src/cli/lab.test.ts',
   'src/cli/mgmt.test.ts',
   'src/lab/apiserver/{adapter,crd,crud,etcd,eviction,kubectl,semantics,watch}.test.ts',
+  'src/lab/canary.test.ts',
   'src/mgmt/roundtrip.test.ts',
   'src/lab/cluster.test.ts',
   'src/lab/etcd/cluster.test.ts',

@@ -22,6 +22,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { requestProbe } from '../src/adapters/probes/http.js';
 import { type Gap, longestGaps } from '../src/adapters/probes/window.js';
 import { disposeAllLabs } from '../src/lab/etcd/cluster.js';
 import { assemble } from '../src/run/assemble.js';
@@ -42,6 +43,7 @@ interface Outcome {
   detail: string;
   etcd: ProbeSummary | undefined;
   api: ProbeSummary[];
+  canary: ProbeSummary | undefined;
   seconds: number;
   /** ferry's order: the longest etcd write gaps and the steps in flight during each. */
   gaps?: { gap: Gap; steps: string[] }[];
@@ -54,8 +56,9 @@ interface Ctx {
   etcdIntervalMs: number;
 }
 
+/** The API and etcd probes, and the request probe against the lab's canary Service (every 10 ms). */
 function probesFor(setup: LabRunSetup, { dir, log, etcdIntervalMs }: Ctx) {
-  return assemble({
+  const a = assemble({
     connection: { kubeconfig: setup.lab.kubeconfigPath, etcd: setup.lab.etcdClientSettings() },
     provisioner: 'lab',
     lab: setup.control,
@@ -63,6 +66,11 @@ function probesFor(setup: LabRunSetup, { dir, log, etcdIntervalMs }: Ctx) {
     probes: { runId: `bench-${Date.now().toString(36)}`, apiIntervalMs: 20, etcdIntervalMs },
     log,
   });
+  const canary = setup.lab.info().canary?.url;
+  const probes: Probe[] = canary
+    ? [...a.probes, requestProbe({ url: `${canary}/`, name: 'canary-request', intervalMs: 10 })]
+    : a.probes;
+  return { ...a, probes };
 }
 
 function summarize(
@@ -78,6 +86,7 @@ function summarize(
     detail,
     etcd: probes.find((p) => p.summary.name === 'etcd-write')?.summary,
     api: probes.filter((p) => p.summary.name.startsWith('api-')).map((p) => p.summary),
+    canary: probes.find((p) => p.summary.name === 'canary-request')?.summary,
     seconds: (Date.now() - t0) / 1000,
   };
 }
@@ -189,7 +198,7 @@ function apiErrors(o: Outcome): number {
 
 function line(o: Outcome): string {
   const e = o.etcd;
-  return `${o.order.padEnd(6)} ${o.completed ? 'completed' : `FAILED (${o.detail})`} in ${o.seconds.toFixed(0)} s: longest etcd write gap ${e ? ms(e.longestGapMs) : '?'} (${e?.failures ?? '?'} failed puts of ${e?.attempts ?? '?'}, ${e?.extra?.['lost'] ?? '?'} acknowledged lost); API errors through the endpoint ${apiErrors(o)} (${o.api.map((a) => `${a.name} ${a.failures}/${a.attempts}, longest outage ${ms(a.longestFailureWindowMs)}`).join('; ')})`;
+  return `${o.order.padEnd(6)} ${o.completed ? 'completed' : `FAILED (${o.detail})`} in ${o.seconds.toFixed(0)} s: longest etcd write gap ${e ? ms(e.longestGapMs) : '?'} (${e?.failures ?? '?'} failed puts of ${e?.attempts ?? '?'}, ${e?.extra?.['lost'] ?? '?'} acknowledged lost); API errors through the endpoint ${apiErrors(o)} (${o.api.map((a) => `${a.name} ${a.failures}/${a.attempts}, longest outage ${ms(a.longestFailureWindowMs)}`).join('; ')}); canary requests failed ${o.canary ? `${o.canary.failures}/${o.canary.attempts}, p99 ${o.canary.extra?.['p99LatencyMs']} ms` : '?'}`;
 }
 
 export const bench: Bench = {
@@ -280,11 +289,13 @@ export const bench: Bench = {
       `noise floor (${label}): an untouched lab's longest gap ${ms(ig)}; ferry/idle ${(fg / Math.max(ig, 1)).toFixed(2)}×`,
     );
     console.log(`API errors through the endpoint (${label}): ferry ${fe}, naive ${ne}`);
+    const canaryFailed = median(of('ferry').map((o) => o.canary?.failures ?? Number.NaN));
     const verdicts = [
       `ferry gap ${ms(fg)} ${fg <= TARGET_GAP_MS ? '≤' : '>'} ${TARGET_GAP_MS} ms`,
       `ferry API errors ${fe} ${fe === 0 ? '=' : '>'} 0`,
       `ratio ${ratio.toFixed(1)}× ${ratio >= TARGET_RATIO ? '≥' : '<'} ${TARGET_RATIO}×`,
     ];
     console.log(`targets: ${verdicts.join('; ')}`);
+    console.log(`canary failed requests: ${canaryFailed}`);
   },
 };

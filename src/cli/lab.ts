@@ -95,6 +95,10 @@ export function renderLab(state: LabState, extra: string[] = []): string {
       out.push(
         `  endpoint:    ${lab.endpoint.url}${lab.endpoint.real ? `  (stands in for ${lab.endpoint.real})` : ''}`,
       );
+      if (lab.canary)
+        out.push(
+          `  canary:      curl ${lab.canary.url}/   (Service ${lab.canary.service}: ${lab.canary.replicas} lab-owned HTTP listeners)`,
+        );
       out.push(
         `  etcd:        etcdctl ${etcdFlags(lab.etcd)}`,
         `               (or: set -a; . ${state.dir}/etcdctl.env; set +a; etcdctl member list)`,

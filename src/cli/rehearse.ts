@@ -9,24 +9,28 @@ const usage = `usage: ferry rehearse SNAPSHOT [--dir DIR] [--subnet N] [--strate
 
 Rehearses the migration of the cluster in SNAPSHOT on a lab: starts the lab (real etcd members on
 loopback, one lab API server per control plane, a load balancer, simulated kubelets), generates the
-kit, builds the plan, runs it with the lab provisioner while probing the API through the endpoint
-and etcd writes, writes a report (DIR/rehearsal.md and .html, with a timeline and a plot of the
-probes), and stops the lab. The lab is never presented as a real cluster: the report says which
+kit, builds the plan (with --surge-replicas, so that a workload whose PodDisruptionBudget allows no
+disruption is scaled up by one around its drains), runs it with the lab provisioner while probing
+the API through the endpoint, etcd writes, and the lab's canary Service (an HTTP request every
+10 ms to real listeners on loopback, as the apps' users would see the roll), watches every
+workload's Ready pods against its PDB, writes a report (DIR/rehearsal.md, .html with a timeline
+and a plot of the probes, and .json), and stops the lab. The lab is never presented as a real cluster: the report says which
 etcd binaries stand in for the versions the snapshot names (kubeadm members on etcd 3.4, Talos
 members on 3.5), and which phases a lab cannot rehearse (node-side preparation, after-care).
 
   --dir DIR          work directory (default .ferry/rehearse): lab/, kit/, plan.json, journal, reports
   --subnet N         third octet of the lab's loopback addresses 127.0.N.x (default 30)
   --strategy S       surge (default) | replace
-  --phases LIST      phases to run (default 0,2,4: preflight, control planes, last control plane;
-                     add 3 for the workers, which the example's checkout PDB stops by design)
+  --phases LIST      phases to run (default 0,2,3,4: preflight, control planes, workers, last
+                     control plane)
   --keep             leave the lab's files (etcd data, PKI, logs) in DIR/lab when it stops (its
                      processes always stop); the data then lives there rather than on /dev/shm.
                      See them with \`ferry lab status --dir DIR/lab\`, remove them with
                      \`ferry lab down --dir DIR/lab\` (the next rehearsal in DIR also replaces them)
 
 Exit codes: 0 the run completed and every check passed; 1 the run completed but a check failed
-(API errors, a lost write, a violated PodDisruptionBudget, a long etcd write gap); 2 bad usage or
+(API errors, a lost write, a violated PodDisruptionBudget, a long etcd write gap, a failed canary
+request, a workload below its PDB's minimum Ready); 2 bad usage or
 input; 3 the run stopped at a gate; 4 internal error (in ferry, the lab or a step).
 `;
 

@@ -31,8 +31,17 @@ import { clientUrl } from './etcd/flags.js';
 import { describeLabData, labDataStorageFor } from './etcd/lifecycle.js';
 import { type FaultHandle, type FaultTargets, injectFault, type LabFault, LabFaults } from './faults.js';
 import { LabLoadBalancer } from './lb/index.js';
+import { ServiceFront } from './lb/service-front.js';
+import {
+  CANARY_NAME,
+  CANARY_NAMESPACE,
+  type CanarySpec,
+  canaryObjects,
+  DEFAULT_CANARY,
+} from './nodes/canary.js';
 import { LabApiError, LabKubeClient } from './nodes/client.js';
 import { LabNodesController } from './nodes/controller.js';
+import { LabPodRuntime } from './nodes/runtime.js';
 import { apiPath, isNodeReady, type Timings } from './nodes/world.js';
 import { type AddressEntry, AddressMap } from './provisioner/addresses.js';
 import { copiedPods, importItems, labNode, labPod, NOT_LOADED } from './provisioner/import.js';
@@ -65,6 +74,11 @@ export type LabClusterOptions = {
   keepData?: boolean;
   /** Where the snapshot came from, recorded on loaded objects. */
   source?: string;
+  /**
+   * The lab's own canary workload (nodes/canary.ts) and its Service front. Default: 3 replicas,
+   * preStop 3 s, grace 10 s, propagation delay 100 ms. `false`: none (labs that test something else).
+   */
+  canary?: (Partial<CanarySpec> & { propagationDelayMs?: number }) | false;
   log?: (line: string) => void;
 };
 
@@ -95,6 +109,8 @@ export type LabInfo = {
   notLoaded: string[];
   /** Objects that could not be loaded. */
   warnings: string[];
+  /** The lab's canary Service, fronted on a loopback address (absent with `canary: false`). */
+  canary?: { service: string; url: string; replicas: number; propagationDelayMs: number };
 };
 
 type Instance = { server: LabApiServer; store: EtcdStore };
@@ -110,6 +126,10 @@ export class LabCluster implements ProvisionerHost, FaultTargets {
   readonly addresses: AddressMap;
   readonly client: LabKubeClient;
   readonly controller: LabNodesController;
+  /** Runs the canary pods as real HTTP listeners. */
+  readonly runtime = new LabPodRuntime();
+  /** The canary Service's front, once started. */
+  canaryFront: ServiceFront | undefined;
   readonly provisioner: LabProvisioner;
   readonly evictionLog = new EvictionLog();
   readonly kubeconfigPath: string;
@@ -159,6 +179,7 @@ export class LabCluster implements ProvisionerHost, FaultTargets {
       behaviour: (n) => this.faults.behaviour(n),
       ...(parts.clusterCidr && { clusterCidr: parts.clusterCidr }),
       log: this.#log,
+      runtime: this.runtime,
     });
     this.provisioner = new LabProvisioner(this, {
       etcdVersion: parts.opts.talosEtcdVersion ?? '3.5',
@@ -292,6 +313,7 @@ export class LabCluster implements ProvisionerHost, FaultTargets {
         workers.map((w) => ({ name: w.name, real: w.internalIP ?? undefined })),
         opts.source ?? snapshot.manifest.source.kind,
       );
+      if (opts.canary !== false) await lab.#startCanary({ ...DEFAULT_CANARY, ...opts.canary });
       lab.controller.start();
       return lab;
     } catch (err) {
@@ -410,6 +432,33 @@ export class LabCluster implements ProvisionerHost, FaultTargets {
     const recreated = r.pods.length - copiedPods(snapshot).length;
     if (recreated > 0)
       this.#info.notLoaded.unshift(`${recreated} pods of controllers: recreated by the lab nodes controller`);
+  }
+
+  /** The canary's objects through the API, and its Service front on the endpoint's address. */
+  async #startCanary(c: CanarySpec & { propagationDelayMs?: number }): Promise<void> {
+    for (const o of canaryObjects(c)) {
+      await this.#create(o.path, o.body, `lab canary ${o.body.kind}`, {
+        ignoreExisting: o.body.kind === 'Namespace',
+      });
+    }
+    const propagationDelayMs = c.propagationDelayMs ?? 100;
+    this.canaryFront = await ServiceFront.start({
+      client: this.client,
+      namespace: CANARY_NAMESPACE,
+      service: CANARY_NAME,
+      host: this.addresses.endpoint,
+      resolve: (uid) => this.runtime.addressOf(uid),
+      propagationDelayMs,
+    });
+    this.#info.canary = {
+      service: `${CANARY_NAMESPACE}/${CANARY_NAME}`,
+      url: this.canaryFront.url,
+      replicas: c.replicas,
+      propagationDelayMs,
+    };
+    this.#log(
+      `canary: Deployment ${CANARY_NAMESPACE}/${CANARY_NAME} (${c.replicas} HTTP listeners, PDB maxUnavailable 1) behind ${this.canaryFront.url}`,
+    );
   }
 
   /**
@@ -591,6 +640,8 @@ export class LabCluster implements ProvisionerHost, FaultTargets {
     if (this.#disposed) return;
     this.#disposed = true;
     await this.controller.stop().catch(() => undefined);
+    await this.canaryFront?.stop().catch(() => undefined);
+    this.runtime.close();
     this.client.close();
     await this.lb.stop().catch(() => undefined);
     for (const node of [...this.#apiServers.keys()]) await this.stopApiServer(node).catch(() => undefined);

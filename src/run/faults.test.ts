@@ -6,6 +6,7 @@ import { ExecProvisioner } from '../adapters/provisioners/exec.js';
 import { missingReason } from '../lab/etcd/binaries.js';
 import { disposeAllLabs } from '../lab/etcd/cluster.js';
 import { allSteps, type PhaseId } from '../plan/model.js';
+import { workerRefusals } from '../plan/refusals.js';
 import { assemble } from './assemble.js';
 import type { RunOptions } from './deps.js';
 import { Journal } from './journal.js';
@@ -21,9 +22,19 @@ afterAll(async () => {
 
 const missing = (await missingReason('3.4')) ?? (await missingReason('3.5'));
 
-async function withLab<T>(subnet: number, fn: (setup: LabRunSetup, dir: string) => Promise<T>): Promise<T> {
+async function withLab<T>(
+  subnet: number,
+  fn: (setup: LabRunSetup, dir: string) => Promise<T>,
+  opts: { surgeReplicas?: boolean } = {},
+): Promise<T> {
   const dir = await mkdtemp(join(tmpdir(), 'ferry-fault-'));
-  const setup = await prepareLabRun({ snapshotPath: 'examples/lab-cluster', dir, subnet, log: () => {} });
+  const setup = await prepareLabRun({
+    snapshotPath: 'examples/lab-cluster',
+    dir,
+    subnet,
+    log: () => {},
+    ...opts,
+  });
   try {
     return await fn(setup, dir);
   } finally {
@@ -134,39 +145,47 @@ describe.skipIf(missing !== undefined)('injected faults stop the run at the righ
     });
   }, 180_000);
 
-  it('a drain blocked by a PodDisruptionBudget stops at the drain naming the budget, restores the cordon and deletes nothing', async () => {
-    await withLab(48, async (setup, dir) => {
-      // Workers come after the control planes (phase 3 expects Talos etcd members).
-      const s = await runOn(setup, dir, { phases: [0, 2, 3], run: { drainTimeoutSeconds: 5 } });
-      const stopped = s.result.stoppedAt!;
-      expect(stopped, s.result.error?.message).toMatch(/^3\.\d+\.drain\.worker-\d$/);
-      const msg = expectStoppedAt(s, stopped, setup);
-      expect(msg).toContain('blocked by PodDisruptionBudget shop/checkout');
-      expect(msg).toContain('The disruption budget checkout needs 2 healthy pods and has 2 currently');
-      const node = stopped.split('.').at(-1)!;
-      const kube = assemble({
-        connection: { kubeconfig: setup.lab.kubeconfigPath, etcd: setup.lab.etcdClientSettings() },
-        provisioner: 'lab',
-        lab: setup.control,
-        operator: new TerminalOperator({ say: () => {}, confirmDir: dir, interactive: false }),
-        probes: false,
-        log: () => {},
-      });
-      try {
-        expect((await kube.kube.getNode(node))?.unschedulable).toBe(false);
-        const pods = await kube.kube.podsOnNode(node);
+  it('without --surge-replicas the plan refuses naming the PDB, and a drain it blocks stops there, restores the cordon and deletes nothing', async () => {
+    await withLab(
+      48,
+      async (setup, dir) => {
+        // The rehearsal plans with --surge-replicas; without it, `ferry plan` refuses this plan.
+        const refusals = workerRefusals(setup.plan.workerRoll, { failOnOutage: false });
+        expect(refusals.map((r) => r.lines.join('\n')).join('\n')).toContain('shop/checkout');
+        expect(refusals[0]?.remedy).toContain('--surge-replicas');
+        // Workers come after the control planes (phase 3 expects Talos etcd members).
+        const s = await runOn(setup, dir, { phases: [0, 2, 3], run: { drainTimeoutSeconds: 5 } });
+        const stopped = s.result.stoppedAt!;
+        expect(stopped, s.result.error?.message).toMatch(/^3\.\d+\.drain\.worker-\d$/);
+        const msg = expectStoppedAt(s, stopped, setup);
+        expect(msg).toContain('blocked by PodDisruptionBudget shop/checkout');
+        expect(msg).toContain('The disruption budget checkout needs 2 healthy pods and has 2 currently');
+        const node = stopped.split('.').at(-1)!;
+        const kube = assemble({
+          connection: { kubeconfig: setup.lab.kubeconfigPath, etcd: setup.lab.etcdClientSettings() },
+          provisioner: 'lab',
+          lab: setup.control,
+          operator: new TerminalOperator({ say: () => {}, confirmDir: dir, interactive: false }),
+          probes: false,
+          log: () => {},
+        });
+        try {
+          expect((await kube.kube.getNode(node))?.unschedulable).toBe(false);
+          const pods = await kube.kube.podsOnNode(node);
+          expect(
+            pods.some((p) => p.namespace === 'shop' && p.name.startsWith('checkout-') && !p.terminating),
+          ).toBe(true);
+        } finally {
+          kube.close();
+        }
+        expect(setup.lab.evictionLog.violations()).toEqual([]);
         expect(
-          pods.some((p) => p.namespace === 'shop' && p.name.startsWith('checkout-') && !p.terminating),
+          setup.lab.evictionLog.all().some((e) => e.outcome === 'refused' && e.pdb?.includes('checkout')),
         ).toBe(true);
-      } finally {
-        kube.close();
-      }
-      expect(setup.lab.evictionLog.violations()).toEqual([]);
-      expect(
-        setup.lab.evictionLog.all().some((e) => e.outcome === 'refused' && e.pdb?.includes('checkout')),
-      ).toBe(true);
-      expect(s.log.join('\n')).toContain(`restored: ${node} is schedulable again`);
-    });
+        expect(s.log.join('\n')).toContain(`restored: ${node} is schedulable again`);
+      },
+      { surgeReplicas: false },
+    );
   }, 240_000);
 
   it('a failing provision command stops at the provision step with its exit code and output', async () => {

@@ -18,7 +18,7 @@ afterAll(async () => {
 
 const missing = (await missingReason('3.4')) ?? (await missingReason('3.5'));
 
-it('rehearses examples/lab-cluster: three Talos control planes, no API error, no write lost, no PDB violated', async ({
+it('rehearses examples/lab-cluster: all 8 nodes replaced, no API error, no write lost, no failed canary request, no PDB violated', async ({
   skip,
 }) => {
   if (missing) skip(missing);
@@ -30,7 +30,7 @@ it('rehearses examples/lab-cluster: three Talos control planes, no API error, no
       dir,
       subnet: 44,
       // An answer later than 2 s is an API error; on a machine measured k× slow, later than 2k s.
-      probes: { apiTimeoutMs: scaled(2_000) },
+      probes: { apiTimeoutMs: scaled(2_000), requestTimeoutMs: scaled(2_000) },
       log: (l) => lines.push(l),
     });
     const check = (name: string) => r.checks.find((c) => c.name === name);
@@ -44,6 +44,19 @@ it('rehearses examples/lab-cluster: three Talos control planes, no API error, no
       expect(p.summary.failures).toBe(0);
       expect(p.summary.attempts).toBeGreaterThan(50);
     }
+    // The apps' view: the canary's request probe ran throughout, every 10 ms, and none failed.
+    const canary = r.probes.find((p) => p.summary.name === 'canary-request')!;
+    expect(canary.summary.failures, JSON.stringify(canary.summary.errors)).toBe(0);
+    expect(canary.summary.attempts).toBeGreaterThan(1_000);
+    expect(Number(canary.summary.extra?.['p99LatencyMs'])).toBeGreaterThan(0);
+    expect(check('no failed canary request')?.detail).toMatch(
+      /^0\/\d+ requests failed \(control planes: 0, workers: 0/,
+    );
+    // Every workload with a PDB kept its minimum Ready; checkout was scaled up around its drains.
+    expect(r.workloads.filter((w) => w.violated)).toEqual([]);
+    expect(r.workloads.find((w) => w.name === 'shop/checkout')).toMatchObject({ pdb: { minimum: 2 } });
+    expect(r.workloads.find((w) => w.name === 'shop/checkout')!.minReady).toBeGreaterThanOrEqual(2);
+    expect(r.workloads.find((w) => w.name === 'ferry-lab/canary')!.minReady).toBeGreaterThanOrEqual(2);
     // No acknowledged write lost: every acknowledged etcd write was read back.
     const etcd = r.probes.find((p) => p.summary.name === 'etcd-write')!;
     expect(etcd.summary.extra).toMatchObject({ lost: 0, checked: 'yes' });
@@ -63,6 +76,12 @@ it('rehearses examples/lab-cluster: three Talos control planes, no API error, no
         expect(last.get(remove)?.state).toBe('done');
         expect(j.actionCount(remove)).toBe(1);
       }
+      // The workers too: each of the five decommissioned once, after its drain.
+      for (const w of ['worker-1', 'worker-2', 'worker-3', 'worker-4', 'worker-5']) {
+        const gone = [...last.keys()].find((id) => id.startsWith('3.') && id.endsWith(`decommission.${w}`))!;
+        expect(last.get(gone)?.state, w).toBe('done');
+        expect(j.actionCount(gone)).toBe(1);
+      }
       const moved = [...last.entries()].filter(
         ([id, t]) => id.includes('etcd-move-leader') && t.state === 'done',
       );
@@ -80,6 +99,11 @@ it('rehearses examples/lab-cluster: three Talos control planes, no API error, no
     const md = readFileSync(join(dir, 'rehearsal.md'), 'utf8');
     expect(md).toContain('standing in for 3.5.16');
     expect(md).toContain('| no acknowledged write lost | pass |');
+    expect(md).toContain('| no failed canary request | pass |');
+    expect(html).toContain('canary-request');
+    const json = JSON.parse(readFileSync(join(dir, 'rehearsal.json'), 'utf8'));
+    expect(json.probes.map((p: { name: string }) => p.name)).toContain('canary-request');
+    expect(json.workloads.length).toBeGreaterThan(5);
     expect(existsSync(join(dir, 'plan.md'))).toBe(true);
 
     // Again in the same directory (the quick start run twice): a new lab, a new plan (the kit's
@@ -111,7 +135,7 @@ it('rehearses examples/lab-cluster: three Talos control planes, no API error, no
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-}, 300_000);
+}, 900_000);
 
 it("clears an earlier rehearsal's journal, but not while that rehearsal still runs", async () => {
   const dir = await mkdtemp(join(tmpdir(), 'ferry-rehearse-clear-'));

@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { createEtcdReader } from '../adapters/etcd/reader.js';
+import { requestProbe } from '../adapters/probes/http.js';
 import { type LabControl, localLabControl, serveLabControl } from '../adapters/provisioners/lab-control.js';
 import { runAudit } from '../audit/engine.js';
 import { ALL_RULES } from '../audit/rules/index.js';
@@ -31,6 +32,9 @@ import type { RunOptions, RunResult } from './deps.js';
 import { Journal, journalPathFor } from './journal.js';
 import { lockPathFor, readLockRecord, staleReason } from './lock.js';
 import { TerminalOperator } from './operator.js';
+import type { Probe } from './ports.js';
+import { CANARY_PROBE, canaryCheck, phaseWindows } from './rehearse-canary.js';
+import { type WorkloadFloor, WorkloadWatch } from './rehearse-workloads.js';
 import {
   probeRecordsFrom,
   type ReportCheck,
@@ -48,6 +52,12 @@ export interface RehearseOptions {
   subnet: number;
   strategy?: Strategy;
   phases?: PhaseId[];
+  /**
+   * Plan with --surge-replicas: a workload whose PDB allows no disruption (the example's
+   * shop/checkout) is scaled up by one around its drains. Default true: the rehearsal rolls the
+   * workers too; false shows the plan's refusal and the drain that a budget stops.
+   */
+  surgeReplicas?: boolean;
   /** Run options on top of the rehearsal's fast defaults. */
   run?: RunOptions;
   lab?: Partial<LabClusterOptions>;
@@ -62,7 +72,15 @@ export interface RehearseOptions {
   keepData?: boolean;
   /** Serve the lab's control socket here too (a separate `ferry run --provisioner lab` can drive it). */
   controlSocket?: string;
-  probes?: { apiIntervalMs?: number; apiTimeoutMs?: number; etcdIntervalMs?: number } | false;
+  probes?:
+    | {
+        apiIntervalMs?: number;
+        apiTimeoutMs?: number;
+        etcdIntervalMs?: number;
+        /** The canary request probe: a GET every 10 ms, each within 2 s by default (as the API probes). */
+        requestTimeoutMs?: number;
+      }
+    | false;
   log: (line: string) => void;
   signal?: AbortSignal;
 }
@@ -71,6 +89,8 @@ export interface RehearseResult {
   result: RunResult;
   probes: ProbeRecord[];
   checks: ReportCheck[];
+  /** Each lab workload's fewest Ready pods during the roll, against its PDB. */
+  workloads: WorkloadFloor[];
   planFile: string;
   journalFile: string;
   reports: string[];
@@ -84,7 +104,10 @@ export interface RehearseResult {
 /** The lab's directory inside a rehearsal's work directory. */
 export const rehearsalLabDir = (dir: string): string => join(dir, 'lab');
 
-/** Preflight and the control planes; workers (phase 3) with `phases: [0, 2, 3, 4]`. */
+/** Preflight, the control planes, the workers (with --surge-replicas) and the last control plane: what `ferry rehearse` runs. */
+export const DEFAULT_REHEARSAL_PHASES: PhaseId[] = [0, 2, 3, 4];
+
+/** Preflight and the control planes only (the crash sweep's scope). */
 export const REHEARSAL_PHASES: PhaseId[] = [0, 2, 4];
 
 /** Fast settings for a lab: its load balancer checks every 200 ms, its nodes start in 300 ms. */
@@ -205,7 +228,7 @@ export async function clearEarlierRehearsal(planFile: string): Promise<void> {
 export async function prepareLabRun(
   o: Pick<
     RehearseOptions,
-    'snapshotPath' | 'dir' | 'subnet' | 'strategy' | 'lab' | 'faults' | 'log' | 'keepData'
+    'snapshotPath' | 'dir' | 'subnet' | 'strategy' | 'lab' | 'faults' | 'log' | 'keepData' | 'surgeReplicas'
   >,
 ): Promise<LabRunSetup> {
   const log = o.log;
@@ -261,6 +284,7 @@ export async function prepareLabRun(
       kit,
       allowBlockers: true,
       now,
+      options: { surgeReplicas: o.surgeReplicas ?? true },
     });
     if (plan.audit.blockers.length) {
       notes.push(
@@ -332,22 +356,39 @@ export async function rehearse(o: RehearseOptions): Promise<RehearseResult> {
             },
       log,
     });
-    const phases = o.phases ?? REHEARSAL_PHASES;
+    const phases = o.phases ?? DEFAULT_REHEARSAL_PHASES;
     const skippedPhases = plan.phases.filter((p) => !phases.includes(p.id) && p.steps.length > 0);
     for (const p of skippedPhases) {
       const why =
         p.id === 3
-          ? 'workers are rehearsed when asked (--phases 0,2,3,4)'
+          ? 'workers are rehearsed unless --phases leaves them out'
           : 'it needs a shell on the real machines (node-side preparation, after-care); follow the runbook plan.md';
       notes.push(`not rehearsed: phase ${p.id} (${p.name}, ${p.steps.length} steps): ${why}`);
     }
+    // The apps' view: the canary's request probe beside the API and etcd probes, and every
+    // workload's Ready pods against its PDB, for the whole roll.
+    const canaryUrl = lab.info().canary?.url;
+    const canary: Probe[] =
+      o.probes !== false && canaryUrl
+        ? [
+            requestProbe({
+              url: `${canaryUrl}/`,
+              name: CANARY_PROBE,
+              intervalMs: 10,
+              timeoutMs: o.probes?.requestTimeoutMs ?? 2_000,
+            }),
+          ]
+        : [];
+    const watch = new WorkloadWatch(lab.client);
+    watch.start();
     let session: Awaited<ReturnType<typeof runSession>>;
+    let watched: Awaited<ReturnType<WorkloadWatch['stop']>>;
     try {
       session = await runSession({
         planFile,
         plan,
         ports: a.ports,
-        probes: a.probes,
+        probes: [...a.probes, ...canary],
         log,
         ...(o.signal && { signal: o.signal }),
         liveSeconds: 15,
@@ -359,16 +400,42 @@ export async function rehearse(o: RehearseOptions): Promise<RehearseResult> {
         },
       });
     } finally {
+      watched = await watch.stop();
       a.close();
     }
 
     const checks = await rehearsalChecks(lab, plan, session.probes, session.result);
-    const reports = await writeRehearsalReport(o.dir, plan, planFile, session.journalFile, notes, checks);
+    if (canary.length > 0) {
+      const j = Journal.open(session.journalFile, { readonly: true });
+      let windows: ReturnType<typeof phaseWindows>;
+      try {
+        windows = phaseWindows(plan, j.transitions());
+      } finally {
+        j.close();
+      }
+      checks.push(
+        canaryCheck(
+          session.probes.find((p) => p.summary.name === CANARY_PROBE),
+          windows,
+        ),
+      );
+    }
+    checks.push(workloadCheck(watched));
+    const reports = await writeRehearsalReport(
+      o.dir,
+      plan,
+      planFile,
+      session.journalFile,
+      notes,
+      checks,
+      watched.floors,
+    );
     for (const r of reports) log(`report: ${r}`);
     return {
       result: session.result,
       probes: session.probes,
       checks,
+      workloads: watched.floors,
       planFile,
       journalFile: session.journalFile,
       reports,
@@ -380,6 +447,29 @@ export async function rehearse(o: RehearseOptions): Promise<RehearseResult> {
     await served?.close();
     if (!o.keepLab) await stop();
   }
+}
+
+/** Every workload's fewest Ready pods against its PDB's minimum; a sample that could not be taken is said. */
+export function workloadCheck(w: { floors: WorkloadFloor[]; samples: number; missed: number }): ReportCheck {
+  const covered = w.floors.filter((f) => f.pdb);
+  const below = covered.filter((f) => f.violated);
+  const show = (f: WorkloadFloor) =>
+    `${f.name} ${f.minReady}/${f.replicas} Ready at least${f.pdb ? ` (PDB ${f.pdb.name} needs ${f.pdb.minimum})` : ''}`;
+  return {
+    name: 'every workload kept its PDB minimum Ready',
+    ok: w.samples > 0 && below.length === 0,
+    detail:
+      w.samples === 0
+        ? 'no sample of the workloads could be taken'
+        : `${below.length} PDB violation(s) over ${w.samples} samples${w.missed ? ` (${w.missed} missed)` : ''}: ${(below.length ? below : covered).map(show).join('; ') || 'no workload has a PDB'}${
+            w.floors.length > covered.length
+              ? `; without a PDB: ${w.floors
+                  .filter((f) => !f.pdb)
+                  .map(show)
+                  .join('; ')}`
+              : ''
+          }`,
+  };
 }
 
 /** What a rehearsal asserts about the run it watched. */
@@ -460,6 +550,7 @@ export async function writeRehearsalReport(
   journalFile: string,
   notes: string[],
   checks: ReportCheck[],
+  workloads: WorkloadFloor[] = [],
 ): Promise<string[]> {
   const j = Journal.open(journalFile, { readonly: true });
   try {
@@ -476,9 +567,21 @@ export async function writeRehearsalReport(
     };
     const md = join(dir, 'rehearsal.md');
     const html = join(dir, 'rehearsal.html');
+    const json = join(dir, 'rehearsal.json');
     await writeFileAtomic(md, renderReportMarkdown(input));
     await writeFileAtomic(html, renderReportHtml(input));
-    return [md, html];
+    // For scripts: the checks, every probe's figures (the canary's p50/p99 in `extra`) and each
+    // workload's fewest Ready pods against its PDB.
+    const forScripts = {
+      title: input.title,
+      outcome: input.runEnds.at(-1)?.state ?? 'unknown',
+      checks,
+      probes: input.probes.map((p) => ({ ...p.summary, startedAt: p.startedAt })),
+      workloads,
+      notes,
+    };
+    await writeFileAtomic(json, `${JSON.stringify(forScripts, null, 2)}\n`);
+    return [md, html, json];
   } finally {
     j.close();
   }

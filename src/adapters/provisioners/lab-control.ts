@@ -7,11 +7,12 @@
  */
 
 import { createHash } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { createServer, request } from 'node:http';
 import { FerryError, type FerryErrorKind } from '../../errors.js';
 import type { LabCluster } from '../../lab/cluster.js';
 import { API_PORT } from '../../lab/cluster.js';
+import { machineConfigNodeLabels } from '../../lab/provisioner/machine-labels.js';
 import type { MachineState, ProvisionRequest, ProvisionResult } from '../../run/ports.js';
 
 export interface LabControl {
@@ -41,6 +42,23 @@ export function labNodeName(req: ProvisionRequest): string {
   return `talos-${h.slice(0, 3)}-${h.slice(3, 6)}`;
 }
 
+/**
+ * The replaced node's size, so that its replacement is a like-for-like machine (the pods it held
+ * must fit again); nothing when the lab cannot say (then the lab's default size).
+ */
+async function sizeOf(
+  lab: LabCluster,
+  replaces: string,
+): Promise<{ capacity?: { cpu: string; memory: string; pods: string } }> {
+  const node = await lab.client
+    .get<{ status?: { allocatable?: Record<string, string> } }>(
+      `/api/v1/nodes/${encodeURIComponent(replaces)}`,
+    )
+    .catch(() => undefined);
+  const c = node?.status?.allocatable;
+  return c?.cpu && c.memory && c.pods ? { capacity: { cpu: c.cpu, memory: c.memory, pods: c.pods } } : {};
+}
+
 export function localLabControl(lab: LabCluster): LabControl {
   const labIp = (node: string): string | undefined =>
     lab.provisioner.node(node)?.labAddress ?? lab.addresses.byName(node)?.lab;
@@ -57,7 +75,25 @@ export function localLabControl(lab: LabCluster): LabControl {
       if (known && known.flavor === 'talos' && known.state !== 'decommissioned') {
         return { name, address: known.labAddress };
       }
-      const spec = { name, address: req.address ?? '', talosVersion: req.talosVersion };
+      // The labels the kit carried over from the node replaced (a pool label a nodeSelector needs).
+      const labels = req.machineConfig
+        ? machineConfigNodeLabels(
+            await readFile(req.machineConfig, 'utf8').catch((err: unknown) => {
+              throw new FerryError('input', `cannot read the machine config ${req.machineConfig}`, {
+                cause: err,
+                remediation:
+                  'regenerate the kit (`ferry generate`) or give the plan the kit it was built with',
+              });
+            }),
+          )
+        : {};
+      const spec = {
+        name,
+        address: req.address ?? '',
+        talosVersion: req.talosVersion,
+        labels,
+        ...(await sizeOf(lab, req.replaces)),
+      };
       const rec =
         req.role === 'controlplane'
           ? await lab.provisioner.provisionControlPlane(spec, { wait: false })

@@ -3,7 +3,9 @@
  * round-robin over healthy backends, /readyz health checks, failover on refused connects,
  * backend list changes, and sessions closed when their backend goes down.
  */
+import { createServer as createHttpServer } from 'node:http';
 import { request } from 'node:https';
+import { type AddressInfo, createConnection } from 'node:net';
 import { connect } from 'node:tls';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -151,6 +153,49 @@ describe('LabLoadBalancer', () => {
       expect(lb.backends().find((x) => x.address === backend.address)?.state).toBe('down');
     } finally {
       inst.server.setDown(false);
+    }
+  });
+});
+
+describe('without health checks (the Service front)', () => {
+  /** A plain TCP GET through `lb`; the status, or the error's code. */
+  function plain(lb: LabLoadBalancer): Promise<string> {
+    return new Promise((resolve) => {
+      const s = createConnection({ host: '127.0.0.1', port: lb.port }, () =>
+        s.write('GET / HTTP/1.0\r\n\r\n'),
+      );
+      let got = '';
+      s.on('data', (d) => {
+        got += d;
+      });
+      s.on('close', () => resolve(got.split(' ')[1] ?? 'closed'));
+      s.on('error', () => undefined);
+    });
+  }
+
+  it('routes to a backend from when it is added; a refused connect fails without redispatch', async () => {
+    const alive = createHttpServer((_q, r) => r.end('ok'));
+    await new Promise<void>((r) => alive.listen(0, '127.0.0.1', r));
+    const dead = createHttpServer();
+    await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
+    const deadAddr = `127.0.0.1:${(dead.address() as AddressInfo).port}`;
+    await new Promise<void>((r) => dead.close(() => r()));
+    const aliveAddr = `127.0.0.1:${(alive.address() as AddressInfo).port}`;
+    try {
+      for (const redispatch of [true, false]) {
+        const lb = await LabLoadBalancer.start({ host: '127.0.0.1', port: 0, health: 'none', redispatch });
+        balancers.push(lb);
+        lb.setBackends([aliveAddr, deadAddr]);
+        expect(lb.healthy().sort()).toEqual([aliveAddr, deadAddr].sort());
+        const answers = await Promise.all(Array.from({ length: 6 }, () => plain(lb)));
+        if (redispatch) expect(answers).toEqual(Array(6).fill('200'));
+        else {
+          expect(answers).toContain('200');
+          expect(answers).toContain('closed');
+        }
+      }
+    } finally {
+      alive.close();
     }
   });
 });

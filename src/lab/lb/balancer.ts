@@ -15,20 +15,33 @@ export type LabLoadBalancerOptions = {
   port?: number;
   /** host:port of each API server instance. */
   backends?: string[];
-  health: HealthTls & {
-    /** Default 200 ms. */
-    intervalMs?: number;
-    /** Default 1000 ms. */
-    timeoutMs?: number;
-    /** Consecutive successes that bring an unhealthy backend back. Default 2. */
-    rise?: number;
-    /** Consecutive failures that take a healthy backend out. Default 2. */
-    fall?: number;
-  };
+  /**
+   * The active HTTPS /readyz check. `none`: no check; a backend is up from when it is added until
+   * it is removed, as a kube-proxy endpoint is (the Service front: its endpoints come from
+   * EndpointSlices, which carry readiness).
+   */
+  health:
+    | 'none'
+    | (HealthTls & {
+        /** Default 200 ms. */
+        intervalMs?: number;
+        /** Default 1000 ms. */
+        timeoutMs?: number;
+        /** Consecutive successes that bring an unhealthy backend back. Default 2. */
+        rise?: number;
+        /** Consecutive failures that take a healthy backend out. Default 2. */
+        fall?: number;
+      });
   /** Close a backend's connections when it turns unhealthy (haproxy `on-marked-down shutdown-sessions`). Default true. */
   closeSessionsOnDown?: boolean;
   /** A backend that does not accept within this counts as a failed connect. Default 1000 ms. */
   connectTimeoutMs?: number;
+  /**
+   * A failed connect moves on to the next healthy backend (haproxy `option redispatch`). Default
+   * true; false fails the client's connection instead, as a kube-proxy rule pointing at an
+   * endpoint that no longer listens does.
+   */
+  redispatch?: boolean;
 };
 
 export type BackendState = {
@@ -122,8 +135,13 @@ export class LabLoadBalancer {
       sessions: new Set(),
     };
     this.#backends.set(address, b);
+    const h = this.#opts.health;
+    if (h === 'none') {
+      b.state = 'up';
+      return;
+    }
     void this.#check(b);
-    b.timer = setInterval(() => void this.#check(b), this.#opts.health.intervalMs ?? 200);
+    b.timer = setInterval(() => void this.#check(b), h.intervalMs ?? 200);
     b.timer.unref();
   }
 
@@ -198,9 +216,9 @@ export class LabLoadBalancer {
   }
 
   async #check(b: Backend): Promise<void> {
-    if (b.probing || this.#stopped) return;
-    b.probing = true;
     const h = this.#opts.health;
+    if (b.probing || this.#stopped || h === 'none') return;
+    b.probing = true;
     const r = await probeReadyz(b.address, h, h.timeoutMs ?? 1_000);
     b.probing = false;
     if (!this.#backends.has(b.address)) return;
@@ -261,7 +279,7 @@ export class LabLoadBalancer {
     const failed = () => {
       clearTimeout(timer);
       b.failedConnects++;
-      this.#tryBackend(client, order, i + 1);
+      this.#tryBackend(client, this.#opts.redispatch === false ? [] : order, i + 1);
     };
     upstream.once('error', failed);
     upstream.once('connect', () => {

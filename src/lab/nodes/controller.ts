@@ -8,8 +8,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KObj } from '../apiserver/object.js';
 import { isTransient, type LabKubeClient } from './client.js';
+import { endpointSliceActions } from './endpoints.js';
 import { kubeletActions, NODE_LEASE_NAMESPACE, pruneMemory } from './kubelet.js';
 import { nodeIpamActions, nodeLifecycleActions, orphanedPodActions, schedulerActions } from './lifecycle.js';
+import type { LabPodRuntime } from './runtime.js';
 import { reconcileWorkloads } from './workloads.js';
 import {
   type Action,
@@ -36,6 +38,8 @@ export type ControllerOptions = {
   /** Failed passes and refused writes; with `logActions`, also every action taken. Default: nothing. */
   log?: (line: string) => void;
   logActions?: boolean;
+  /** Runs the pods the lab runs for real (canary listeners); without it every pod is a record. */
+  runtime?: LabPodRuntime;
 };
 
 export type PassResult = { actions: number; failed: number; error?: string };
@@ -48,6 +52,8 @@ const LISTS = {
   statefulsets: apiPath('apps/v1', 'statefulsets', undefined),
   daemonsets: apiPath('apps/v1', 'daemonsets', undefined),
   leases: apiPath('coordination.k8s.io/v1', 'leases', NODE_LEASE_NAMESPACE),
+  services: apiPath('v1', 'services', undefined),
+  endpointslices: apiPath('discovery.k8s.io/v1', 'endpointslices', undefined),
 } as const;
 
 export class LabNodesController {
@@ -58,6 +64,7 @@ export class LabNodesController {
   readonly #log: (line: string) => void;
   readonly #clusterCidr: string | undefined;
   readonly #logActions: boolean;
+  readonly #runtime: LabPodRuntime | undefined;
   readonly #memory: Memory = newMemory();
   #running = false;
   #loop: Promise<void> | undefined;
@@ -72,6 +79,7 @@ export class LabNodesController {
     this.#log = opts.log ?? (() => {});
     this.#clusterCidr = opts.clusterCidr;
     this.#logActions = opts.logActions ?? false;
+    this.#runtime = opts.runtime;
   }
 
   get passes(): number {
@@ -105,9 +113,17 @@ export class LabNodesController {
 
   async #observe(): Promise<World> {
     const now = Date.now();
-    const [nodes, pods, deployments, replicasets, statefulsets, daemonsets, leases] = await Promise.all(
-      Object.values(LISTS).map((p) => this.#client.list<KObj>(p)),
-    );
+    const [
+      nodes,
+      pods,
+      deployments,
+      replicasets,
+      statefulsets,
+      daemonsets,
+      leases,
+      services,
+      endpointslices,
+    ] = await Promise.all(Object.values(LISTS).map((p) => this.#client.list<KObj>(p)));
     return {
       now,
       nodes: nodes!,
@@ -117,6 +133,8 @@ export class LabNodesController {
       statefulsets: statefulsets!,
       daemonsets: daemonsets!,
       leases: leases!,
+      services: services!,
+      endpointslices: endpointslices!,
     };
   }
 
@@ -131,6 +149,7 @@ export class LabNodesController {
       ...nodeIpamActions(world, this.#clusterCidr),
       ...orphanedPodActions(world),
       ...reconcileWorkloads(world),
+      ...endpointSliceActions(world),
       ...schedulerActions(world),
     ];
   }
@@ -147,6 +166,10 @@ export class LabNodesController {
       if (this.#lastError === undefined) this.#log(`nodes controller: ${error}`);
       this.#lastError = error;
       return { actions: 0, failed: 0, error };
+    }
+    if (this.#runtime) {
+      this.#runtime.sync(world);
+      world.containers = this.#runtime.states();
     }
     const actions = this.decide(world);
     let failed = 0;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { RUNTIME_HTTP, RUNTIME_LABEL } from './canary.js';
 import { finishTime, kubeletActions } from './kubelet.js';
 import { node, pod, world } from './testing.js';
 import { type Action, DEFAULT_TIMINGS, NORMAL, newMemory, type Timings } from './world.js';
@@ -134,5 +135,55 @@ describe('kubelet: pods', () => {
       gracePeriodSeconds: 0,
       uid: 'uid-x',
     });
+  });
+});
+
+describe('kubelet: pods the lab runs for real (canary listeners)', () => {
+  const real = { [RUNTIME_LABEL]: RUNTIME_HTTP };
+  const readyPatch = (a: Action[]) =>
+    patches(a).find((p) => p.path.endsWith('/pods/c1/status'))?.patch as
+      | { status: { conditions: { type: string; status: string }[] } }
+      | undefined;
+  const readyOf = (a: Action[]) => readyPatch(a)?.status.conditions.find((c) => c.type === 'Ready')?.status;
+
+  it('posts Ready only once the runtime says the listener answered', () => {
+    const n = node('w1', { ready: true });
+    const p = pod('c1', { node: 'w1', phase: 'Running', ready: false, labels: real });
+    const starting = world({ nodes: [n], pods: [p], containers: new Map([['uid-c1', 'starting']]) });
+    expect(readyPatch(kubeletActions(n, starting, newMemory(), t, NORMAL))).toBeUndefined();
+    const answered = { ...starting, containers: new Map([['uid-c1', 'ready' as const]]) };
+    expect(readyOf(kubeletActions(n, answered, newMemory(), t, NORMAL))).toBe('True');
+    // The same pod without the label is a record: Ready as soon as it runs.
+    const record = pod('c1', { node: 'w1', phase: 'Running', ready: false });
+    expect(readyOf(kubeletActions(n, world({ nodes: [n], pods: [record] }), newMemory(), t, NORMAL))).toBe(
+      'True',
+    );
+  });
+
+  it('starts a real pod not Ready, and finishes its deletion only once its listener stopped', () => {
+    const n = node('w1', { ready: true });
+    const mem = newMemory();
+    const pending = pod('c1', { node: 'w1', labels: real });
+    const w0 = world({ nodes: [n], pods: [pending] });
+    kubeletActions(n, w0, mem, t, NORMAL);
+    expect(readyOf(kubeletActions(n, { ...w0, now: w0.now + 1_500 }, mem, t, NORMAL))).toBe('False');
+    const gone = pod('c1', {
+      node: 'w1',
+      phase: 'Running',
+      ready: true,
+      labels: real,
+      deletionTimestamp: '2026-01-01T00:10:10Z',
+    });
+    const deletes = (c: 'stopping' | 'stopped', dt: number) =>
+      kubeletActions(
+        n,
+        world({ nodes: [n], pods: [gone], containers: new Map([['uid-c1', c]]), now: w0.now + dt }),
+        mem,
+        t,
+        NORMAL,
+      ).filter((a) => a.kind === 'delete');
+    // Past the lab's 200 ms termination delay, but the preStop sleep still runs.
+    expect(deletes('stopping', 1_000)).toEqual([]);
+    expect(deletes('stopped', 1_100)).toHaveLength(1);
   });
 });

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { type KObj, metaOf } from '../apiserver/object.js';
+import { runsForReal } from './canary.js';
 import {
   type Action,
   apiPath,
@@ -225,10 +226,18 @@ function podActions(node: KObj, world: World, mem: Memory, t: Timings, b: NodeBe
   for (const pod of world.pods) {
     if (nodeNameOf(pod) !== name) continue;
     const uid = uidOf(pod);
+    const real = runsForReal(pod);
+    const container = world.containers?.get(uid);
     if (isTerminating(pod)) {
       const seen = mem.podTerminating.get(uid) ?? world.now;
       mem.podTerminating.set(uid, seen);
-      if (world.now >= finishTime(pod, seen, t, b)) {
+      // A real container is finished when the runtime stopped it (preStop, SIGTERM, at worst
+      // SIGKILL at the end of its grace), not after the lab's fixed termination delay.
+      const stopped = real && container !== undefined ? container === 'stopped' : true;
+      if (
+        stopped &&
+        world.now >= (real && container !== undefined && !b.slowDrain ? 0 : finishTime(pod, seen, t, b))
+      ) {
         actions.push({
           kind: 'delete',
           path: podPath(pod),
@@ -249,10 +258,13 @@ function podActions(node: KObj, world: World, mem: Memory, t: Timings, b: NodeBe
       actions.push({
         kind: 'patch',
         path: podPath(pod, 'status'),
-        patch: { status: runningStatus(pod, node, mem, world.now, nodeReady) },
+        // A real container is Ready only once its readiness probe answered (a later pass).
+        patch: {
+          status: runningStatus(pod, node, mem, world.now, nodeReady && (!real || container === 'ready')),
+        },
         why: `kubelet ${name} started ${nameOf(pod)}`,
       });
-    } else if (phase === 'Running' && nodeReady && !isPodReady(pod)) {
+    } else if (phase === 'Running' && nodeReady && !isPodReady(pod) && (!real || container === 'ready')) {
       actions.push({
         kind: 'patch',
         path: podPath(pod, 'status'),

@@ -17,7 +17,19 @@ export type World = {
   daemonsets: KObj[];
   /** Leases in kube-node-lease. */
   leases: KObj[];
+  /** Services and EndpointSlices (the EndpointSlice controller); absent: none. */
+  services?: KObj[];
+  endpointslices?: KObj[];
+  /**
+   * Pod uid → the state of its containers where the lab runs them for real (canary pods: HTTP
+   * listeners, runtime.ts). The kubelet posts such a pod Ready only once its listener answered,
+   * and finishes its deletion only once the listener stopped. Pods not in it are records only.
+   */
+  containers?: ReadonlyMap<string, ContainerState>;
 };
+
+/** A real container of the lab runtime: starting → ready (the listener answered) → stopping → stopped. */
+export type ContainerState = 'starting' | 'ready' | 'stopping' | 'stopped';
 
 export type PatchKind = 'merge' | 'json';
 

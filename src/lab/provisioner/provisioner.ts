@@ -54,6 +54,8 @@ export type ProvisionSpec = {
   address: string;
   labels?: Record<string, string>;
   taints?: Taint[];
+  /** The machine's size (default 4 CPUs, 8 GiB, 110 pods); a replacement's is its predecessor's. */
+  capacity?: { cpu: string; memory: string; pods: string };
   talosVersion?: string;
   allowSchedulingOnControlPlanes?: boolean;
 };
@@ -233,6 +235,7 @@ export class LabProvisioner {
         kubeletVersion: host.kubernetesVersion,
         ...(spec.labels && { labels: spec.labels }),
         ...(spec.taints && { taints: spec.taints }),
+        ...(spec.capacity && { capacity: spec.capacity }),
         ...(spec.allowSchedulingOnControlPlanes !== undefined && {
           allowSchedulingOnControlPlanes: spec.allowSchedulingOnControlPlanes,
         }),
@@ -326,6 +329,7 @@ export class LabProvisioner {
         kubeletVersion: this.#host.kubernetesVersion,
         ...(spec.labels && { labels: spec.labels }),
         ...(spec.taints && { taints: spec.taints }),
+        ...(spec.capacity && { capacity: spec.capacity }),
       }),
     );
     record.state = 'joined';
