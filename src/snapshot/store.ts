@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline';
 import { inputError } from '../errors.js';
 import { writeDirAtomic } from '../util/atomic-write.js';
 import { pathError, pathState, problemOf, readOptionalTextFile } from '../util/input-file.js';
+import { validateMgmtSnapshot } from './mgmt.js';
 import {
   type AuditLogSummary,
   type BootstrapToken,
@@ -18,6 +19,7 @@ import {
   type EtcdState,
   emptyResources,
   type KubeadmConfig,
+  type MgmtSnapshot,
   type PkiInventory,
   RESOURCE_KEYS,
   type ServedCertificate,
@@ -53,6 +55,7 @@ const PART_FILES: Partial<Record<SnapshotPart, string>> = {
   etcd: 'etcd.json',
   'audit-log': 'audit-log.json',
   'server-version': 'server-version.json',
+  mgmt: 'mgmt.json',
 };
 
 export async function saveSnapshot(s: Snapshot, dir: string, opts: { force?: boolean } = {}): Promise<void> {
@@ -74,6 +77,7 @@ export async function saveSnapshot(s: Snapshot, dir: string, opts: { force?: boo
       if (s.etcd) await writeJson(join(tmp, 'etcd.json'), s.etcd);
       if (s.auditLog) await writeJson(join(tmp, 'audit-log.json'), s.auditLog);
       if (s.serverVersion) await writeJson(join(tmp, 'server-version.json'), s.serverVersion);
+      if (s.mgmt) await writeJson(join(tmp, 'mgmt.json'), s.mgmt);
       await mkdir(join(tmp, 'resources'), { mode: 0o700 });
       for (const key of RESOURCE_KEYS)
         await writeJsonLines(join(tmp, 'resources', `${key}.json`), s.resources[key]);
@@ -169,6 +173,8 @@ export async function readSavedSnapshot(dir: string): Promise<Snapshot> {
   // Snapshots saved before ferry recorded GET /version have no such file: nothing to read.
   const version = await readOptional(join(dir, 'server-version.json'), validateServerVersionFile);
   if (version) snapshot.serverVersion = version as ServerVersionInfo;
+  const mgmt = await readOptional(join(dir, 'mgmt.json'), validateMgmtSnapshot);
+  if (mgmt) snapshot.mgmt = mgmt as MgmtSnapshot;
 
   for (const key of RESOURCE_KEYS) {
     const file = join(dir, 'resources', `${key}.json`);

@@ -5,6 +5,7 @@
  * patch, the CCM that sets providerIDs, and the hazards the plan works around.
  */
 import { stringify } from 'yaml';
+import { KIT } from '../../knowledge/kit-paths.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import type { Artifact, GenerateNote, GeneratorResult, MissingInput } from '../artifact.js';
 import type { GenerateContext, Generator } from '../context.js';
@@ -23,7 +24,7 @@ import { roleSize } from './sizes.js';
 import { capiPatchText } from './talos-patch.js';
 import { vsphereInfra } from './vsphere.js';
 
-const CCM_VALUES = 'capi/talos-ccm-values.yaml';
+const CCM_VALUES = KIT.capiCcmValues;
 
 export const capiGenerator: Generator = { name: 'capi', generate: generateCapi };
 
@@ -263,7 +264,7 @@ export function capiArtifacts(
     notes.push({
       severity: 'warning',
       message:
-        'vSphere: CAPV expects providerID vsphere://<biosUUID>, talos-ccm would set talos://vmware/<ip>; run the vSphere cloud provider (CPI) as the CCM instead (mgmt.md §5, UNCONFIRMED), and a Talos vmware image with vmtoolsd-guest-agent so CAPV sees the VM addresses',
+        'vSphere: CAPV expects providerID vsphere://<biosUUID>, talos-ccm would set talos://vmware/<ip>; run the vSphere cloud provider (CPI) as the CCM instead (unconfirmed), and a Talos vmware image with vmtoolsd-guest-agent so CAPV sees the VM addresses',
     });
   const sizeWhy = (s: Size, role: string) =>
     `${role} VMs: ${s.cores} cores, ${s.memoryMiB} MiB, ${s.diskGb} GB (${s.fromFlags.length > 0 ? `flags: ${s.fromFlags.join(', ')}; ` : ''}largest kubeadm node it replaces otherwise)`;

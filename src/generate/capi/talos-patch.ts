@@ -3,14 +3,14 @@
  * strategic patch (CABPT `strategicPatches`, H16): external cloud provider and kubelet server
  * certificate rotation for the CCM that sets providerIDs (H11), Talos API access for it from
  * kube-system (control planes), the install disk, and DHCP / the control-plane VIP on a named
- * interface — what the field notes patched by hand (mgmt.md §6, §9 S003 TCP patch).
+ * interface — what the field notes patched by hand.
  */
 import type { TalosDoc } from '../talos/doc.js';
 import { renderDocs } from '../talos/doc.js';
 import type { Role, TalosValues } from '../talos/model.js';
 import type { TalosNodeOptions } from './options.js';
 
-/** The role talos-ccm needs to read node metadata through the Talos API (mgmt.md §6). */
+/** The role talos-ccm needs to read node metadata through the Talos API. */
 export const CCM_TALOS_ROLE = 'os:reader';
 export const CCM_NAMESPACE = 'kube-system';
 
@@ -27,13 +27,13 @@ export function capiPatchDocs(v: TalosValues, role: Role, o: TalosNodeOptions): 
   const kubeletArgs = { 'cloud-provider': 'external', 'rotate-server-certificates': 'true' };
   const apiAccess = { allowedRoles: [CCM_TALOS_ROLE], allowedKubernetesNamespaces: [CCM_NAMESPACE] };
   const why = {
-    ccm: 'Talos never sets spec.providerID; the cloud-controller-manager does (capi.md H11)',
-    rotate: 'kubelet serving certificates signed through CSRs the CCM approves (mgmt.md §6)',
-    access: `talos-ccm reads node metadata through the Talos API from ${CCM_NAMESPACE} (mgmt.md §6)`,
+    ccm: 'Talos never sets spec.providerID; the cloud-controller-manager does',
+    rotate: 'kubelet serving certificates signed through CSRs the CCM approves',
+    access: `talos-ccm reads node metadata through the Talos API from ${CCM_NAMESPACE}`,
   };
   const docs: TalosDoc[] = [];
   if (multidoc) {
-    // v1.14 keeps externalCloudProvider (and the install disk's successor) outside the Kube* documents (talos.md §3.2).
+    // v1.14 keeps externalCloudProvider (and the install disk's successor) outside the Kube* documents.
     docs.push(
       doc('v1alpha1', { version: 'v1alpha1', cluster: { externalCloudProvider: { enabled: true } } }, [
         why.ccm,
@@ -61,7 +61,7 @@ export function capiPatchDocs(v: TalosValues, role: Role, o: TalosNodeOptions): 
             kind: 'UnattendedInstall',
             provisioning: { diskSelector: { match: `disk.dev_path == ${JSON.stringify(o.installDisk)}` } },
           },
-          ['install disk (--capi-install-disk); v1.14 has no machine.install (talos.md §3.2)'],
+          ['install disk (--capi-install-disk); v1.14 has no machine.install'],
         ),
       );
   } else {
@@ -76,7 +76,7 @@ export function capiPatchDocs(v: TalosValues, role: Role, o: TalosNodeOptions): 
       ),
     );
   }
-  // Networking is multi-document from v1.13 on (talos.md §3.2): the same documents for both formats.
+  // Networking is multi-document from v1.13 on: the same documents for both formats.
   if (o.link && o.dhcp)
     docs.push(
       doc('DHCPv4Config', { apiVersion: 'v1alpha1', kind: 'DHCPv4Config', name: o.link }, [
