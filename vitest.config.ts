@@ -19,7 +19,7 @@ const REAL_SERVERS = [
   'src/adapters/kube/admin.test.ts',
   'src/adapters/probes/probes.test.ts',
   'src/adapters/provisioners/manual-errors.test.ts',
-  'src/capi/mgmt-reader.test.ts',
+  'src/capi/{adopt-apply,mgmt-reader}.test.ts',
   'src/cli/lab.test.ts',
   'src/lab/apiserver/{adapter,crd,crud,etcd,eviction,kubectl,semantics,watch}.test.ts',
   'src/lab/cluster.test.ts',
