@@ -22,7 +22,7 @@ const REAL_SERVERS = [
   'src/capi/{adopt-apply,mgmt-reader}.test.ts',
   'src/cli/lab.test.ts',
   'src/lab/apiserver/{adapter,crd,crud,etcd,eviction,kubectl,semantics,watch}.test.ts',
-  'src/lab/capi/etcd-audit.test.ts',
+  'src/lab/capi/{bootstrap,etcd-audit}.test.ts',
   'src/lab/cluster.test.ts',
   'src/lab/etcd/cluster.test.ts',
   'src/lab/lb/balancer.test.ts',
