@@ -361,7 +361,7 @@ cluster crosses two of its assumptions; ferry's plan keeps both from firing.
    (annotation \`cluster.x-k8s.io/paused\`) while any kubeadm etcd member remains, swaps members itself
    one at a time, and unpauses only after the last kubeadm member is gone:
    \`kubectl -n ${ns} annotate taloscontrolplane ${tcp} cluster.x-k8s.io/paused-\`
-   Talos hostnames come from the ProxmoxMachine names (hostname.source InfrastructureName), the name
+   Talos hostnames come from the infrastructure machine names (hostname.source InfrastructureName), the name
    the audit compares.
 2. **It does not drain on control-plane scale-down.** CACPPT deletes the Machine and right after it the
    Node: no cordon, no eviction, PodDisruptionBudgets ignored. ferry drains each control plane
@@ -382,7 +382,8 @@ Also in these manifests:
 - Secrets \`${cluster}-ca\`, \`-etcd\`, \`-sa\`, \`-proxy\` and \`${cluster}-talos\` carry the kubeadm PKI; the
   providers generate new CAs when they are missing, and new CAs cannot join this cluster.
 - Talos never sets \`spec.providerID\`: run a cloud-controller-manager (Proxmox: talos-ccm,
-  capi/talos-ccm-values.yaml; the templates inject the provider id, metadataSettings.providerIDInjection).
+  capi/talos-ccm-values.yaml; the templates inject the provider id, metadataSettings.providerIDInjection;
+  vSphere: the vSphere cloud provider, whose provider ids are the ones CAPV expects).
   The Talos patches turn on the external cloud provider, kubelet serving-certificate rotation and
   (control planes) Talos API access from kube-system for it.
 - CACPPT speaks only the v1beta1 contract: keep Cluster API at v1.15 or older.
