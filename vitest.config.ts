@@ -21,11 +21,13 @@ const REAL_SERVERS = [
   'src/adapters/provisioners/manual-errors.test.ts',
   // Headless chromium over the 5,000-node HTML report: no server, but minutes of CPU.
   'src/audit/reporters/browser.test.ts',
+  'src/capi/{adopt-apply,mgmt-reader}.test.ts',
   'src/cli/lab.test.ts',
   'src/cli/mgmt.test.ts',
   'src/lab/apiserver/{adapter,crd,crud,etcd,eviction,kubectl,semantics,watch}.test.ts',
   'src/lab/canary.test.ts',
   'src/mgmt/roundtrip.test.ts',
+  'src/lab/capi/{bootstrap,etcd-audit}.test.ts',
   'src/lab/cluster.test.ts',
   'src/lab/etcd/cluster.test.ts',
   'src/lab/lb/balancer.test.ts',

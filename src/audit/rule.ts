@@ -40,8 +40,8 @@ export interface RuleFinding {
 }
 
 /**
- * A part the rule needs. Snapshot parts come from `snapshot.manifest.parts`; 'mgmt' (a Cluster API
- * management cluster) is never part of a snapshot today, so a rule requiring it is skipped.
+ * A part the rule needs. Snapshot parts come from `snapshot.manifest.parts`; 'mgmt' is the Cluster
+ * API management cluster (`ferry snapshot --mgmt-kubeconfig`, or `mgmt/` in a files directory).
  */
 export type Requirement = SnapshotPart | 'mgmt';
 
@@ -129,7 +129,7 @@ export const HOW_TO_PROVIDE: Record<Requirement, string> = {
   'audit-log': 'add audit.log (the kube-apiserver audit log, JSON lines) if auditing is enabled',
   'server-version':
     'take the snapshot live (ferry snapshot --kubeconfig), which records what the API server answers on GET /version',
-  mgmt: 'these checks read the Cluster API management cluster; ferry does not collect it yet, check them by hand (docs/rules.md, the capi.* rules)',
+  mgmt: 'take the snapshot with --mgmt-kubeconfig FILE (the Cluster API management cluster), or add mgmt/ with its objects (kubectl get clusters,machines,machinedeployments,taloscontrolplanes,secrets,providers.clusterctl.cluster.x-k8s.io -A -o yaml; docs/snapshot-layout.md)',
 };
 
 export function requirementsOf(rule: Rule): Requirement[] {

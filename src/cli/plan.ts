@@ -203,7 +203,7 @@ function kitTarget(kit: KitSummary): TargetInput {
   if (t.kubeprism === 'on' || t.kubeprism === 'off') out.kubeprism = t.kubeprism;
   if (t.provisioner === 'manual' || t.provisioner === 'exec' || t.provisioner === 'capi')
     out.provisioner = t.provisioner;
-  if (t.infra === 'generic' || t.infra === 'proxmox') out.infra = t.infra;
+  if (t.infra === 'generic' || t.infra === 'proxmox' || t.infra === 'vsphere') out.infra = t.infra;
   return out;
 }
 

@@ -9,8 +9,8 @@ import { collectLive, liveFlagsGiven } from './live.js';
 
 const usage = `usage: ferry snapshot --kubeconfig FILE [--context NAME] -o DIR [--force]
                      [--etcd-endpoints URL,... --etcd-cacert FILE --etcd-cert FILE --etcd-key FILE]
-                     [--pki DIR]
-       ferry snapshot --from FILES_DIR -o DIR [--force]
+                     [--pki DIR] [--mgmt-kubeconfig FILE [--mgmt-context NAME]]
+       ferry snapshot --from FILES_DIR -o DIR [--force] [--mgmt-kubeconfig FILE]
 
 Captures a live cluster (or assembles one from a files directory, see docs/snapshot-layout.md)
 into a snapshot directory, the input of every offline command.
@@ -25,6 +25,9 @@ into a snapshot directory, the input of every offline command.
   --etcd-key FILE         its key
   --pki DIR               a copy of /etc/kubernetes/pki to inventory (keys are checked, never stored)
   --from FILES_DIR        assemble from files instead of a live cluster
+  --mgmt-kubeconfig FILE  also read the Cluster API management cluster (part "mgmt": its Cluster
+                          API objects, CRD versions and Secret names and keys, never values)
+  --mgmt-context NAME     its kubeconfig context
 `;
 
 const options = {
@@ -38,6 +41,8 @@ const options = {
   'etcd-key': { type: 'string' },
   pki: { type: 'string' },
   from: { type: 'string' },
+  'mgmt-kubeconfig': { type: 'string' },
+  'mgmt-context': { type: 'string' },
 } as const;
 
 export const command: Command = {
@@ -72,6 +77,7 @@ export const command: Command = {
       const { loadSnapshot } = await import('../snapshot/load.js');
       // The path as typed, so the saved provenance names files the way the user does.
       const snapshot = await loadSnapshot(values.from, { cwd: io.cwd });
+      await withMgmt(snapshot, values, path);
       await save(snapshot, out, force, io, `files ${values.from}`);
       return 0;
     }
@@ -99,6 +105,7 @@ export const command: Command = {
             strictPki: true,
             sink: files,
           });
+          await withMgmt(snapshot, values, path);
           files.close();
           await writeSnapshotParts(snapshot, tmp);
           done = { snapshot, what: `${server} (context ${context})`, counts: { ...files.counts } };
@@ -118,6 +125,29 @@ export const command: Command = {
 
 /** Objects written per resource file, when they were streamed rather than held. */
 type Counts = { nodes: number; pods: number };
+
+/** --mgmt-kubeconfig: the management cluster becomes the snapshot's `mgmt` part. */
+async function withMgmt(
+  snapshot: Snapshot,
+  values: { 'mgmt-kubeconfig'?: string; 'mgmt-context'?: string },
+  path: (p: string) => string,
+): Promise<void> {
+  if (values['mgmt-kubeconfig'] === undefined) {
+    if (values['mgmt-context'] !== undefined)
+      throw usageError(
+        '--mgmt-context needs --mgmt-kubeconfig FILE',
+        'name the management cluster kubeconfig too',
+      );
+    return;
+  }
+  const [{ readMgmtFromKubeconfig }, { SNAPSHOT_PARTS }] = await Promise.all([
+    import('../capi/mgmt-reader.js'),
+    import('../snapshot/validate.js'),
+  ]);
+  snapshot.mgmt = await readMgmtFromKubeconfig(path(values['mgmt-kubeconfig']), values['mgmt-context']);
+  const parts = new Set([...snapshot.manifest.parts, 'mgmt' as const]);
+  snapshot.manifest.parts = SNAPSHOT_PARTS.filter((p) => parts.has(p));
+}
 
 function firstKubeconfig(env: string | undefined): string | undefined {
   const first = env?.split(':').find((p) => p !== '');
@@ -142,6 +172,7 @@ export function summary(s: Snapshot, out: string, what: string, counts?: Counts)
   ];
   if (s.pki) parts.push(n(s.pki.certificates.length, 'PKI certificate'));
   if (s.etcd) parts.push(`etcd ${n(s.etcd.members.length, 'member')}`);
+  if (s.mgmt) parts.push(`management cluster ${n(s.mgmt.objects.length, 'object')}`);
   const warnings = s.manifest.warnings.length;
   return `snapshot of ${what} written to ${out}: ${parts.join(', ')}${warnings > 0 ? `; ${n(warnings, 'warning')} (above)` : ''}`;
 }

@@ -100,22 +100,39 @@ export function capiNames(cluster: string) {
     cpTemplate: `${cluster}-control-plane`,
     workerTemplate: `${cluster}-worker`,
     talosConfigTemplate: `${cluster}-workers`,
+    /** The objects of one worker pool; "" is the default pool (the names above). */
+    pool(group: string) {
+      const suffix = group === '' ? '' : `-${group}`;
+      return {
+        md: `${cluster}-workers${suffix}`,
+        workerTemplate: `${cluster}-worker${suffix}`,
+        talosConfigTemplate: `${cluster}-workers${suffix}`,
+      };
+    },
   };
 }
 
 /**
  * The names Cluster API gives the nodes it creates from ferry's templates: the infrastructure
  * machine name, "<template>-" + 5 random lower-case alphanumerics (CAPI's name generator).
+ * `pools`: the worker groups that get their own template ("<cluster>-worker-<group>").
  */
 export function capiHostnamePatterns(
   cluster: string,
+  pools: readonly string[] = [],
 ): { role: 'control plane' | 'worker'; prefix: string; re: RegExp }[] {
   const n = capiNames(cluster);
   const pattern = (prefix: string) =>
     new RegExp(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-[a-z0-9]{5}$`, 'i');
+  const worker = (template: string) => ({
+    role: 'worker' as const,
+    prefix: `${template}-`,
+    re: pattern(template),
+  });
   return [
     { role: 'control plane', prefix: `${n.cpTemplate}-`, re: pattern(n.cpTemplate) },
-    { role: 'worker', prefix: `${n.workerTemplate}-`, re: pattern(n.workerTemplate) },
+    worker(n.workerTemplate),
+    ...pools.map((g) => worker(n.pool(g).workerTemplate)),
   ];
 }
 

@@ -20,7 +20,7 @@ export const KUBEPRISM_MODES = ['on', 'off'] as const;
 export type KubePrismMode = (typeof KUBEPRISM_MODES)[number];
 
 /** Infrastructure ferry has specific knowledge of; "generic" assumes nothing about it. */
-export const INFRAS = ['generic', 'proxmox'] as const;
+export const INFRAS = ['generic', 'proxmox', 'vsphere'] as const;
 export type Infra = (typeof INFRAS)[number];
 
 /** What the operator said (flags); everything optional. */
@@ -177,7 +177,7 @@ export const TARGET_FLAGS_USAGE = `target flags (defaults are printed with the r
   --kubernetes-version V   Kubernetes version on Talos (default: the cluster's current version)
   --kubeprism on|off       KubePrism on Talos nodes (default on)
   --provisioner P          manual|exec|capi (default manual)
-  --infra I                generic|proxmox (default generic)`;
+  --infra I                generic|proxmox|vsphere (default generic)`;
 
 function pick<T extends string>(flag: string, value: unknown, allowed: readonly T[]): T | undefined {
   if (value === undefined) return undefined;

@@ -46,6 +46,9 @@ export const KIT = {
   /** The Cluster API manifests (a directory). */
   capi: 'capi/',
   capiCluster: 'capi/cluster.yaml',
+  capiSecrets: 'capi/secrets.yaml',
+  capiTcpStatusPatch: 'capi/tcp-status-patch.yaml',
+  capiCcmValues: 'capi/talos-ccm-values.yaml',
   provenance: 'provenance.json',
 } as const;
 

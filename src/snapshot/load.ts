@@ -13,6 +13,7 @@ import { summarizeAuditLogFile } from './audit-log.js';
 import { parseEncryptionConfig } from './encryption.js';
 import { loadEtcdDir } from './etcd-files.js';
 import { parseKubeadmDocuments } from './kubeadm.js';
+import { loadMgmtDir } from './mgmt.js';
 import {
   type ComponentConfig,
   describeSource,
@@ -206,6 +207,10 @@ async function loadFilesDir(root: string, opts: LoadOptions, disk: Disk): Promis
   if (await disk.isDir(p('served-certs'))) {
     snapshot.servedCertificates = await loadServedCerts(disk, p('served-certs'), snapshot, warnings);
     if (snapshot.servedCertificates.length > 0) parts.add('served-certs');
+  }
+  if (await disk.isDir(p('mgmt'))) {
+    snapshot.mgmt = await loadMgmtDir(disk.real(p('mgmt')));
+    parts.add('mgmt');
   }
   snapshot.manifest.parts = SNAPSHOT_PARTS.filter((part) => parts.has(part));
   return snapshot;

@@ -68,7 +68,9 @@ export type SnapshotPart =
   | 'resources'
   | 'served-certs'
   | 'audit-log'
-  | 'server-version';
+  | 'server-version'
+  /** A Cluster API management cluster (`ferry snapshot --mgmt-kubeconfig`, or `mgmt/` files). */
+  | 'mgmt';
 
 // ---------------------------------------------------------------------------------------------
 // kubeadm
@@ -453,6 +455,27 @@ export interface Snapshot {
   auditLog?: AuditLogSummary;
   /** Live snapshots only; older saved snapshots have none. */
   serverVersion?: ServerVersionInfo;
+  mgmt?: MgmtSnapshot;
+}
+
+/** A CustomResourceDefinition of the management cluster: which versions it serves and stores. */
+export interface MgmtCrd {
+  name: string;
+  group: string;
+  kind: string;
+  versions: { name: string; served: boolean; storage: boolean }[];
+}
+
+/**
+ * The Cluster API management cluster as ferry read it: the Cluster API objects (Clusters,
+ * Machines, MachineDeployments, TalosControlPlanes, infrastructure objects, clusterctl Provider
+ * inventory, …) and the Secrets of their namespaces with every data value removed (keys only),
+ * and the CRDs of the Cluster API groups. Paused state is in the objects (spec.paused, annotation).
+ */
+export interface MgmtSnapshot {
+  source: SourceRef;
+  objects: KubeObject[];
+  crds: MgmtCrd[];
 }
 
 export function emptyResources(): Resources {

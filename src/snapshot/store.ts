@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline';
 import { inputError } from '../errors.js';
 import { writeDirAtomic } from '../util/atomic-write.js';
 import { pathError, pathState, problemOf, readOptionalTextFile } from '../util/input-file.js';
+import { validateMgmtSnapshot } from './mgmt.js';
 import {
   type AuditLogSummary,
   type BootstrapToken,
@@ -19,6 +20,7 @@ import {
   emptyResources,
   type KubeadmConfig,
   type KubeObject,
+  type MgmtSnapshot,
   type PkiInventory,
   RESOURCE_KEYS,
   type ResourceKey,
@@ -55,6 +57,7 @@ const PART_FILES: Partial<Record<SnapshotPart, string>> = {
   etcd: 'etcd.json',
   'audit-log': 'audit-log.json',
   'server-version': 'server-version.json',
+  mgmt: 'mgmt.json',
 };
 
 export async function saveSnapshot(s: Snapshot, dir: string, opts: { force?: boolean } = {}): Promise<void> {
@@ -90,6 +93,7 @@ export async function writeSnapshotParts(s: Snapshot, tmp: string): Promise<void
   if (s.pki) await writeJson(join(tmp, 'pki.json'), s.pki);
   if (s.encryption) await writeJson(join(tmp, 'encryption.json'), s.encryption);
   if (s.etcd) await writeJson(join(tmp, 'etcd.json'), s.etcd);
+  if (s.mgmt) await writeJson(join(tmp, 'mgmt.json'), s.mgmt);
   if (s.auditLog) await writeJson(join(tmp, 'audit-log.json'), s.auditLog);
   if (s.serverVersion) await writeJson(join(tmp, 'server-version.json'), s.serverVersion);
 }
@@ -245,6 +249,8 @@ export async function readSavedSnapshot(dir: string): Promise<Snapshot> {
   // Snapshots saved before ferry recorded GET /version have no such file: nothing to read.
   const version = await readOptional(join(dir, 'server-version.json'), validateServerVersionFile);
   if (version) snapshot.serverVersion = version as ServerVersionInfo;
+  const mgmt = await readOptional(join(dir, 'mgmt.json'), validateMgmtSnapshot);
+  if (mgmt) snapshot.mgmt = mgmt as MgmtSnapshot;
 
   for (const key of RESOURCE_KEYS) {
     const file = join(dir, 'resources', `${key}.json`);

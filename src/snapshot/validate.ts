@@ -49,6 +49,7 @@ export const SNAPSHOT_PARTS: readonly SnapshotPart[] = [
   'served-certs',
   'audit-log',
   'server-version',
+  'mgmt',
 ];
 
 const REMEDIATION =

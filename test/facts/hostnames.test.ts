@@ -40,6 +40,10 @@ describe('Talos hostnames', () => {
     expect(cp!.re.test('labax-control-plane-ab12c')).toBe(false);
     expect(worker!.re.test('lab.x-worker-ab12c')).toBe(true);
     expect(worker!.re.test('lab.x-worker-ab12cd')).toBe(false);
+    // Worker pools have their own templates: "<cluster>-worker-<group>-xxxxx".
+    const pooled = capiHostnamePatterns('lab', ['pool-data-2']);
+    expect(pooled.some((p) => p.re.test('lab-worker-pool-data-2-ab12c'))).toBe(true);
+    expect(capiHostnamePatterns('lab').some((p) => p.re.test('lab-worker-pool-data-2-ab12c'))).toBe(false);
   });
 
   it('generate and the audit plan the same names for the example cluster', async () => {

@@ -7,6 +7,7 @@ import type { Rule } from '../rule.js';
 import { ADDONS_RULES } from './addons.js';
 import { APISERVER_RULES } from './apiserver.js';
 import { BOOTSTRAP_RULES } from './bootstrap.js';
+import { CAPI_RULES } from './capi.js';
 import { CNI_RULES } from './cni.js';
 import { ENCRYPTION_RULES } from './encryption.js';
 import { ENDPOINT_RULES } from './endpoint.js';
@@ -34,4 +35,5 @@ export const ALL_RULES: readonly Rule[] = [
   ...KUBELET_RULES,
   ...NODES_RULES,
   ...WORKLOAD_RULES,
+  ...CAPI_RULES,
 ];

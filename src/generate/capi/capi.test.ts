@@ -69,13 +69,15 @@ function run(
   talosVersion: string,
   opts: CapiOptions,
   bend: (s: Snapshot) => void = withCapacity,
+  infra: 'proxmox' | 'vsphere' = 'proxmox',
 ): GeneratorResult {
   const s = labCluster();
   bend(s);
-  const r = deriveTalosValues(deriveFacts(s, { talosVersion, provisioner: 'capi', infra: 'proxmox' }));
+  const r = deriveTalosValues(deriveFacts(s, { talosVersion, provisioner: 'capi', infra }));
   if (r.kind !== 'ok') throw new Error('missing');
   const isCp = (n: KubeObject) => n.metadata.labels?.['node-role.kubernetes.io/control-plane'] !== undefined;
   return capiArtifacts(r.values, bundle, opts, {
+    infra,
     cpNodes: s.resources.nodes.filter(isCp),
     workerNodes: s.resources.nodes.filter((n) => !isCp(n)),
     generatedBy: ['test'],
@@ -268,5 +270,274 @@ describe('Cluster API generator on examples/lab-cluster', () => {
       artifacts: [],
       notes: [],
     });
+  });
+});
+
+/** Two pools on labCluster's workers: worker-1 in "general", the others in "data" with a taint. */
+function withPools(s: Snapshot): void {
+  withCapacity(s);
+  for (const n of s.resources.nodes) {
+    if (!n.metadata.name.startsWith('worker-')) continue;
+    const data = n.metadata.name !== 'worker-1';
+    n.metadata.labels = { ...n.metadata.labels, 'lab.example/pool': data ? 'data' : 'general' };
+    if (data)
+      n.spec = { ...n.spec, taints: [{ key: 'lab.example/dedicated', value: 'data', effect: 'NoSchedule' }] };
+  }
+}
+
+const clusterObjects = (r: GeneratorResult) => objects(files(r).get('capi/cluster.yaml')!);
+const patchDocs = (text: string) => parseAllDocuments(text).map((d) => d.toJS() as Doc);
+
+describe('Cluster API worker pools', () => {
+  for (const version of ['v1.13.9', 'v1.14.0-rc.1']) {
+    it(`Talos ${version}: one MachineDeployment, template and TalosConfigTemplate per pool, labels and taints carried`, () => {
+      const objs = clusterObjects(run(version, capiOptionsFromFlags(FLAGS), withPools));
+      for (const o of objs) expect(crds.validate(o), `${o['kind']} ${o['metadata']?.name}`).toEqual([]);
+      const mds = objs.filter((o) => o['kind'] === 'MachineDeployment');
+      expect(mds).toHaveLength(2);
+      const replaces = mds.map((md) => md['metadata'].annotations['ferry.dev/replaces']);
+      expect(replaces.sort()).toEqual(['worker-1', 'worker-2,worker-3,worker-4,worker-5']);
+      for (const md of mds) {
+        const spec = md['spec'].template.spec;
+        const tct = objs.find(
+          (o) => o['kind'] === 'TalosConfigTemplate' && o['metadata'].name === spec.bootstrap.configRef.name,
+        )!;
+        const tmpl = objs.find(
+          (o) => o['kind'] === 'ProxmoxMachineTemplate' && o['metadata'].name === spec.infrastructureRef.name,
+        )!;
+        expect(tct, 'its TalosConfigTemplate').toBeDefined();
+        expect(tmpl, 'its machine template').toBeDefined();
+        expect(md['metadata'].annotations['machineset.cluster.x-k8s.io/skip-preflight-checks']).toBe(
+          'ControlPlaneIsStable',
+        );
+        const patches: string[] = tct['spec'].template.spec.strategicPatches;
+        for (const p of patches) expect(validateTalosDocuments(patchDocs(p), version, 'patch')).toEqual([]);
+        const last = patches[patches.length - 1]!;
+        const data = md['metadata'].annotations['ferry.dev/replaces'] !== 'worker-1';
+        expect(last).toContain(`lab.example/pool: ${data ? 'data' : 'general'}`);
+        if (data) expect(last).toMatch(/lab\.example\/dedicated: data:NoSchedule/);
+        else expect(last).not.toMatch(/dedicated/);
+      }
+      // Distinct names: one pool's objects never overwrite another's.
+      const named = objs.map((o) => `${o['kind']}/${o['metadata'].name}`);
+      expect(new Set(named).size).toBe(named.length);
+    });
+  }
+
+  it('the example: pool "data" (worker-3..5) keeps lab.example/pool, the StatefulSet selector', async () => {
+    const { prepareContext } = await import('../inputs.js');
+    const { generateCapi } = await import('./generator.js');
+    const example = join(import.meta.dirname, '../../../examples/lab-cluster');
+    const { ctx } = await prepareContext({
+      snapshotPath: example,
+      pkiDir: join(example, 'pki'),
+      outDir: '/nonexistent',
+      target: { provisioner: 'capi', infra: 'proxmox' },
+      bootstrapToken: 'q1w2e3.a1s2d3f4g5h6j7k8',
+    });
+    const objs = clusterObjects(
+      await generateCapi({ ...ctx, options: { ...ctx.options, capi: capiOptionsFromFlags(FLAGS) } }),
+    );
+    const mds = objs.filter((o) => o['kind'] === 'MachineDeployment');
+    const data = mds.find(
+      (md) => md['metadata'].annotations['ferry.dev/replaces'] === 'worker-3,worker-4,worker-5',
+    );
+    expect(data, mds.map((m) => m['metadata'].name).join(', ')).toBeDefined();
+    const tct = objs.find(
+      (o) =>
+        o['kind'] === 'TalosConfigTemplate' &&
+        o['metadata'].name === data!['spec'].template.spec.bootstrap.configRef.name,
+    )!;
+    expect(tct['spec'].template.spec.strategicPatches.at(-1)).toContain('lab.example/pool: data');
+  });
+});
+
+describe('Cluster API Talos settings (install disk, interfaces, VIP/DHCP, CCM, API access, rotation)', () => {
+  const TALOS_FLAGS = {
+    ...FLAGS,
+    'capi-install-disk': '/dev/sda',
+    'capi-link': 'eth0',
+    'capi-dhcp': true,
+    'capi-vip': '10.20.0.5',
+  };
+  for (const version of ['v1.13.9', 'v1.14.0-rc.1']) {
+    it(`Talos ${version}: the control-plane and worker patches carry them, valid for the release`, () => {
+      const objs = clusterObjects(run(version, capiOptionsFromFlags(TALOS_FLAGS), withPools));
+      const tcp = objs.find((o) => o['kind'] === 'TalosControlPlane')!;
+      const cpPatch: string = tcp['spec'].controlPlaneConfig.controlplane.strategicPatches[1];
+      const wPatch: string = objs.find((o) => o['kind'] === 'TalosConfigTemplate')!['spec'].template.spec
+        .strategicPatches[1];
+      const cp = patchDocs(cpPatch);
+      const w = patchDocs(wPatch);
+      expect(validateTalosDocuments(cp, version, 'patch')).toEqual([]);
+      expect(validateTalosDocuments(w, version, 'patch')).toEqual([]);
+      const kind = (docs: Doc[], k: string) => docs.find((d) => d['kind'] === k);
+      const v1 = (docs: Doc[]) => docs.find((d) => d['version'] === 'v1alpha1')!;
+      for (const docs of [cp, w]) {
+        expect(v1(docs)['cluster'].externalCloudProvider).toEqual({ enabled: true });
+        expect(kind(docs, 'DHCPv4Config')).toMatchObject({ name: 'eth0' });
+        const kubeletArgs =
+          version === 'v1.13.9'
+            ? v1(docs)['machine'].kubelet.extraArgs
+            : kind(docs, 'KubeletConfig')!['extraArgs'];
+        expect(kubeletArgs).toEqual({ 'cloud-provider': 'external', 'rotate-server-certificates': 'true' });
+      }
+      expect(kind(cp, 'Layer2VIPConfig')).toMatchObject({ name: '10.20.0.5', link: 'eth0' });
+      expect(kind(w, 'Layer2VIPConfig')).toBeUndefined();
+      const access = { allowedRoles: ['os:reader'], allowedKubernetesNamespaces: ['kube-system'] };
+      if (version === 'v1.13.9') {
+        expect(v1(cp)['machine'].features.kubernetesTalosAPIAccess).toEqual({ enabled: true, ...access });
+        expect(v1(w)['machine'].features).toBeUndefined();
+        expect(v1(cp)['machine'].install).toEqual({ disk: '/dev/sda' });
+      } else {
+        expect(kind(cp, 'KubeTalosAPIAccessConfig')).toMatchObject(access);
+        expect(kind(w, 'KubeTalosAPIAccessConfig')).toBeUndefined();
+        expect(kind(cp, 'UnattendedInstall')!['provisioning'].diskSelector.match).toBe(
+          'disk.dev_path == "/dev/sda"',
+        );
+      }
+    });
+  }
+
+  it('without the flags: no VIP, DHCP or install disk, but the CCM settings stay (providerID, H11)', () => {
+    const objs = clusterObjects(run('v1.13.9', capiOptionsFromFlags(FLAGS)));
+    const tcp = objs.find((o) => o['kind'] === 'TalosControlPlane')!;
+    const cp = patchDocs(tcp['spec'].controlPlaneConfig.controlplane.strategicPatches[1]);
+    expect(cp.map((d) => d['kind'] ?? 'v1alpha1')).toEqual(['v1alpha1']);
+    expect(cp[0]!['cluster'].externalCloudProvider.enabled).toBe(true);
+    expect(cp[0]!['machine'].install).toBeUndefined();
+  });
+
+  it('the kit holds the talos-ccm values and the command that installs them', () => {
+    const a = files(run('v1.13.9', capiOptionsFromFlags(FLAGS))).get('capi/talos-ccm-values.yaml')!;
+    expect(a.content).toMatch(
+      /helm upgrade --install talos-cloud-controller-manager oci:\/\/ghcr\.io\/siderolabs\/charts\/talos-cloud-controller-manager --version \S+ -n kube-system -f capi\/talos-ccm-values\.yaml/,
+    );
+    expect(parse(a.content)).toMatchObject({ enabledControllers: ['cloud-node', 'node-csr-approval'] });
+  });
+
+  it('bad Talos flags are usage errors', () => {
+    expect(() => capiOptionsFromFlags({ 'capi-vip': '10.20.0.5' })).toThrow(/--capi-link/);
+    expect(() => capiOptionsFromFlags({ 'capi-link': 'eth0', 'capi-vip': 'vip' })).toThrow(/IP address/);
+    expect(() => capiOptionsFromFlags({ 'capi-install-disk': 'sda' })).toThrow(/device path/);
+  });
+});
+
+describe('Cluster API on vSphere (CAPV v1.16)', () => {
+  const VSPHERE = {
+    'vsphere-server': 'vcenter.lab.example',
+    'vsphere-thumbprint': 'AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD',
+    'vsphere-credentials-secret': 'lab-vsphere-credentials',
+    'vsphere-datacenter': 'dc1',
+    'vsphere-datastore': 'ds1',
+    'vsphere-folder': 'talos',
+    'vsphere-resource-pool': '/dc1/host/cluster1/Resources',
+    'vsphere-template': 'talos-v1.13.9-vmware',
+    'vsphere-network': 'VM Network',
+  };
+  const STATIC = {
+    ...VSPHERE,
+    'vsphere-ipv4-addresses': '10.20.0.100-10.20.0.120',
+    'vsphere-ipv4-prefix': '24',
+    'vsphere-ipv4-gateway': '10.20.0.1',
+    'vsphere-dns-servers': '10.20.0.2',
+  };
+
+  it('static addresses: identity, cluster, IPAM pool and templates, all CRD-valid and referenced', () => {
+    const r = run('v1.13.9', capiOptionsFromFlags(STATIC), withPools, 'vsphere');
+    const objs = clusterObjects(r);
+    expect(objs.map((o) => o['kind'])).toEqual([
+      'Cluster',
+      'VSphereClusterIdentity',
+      'VSphereCluster',
+      'InClusterIPPool',
+      'VSphereMachineTemplate',
+      'VSphereMachineTemplate',
+      'VSphereMachineTemplate',
+      'TalosControlPlane',
+      'TalosConfigTemplate',
+      'MachineDeployment',
+      'TalosConfigTemplate',
+      'MachineDeployment',
+    ]);
+    for (const o of objs) expect(crds.validate(o), `${o['kind']} ${o['metadata']?.name}`).toEqual([]);
+    const by = (k: string) => objs.find((o) => o['kind'] === k)!;
+    expect(by('Cluster')['spec'].infrastructureRef).toEqual({
+      apiGroup: 'infrastructure.cluster.x-k8s.io',
+      kind: 'VSphereCluster',
+      name: 'lab',
+    });
+    expect(by('VSphereCluster')['spec']).toMatchObject({
+      server: 'vcenter.lab.example',
+      controlPlaneEndpoint: { host: 'k8s-api.lab.example', port: 6443 },
+      identityRef: { kind: 'VSphereClusterIdentity', name: by('VSphereClusterIdentity')['metadata'].name },
+    });
+    expect(by('VSphereClusterIdentity')['metadata'].namespace).toBeUndefined();
+    expect(by('TalosControlPlane')['spec'].infrastructureTemplate).toMatchObject({
+      apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2',
+      kind: 'VSphereMachineTemplate',
+    });
+    const pool = by('InClusterIPPool');
+    expect(pool['spec']).toEqual({
+      addresses: ['10.20.0.100-10.20.0.120'],
+      prefix: 24,
+      gateway: '10.20.0.1',
+    });
+    for (const t of objs.filter((o) => o['kind'] === 'VSphereMachineTemplate')) {
+      expect(t['spec'].template.spec.network.devices).toEqual([
+        {
+          networkName: 'VM Network',
+          addressesFromPools: [
+            { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'InClusterIPPool', name: pool['metadata'].name },
+          ],
+          nameservers: ['10.20.0.2'],
+        },
+      ]);
+      expect(t['spec'].template.spec).toMatchObject({
+        template: 'talos-v1.13.9-vmware',
+        cloneMode: 'fullClone',
+      });
+    }
+    expect(files(r).has('capi/talos-ccm-values.yaml')).toBe(false);
+    if (r.kind === 'ok') expect(r.notes.map((n) => n.message).join('\n')).toMatch(/vsphere:\/\//);
+  });
+
+  it('DHCP without an IPAM pool; vSphere sizes from the nodes, flags override', () => {
+    const objs = clusterObjects(
+      run(
+        'v1.14.0-rc.1',
+        capiOptionsFromFlags({ ...VSPHERE, 'vsphere-cp-cores': '6' }),
+        withCapacity,
+        'vsphere',
+      ),
+    );
+    for (const o of objs) expect(crds.validate(o), `${o['kind']} ${o['metadata']?.name}`).toEqual([]);
+    expect(objs.some((o) => o['kind'] === 'InClusterIPPool')).toBe(false);
+    const [cp, worker] = objs
+      .filter((o) => o['kind'] === 'VSphereMachineTemplate')
+      .map((o) => o['spec'].template.spec);
+    expect(cp.network.devices).toEqual([{ networkName: 'VM Network', dhcp4: true }]);
+    expect(cp).toMatchObject({ numCPUs: 6, memoryMiB: 7960, diskGiB: 97 });
+    expect(worker).toMatchObject({ numCPUs: 8, memoryMiB: 16016 });
+  });
+
+  it('asks for what only the operator knows', () => {
+    const r = run(
+      'v1.13.9',
+      capiOptionsFromFlags({ 'vsphere-ipv4-addresses': '10.20.0.100-10.20.0.120' }),
+      withCapacity,
+      'vsphere',
+    );
+    expect(r.kind).toBe('missing');
+    if (r.kind !== 'missing') return;
+    expect(r.missing.map((m) => m.provideWith.split(' ')[0]).sort()).toEqual([
+      '--vsphere-datacenter',
+      '--vsphere-dns-servers',
+      '--vsphere-ipv4-gateway',
+      '--vsphere-ipv4-prefix',
+      '--vsphere-network',
+      '--vsphere-server',
+      '--vsphere-template',
+    ]);
   });
 });

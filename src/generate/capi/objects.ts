@@ -1,57 +1,52 @@
 /**
  * Cluster API objects that adopt the running cluster without touching it (capi.md §1, §8):
  * Cluster on the existing endpoint and CIDRs; TalosControlPlane with replicas 0, paused, the
- * control-plane patch of item 2 as its strategic patch, OnDelete rollouts; TalosConfigTemplate and
- * MachineDeployment with replicas 0 and the MachineSet preflight skip; ProxmoxCluster and
- * ProxmoxMachineTemplates from flags and the sizes of the nodes being replaced.
+ * control-plane patches as its strategic patches, OnDelete rollouts; per worker pool a
+ * TalosConfigTemplate and a MachineDeployment with replicas 0 and the MachineSet preflight skip;
+ * the infrastructure objects (Proxmox or vSphere) from infra.ts.
  */
 import { capiNames } from '../../facts/hostnames.js';
 import type { SourceRef } from '../../snapshot/model.js';
 import type { TalosValues } from '../talos/model.js';
+import type { InfraObjects, MachineSize } from './infra.js';
 import { CLUSTER_NAME_LABEL } from './secrets.js';
 
 export const API = {
   cluster: 'cluster.x-k8s.io/v1beta2',
   controlPlane: 'controlplane.cluster.x-k8s.io/v1alpha3',
   bootstrap: 'bootstrap.cluster.x-k8s.io/v1alpha3',
-  infra: 'infrastructure.cluster.x-k8s.io/v1alpha2',
 } as const;
 
 export const PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
 export const SKIP_PREFLIGHT_ANNOTATION = 'machineset.cluster.x-k8s.io/skip-preflight-checks';
+/** On each MachineDeployment: the kubeadm workers its Machines replace (comma-separated). */
+export const REPLACES_ANNOTATION = 'ferry.dev/replaces';
 
-export interface MachineSize {
-  cores: number;
-  memoryMiB: number;
-  diskGb: number;
+export type { MachineSize };
+
+export interface PoolInputs {
+  /** "" for the default pool. */
+  group: string;
+  size: MachineSize;
+  /** Strategic patches of the pool's TalosConfigTemplate, in order (role, CAPI, group). */
+  patches: string[];
+  replaces: string[];
 }
 
 export interface CapiInputs {
   namespace: string;
   values: TalosValues;
-  controlPlanePatch: string;
-  workerPatch: string;
-  proxmox: {
-    sourceNode: string;
-    templateId: number;
-    bridge: string;
-    vlan?: number;
-    ipv4Addresses: string[];
-    ipv4Prefix: number;
-    ipv4Gateway: string;
-    dnsServers: string[];
-    allowedNodes?: string[];
-    credentialsSecret?: string;
-    bootDisk: string;
-    storage?: string;
-    controlPlane: MachineSize;
-    worker: MachineSize;
-  };
+  /** Strategic patches of the TalosControlPlane, in order (role patch, CAPI patch). */
+  controlPlanePatches: string[];
+  controlPlaneSize: MachineSize;
+  pools: PoolInputs[];
+  infra: InfraObjects;
 }
 
 export interface CapiObjects {
   objects: Record<string, unknown>[];
   tcpName: string;
+  mdNames: string[];
   provenance: Record<string, SourceRef[]>;
 }
 
@@ -60,22 +55,30 @@ export function names(cluster: string) {
   return capiNames(cluster);
 }
 
+export interface ObjectMeta {
+  name: string;
+  namespace: string;
+  labels: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
 export function capiObjects(i: CapiInputs): CapiObjects {
   const v = i.values;
   const cluster = v.clusterName.value;
   const n = names(cluster);
   const ns = i.namespace;
   const labels = { [CLUSTER_NAME_LABEL]: cluster };
-  const meta = (name: string, extra: Record<string, unknown> = {}) => ({
+  const meta = (name: string, annotations?: Record<string, string>): ObjectMeta => ({
     name,
     namespace: ns,
     labels: { ...labels },
-    ...extra,
+    ...(annotations ? { annotations } : {}),
   });
-  const endpoint = { host: v.endpointHost, port: Number(new URL(v.endpoint.value).port || 443) };
   const talosVersion = `v${v.release.minor}`;
   const k8s = v.kubernetesVersion.value;
+  // The Talos hostname is the infrastructure machine's name, the name CACPPT's etcd audit compares (H1).
   const hostname = { source: 'InfrastructureName' };
+  const infra = i.infra;
 
   const clusterObj = {
     apiVersion: API.cluster,
@@ -87,74 +90,26 @@ export function capiObjects(i: CapiInputs): CapiObjects {
         services: { cidrBlocks: [...v.serviceSubnets.value] },
         serviceDomain: v.dnsDomain.value,
       },
-      controlPlaneEndpoint: endpoint,
+      controlPlaneEndpoint: infra.endpoint,
       controlPlaneRef: { apiGroup: 'controlplane.cluster.x-k8s.io', kind: 'TalosControlPlane', name: n.tcp },
       infrastructureRef: {
-        apiGroup: 'infrastructure.cluster.x-k8s.io',
-        kind: 'ProxmoxCluster',
+        apiGroup: infra.apiVersion.split('/')[0]!,
+        kind: infra.clusterKind,
         name: cluster,
       },
     },
   };
-  const p = i.proxmox;
-  const proxmoxCluster = {
-    apiVersion: API.infra,
-    kind: 'ProxmoxCluster',
-    metadata: meta(cluster),
-    spec: {
-      controlPlaneEndpoint: endpoint,
-      ipv4Config: { addresses: [...p.ipv4Addresses], prefix: p.ipv4Prefix, gateway: p.ipv4Gateway },
-      dnsServers: [...p.dnsServers],
-      ...(p.allowedNodes ? { allowedNodes: [...p.allowedNodes] } : {}),
-      ...(p.credentialsSecret ? { credentialsRef: { name: p.credentialsSecret, namespace: ns } } : {}),
-    },
-  };
-  const template = (name: string, size: MachineSize) => ({
-    apiVersion: API.infra,
-    kind: 'ProxmoxMachineTemplate',
-    metadata: meta(name),
-    spec: {
-      template: {
-        spec: {
-          sourceNode: p.sourceNode,
-          templateID: p.templateId,
-          full: true,
-          ...(p.storage ? { storage: p.storage } : {}),
-          ...(p.allowedNodes ? { allowedNodes: [...p.allowedNodes] } : {}),
-          numSockets: 1,
-          numCores: size.cores,
-          memoryMiB: size.memoryMiB,
-          disks: { bootVolume: { disk: p.bootDisk, sizeGb: size.diskGb } },
-          network: {
-            networkDevices: [
-              {
-                name: 'net0',
-                bridge: p.bridge,
-                model: 'virtio',
-                defaultIPv4: true,
-                ...(p.vlan ? { vlan: p.vlan } : {}),
-              },
-            ],
-          },
-          // Talos images carry no cloud-init and no guest agent unless built with the extension (capi.md §7, §8).
-          checks: { skipCloudInitStatus: true, skipQemuGuestAgent: true },
-          // Talos never sets spec.providerID itself (H11); a CCM reads the injected one.
-          metadataSettings: { providerIDInjection: true },
-        },
-      },
-    },
-  });
   const tcp = {
     apiVersion: API.controlPlane,
     kind: 'TalosControlPlane',
     // Paused until no kubeadm etcd member remains: CACPPT's etcd audit removes members it does not own (H1).
-    metadata: meta(n.tcp, { annotations: { [PAUSED_ANNOTATION]: 'true' } }),
+    metadata: meta(n.tcp, { [PAUSED_ANNOTATION]: 'true' }),
     spec: {
       replicas: 0,
       version: k8s,
       infrastructureTemplate: {
-        apiVersion: API.infra,
-        kind: 'ProxmoxMachineTemplate',
+        apiVersion: infra.apiVersion,
+        kind: infra.templateKind,
         name: n.cpTemplate,
         namespace: ns,
       },
@@ -163,67 +118,69 @@ export function capiObjects(i: CapiInputs): CapiObjects {
           generateType: 'controlplane',
           talosVersion,
           hostname,
-          strategicPatches: [i.controlPlanePatch],
+          strategicPatches: [...i.controlPlanePatches],
         },
       },
       // ferry replaces control planes itself, one etcd member at a time; no automatic rollout of all of them (H7, H8).
       rolloutStrategy: { type: 'OnDelete' },
     },
   };
-  const tct = {
-    apiVersion: API.bootstrap,
-    kind: 'TalosConfigTemplate',
-    metadata: meta(n.talosConfigTemplate, {
-      annotations: { [SKIP_PREFLIGHT_ANNOTATION]: 'ControlPlaneIsStable' },
-    }),
-    spec: {
-      template: {
-        spec: { generateType: 'worker', talosVersion, hostname, strategicPatches: [i.workerPatch] },
+  const templates = [infra.machineTemplate(meta(n.cpTemplate), i.controlPlaneSize)];
+  const poolObjects: Record<string, unknown>[] = [];
+  const mdNames: string[] = [];
+  for (const pool of i.pools) {
+    const pn = n.pool(pool.group);
+    mdNames.push(pn.md);
+    templates.push(infra.machineTemplate(meta(pn.workerTemplate), pool.size));
+    poolObjects.push({
+      apiVersion: API.bootstrap,
+      kind: 'TalosConfigTemplate',
+      metadata: meta(pn.talosConfigTemplate, { [SKIP_PREFLIGHT_ANNOTATION]: 'ControlPlaneIsStable' }),
+      spec: {
+        template: {
+          spec: { generateType: 'worker', talosVersion, hostname, strategicPatches: [...pool.patches] },
+        },
       },
-    },
-  };
-  const selector = { [CLUSTER_NAME_LABEL]: cluster, 'cluster.x-k8s.io/deployment-name': n.md };
-  const md = {
-    apiVersion: API.cluster,
-    kind: 'MachineDeployment',
-    // No control-plane Machine exists while the control plane is kubeadm: MachineSets would wait forever (H5).
-    metadata: meta(n.md, { annotations: { [SKIP_PREFLIGHT_ANNOTATION]: 'ControlPlaneIsStable' } }),
-    spec: {
-      clusterName: cluster,
-      replicas: 0,
-      selector: { matchLabels: selector },
-      template: {
-        metadata: { labels: selector },
-        spec: {
-          clusterName: cluster,
-          version: k8s,
-          bootstrap: {
-            configRef: {
-              apiGroup: 'bootstrap.cluster.x-k8s.io',
-              kind: 'TalosConfigTemplate',
-              name: n.talosConfigTemplate,
+    });
+    const selector = { [CLUSTER_NAME_LABEL]: cluster, 'cluster.x-k8s.io/deployment-name': pn.md };
+    poolObjects.push({
+      apiVersion: API.cluster,
+      kind: 'MachineDeployment',
+      // No control-plane Machine exists while the control plane is kubeadm: MachineSets would wait forever (H5).
+      metadata: meta(pn.md, {
+        [SKIP_PREFLIGHT_ANNOTATION]: 'ControlPlaneIsStable',
+        [REPLACES_ANNOTATION]: pool.replaces.join(','),
+      }),
+      spec: {
+        clusterName: cluster,
+        replicas: 0,
+        selector: { matchLabels: selector },
+        template: {
+          metadata: { labels: selector },
+          spec: {
+            clusterName: cluster,
+            version: k8s,
+            bootstrap: {
+              configRef: {
+                apiGroup: 'bootstrap.cluster.x-k8s.io',
+                kind: 'TalosConfigTemplate',
+                name: pn.talosConfigTemplate,
+              },
             },
-          },
-          infrastructureRef: {
-            apiGroup: 'infrastructure.cluster.x-k8s.io',
-            kind: 'ProxmoxMachineTemplate',
-            name: n.workerTemplate,
+            infrastructureRef: {
+              apiGroup: infra.apiVersion.split('/')[0]!,
+              kind: infra.templateKind,
+              name: pn.workerTemplate,
+            },
           },
         },
       },
-    },
-  };
+    });
+  }
   return {
     tcpName: n.tcp,
-    objects: [
-      clusterObj,
-      proxmoxCluster,
-      template(n.cpTemplate, p.controlPlane),
-      template(n.workerTemplate, p.worker),
-      tcp,
-      tct,
-      md,
-    ],
+    mdNames,
+    objects: [clusterObj, ...infra.clusterObjects(meta), ...templates, tcp, ...poolObjects],
     provenance: {
       'Cluster.spec.controlPlaneEndpoint': v.endpoint.sources,
       'Cluster.spec.clusterNetwork.pods': v.podSubnets.sources,
@@ -234,7 +191,7 @@ export function capiObjects(i: CapiInputs): CapiObjects {
         {
           kind: 'derived',
           from: [],
-          note: 'talos/controlplane-patch.yaml (without its hostname document: CAPMOX names the VMs)',
+          note: 'talos/controlplane-patch.yaml (without its hostname document: the infrastructure names the VMs), then the Cluster API patch (talos-patch.ts)',
         },
       ],
     },

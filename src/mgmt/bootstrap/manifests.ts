@@ -9,6 +9,7 @@
 import { stringify } from 'yaml';
 import { FerryError } from '../../errors.js';
 import { capiObjects, PAUSED_ANNOTATION, SKIP_PREFLIGHT_ANNOTATION } from '../../generate/capi/objects.js';
+import { proxmoxInfra } from '../../generate/capi/proxmox.js';
 import { MOVE_LABEL } from '../../generate/capi/secrets.js';
 import type { TalosValues } from '../../generate/talos/model.js';
 import type { SourceRef } from '../../snapshot/model.js';
@@ -108,28 +109,34 @@ export function managementManifests(c: MgmtConfig): Obj[] {
   if (c.cluster.addressing.kind !== 'pool')
     throw new FerryError('internal', 'Proxmox config without an IP pool');
   const p: ProxmoxInfra = infra;
+  const v = values(c);
   const built = capiObjects({
     namespace: c.cluster.namespace,
     // capiObjects reads only the CapiValues fields (objects.ts); the others describe an adopted cluster.
-    values: values(c) as TalosValues,
-    controlPlanePatch: patch(c, 'controlplane'),
-    workerPatch: patch(c, 'worker'),
-    proxmox: {
-      sourceNode: p.node,
-      templateId: p.templateId,
-      bridge: p.bridge,
-      ...(p.vlan !== undefined ? { vlan: p.vlan } : {}),
-      ipv4Addresses: c.cluster.addressing.addresses,
-      ipv4Prefix: c.cluster.addressing.prefix,
-      ipv4Gateway: c.cluster.addressing.gateway,
-      dnsServers: c.cluster.dns,
-      allowedNodes: [p.node],
-      credentialsSecret: credentialsSecretName(c),
-      bootDisk: p.bootDisk,
-      ...(p.storage !== undefined ? { storage: p.storage } : {}),
-      controlPlane: c.cluster.controlPlane,
-      worker: c.cluster.worker,
-    },
+    values: v as TalosValues,
+    controlPlanePatches: [patch(c, 'controlplane')],
+    controlPlaneSize: c.cluster.controlPlane,
+    // One pool: the management cluster's workers are all alike.
+    pools: [{ group: '', size: c.cluster.worker, patches: [patch(c, 'worker')], replaces: [] }],
+    infra: proxmoxInfra(
+      {
+        sourceNode: p.node,
+        templateId: p.templateId,
+        bridge: p.bridge,
+        ...(p.vlan !== undefined ? { vlan: p.vlan } : {}),
+        ipv4Addresses: c.cluster.addressing.addresses,
+        ipv4Prefix: c.cluster.addressing.prefix,
+        ipv4Gateway: c.cluster.addressing.gateway,
+        dnsServers: c.cluster.dns,
+        allowedNodes: [p.node],
+        credentialsSecret: credentialsSecretName(c),
+        bootDisk: p.bootDisk,
+        ...(p.storage !== undefined ? { storage: p.storage } : {}),
+      },
+      c.cluster.name,
+      c.cluster.namespace,
+      { host: v.endpointHost, port: c.cluster.endpoint.port },
+    ),
   });
   const objs = built.objects as Obj[];
   for (const o of objs) {

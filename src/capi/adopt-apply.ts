@@ -1,0 +1,214 @@
+/**
+ * Carries out an adoption plan (adopt-plan.ts) against the management cluster: reads what exists,
+ * plans, validates every object it will send against the CRDs the package carries (nothing is sent
+ * when one is invalid), then runs each step not yet done in order and verifies it by reading the
+ * object back. A refused plan is a gate stop; re-running after success changes nothing.
+ */
+import type { KubeRequester } from '../adapters/kube/request.js';
+import { FerryError } from '../errors.js';
+import type { CrdValidator } from '../generate/schema/crd.js';
+import type { KubeObject } from '../snapshot/model.js';
+import { type AdoptStep, describeStep, planAdoption } from './adopt-plan.js';
+import { PAUSED_ANNOTATION } from './view.js';
+
+const MERGE = 'application/merge-patch+json';
+
+interface Resource {
+  group: string;
+  version: string;
+  plural: string;
+  namespaced: boolean;
+}
+
+export interface AdoptResult {
+  /** Steps carried out and verified, described. */
+  applied: string[];
+  /** Steps the cluster already showed. */
+  alreadyDone: string[];
+  nothingToDo: boolean;
+}
+
+async function resources(req: KubeRequester): Promise<Map<string, Resource>> {
+  const list = (await req.request('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions')) as {
+    items?: {
+      spec: {
+        group: string;
+        scope: string;
+        names: { kind: string; plural: string };
+        versions: { name: string; storage?: boolean }[];
+      };
+    }[];
+  };
+  const out = new Map<string, Resource>();
+  for (const c of list.items ?? []) {
+    const storage = c.spec.versions.find((v) => v.storage)?.name ?? c.spec.versions[0]?.name ?? '';
+    out.set(`${c.spec.group}|${c.spec.names.kind}`, {
+      group: c.spec.group,
+      version: storage,
+      plural: c.spec.names.plural,
+      namespaced: c.spec.scope === 'Namespaced',
+    });
+  }
+  return out;
+}
+
+function pathOf(o: KubeObject, res: Map<string, Resource>, withName = true): string {
+  const ns = o.metadata.namespace ?? 'default';
+  const name = withName ? `/${encodeURIComponent(o.metadata.name)}` : '';
+  if (o.kind === 'Namespace') return `/api/v1/namespaces${name}`;
+  if (o.kind === 'Secret') return `/api/v1/namespaces/${ns}/secrets${name}`;
+  const [group, version] = o.apiVersion.split('/');
+  const r = res.get(`${group}|${o.kind}`);
+  if (!r)
+    throw new FerryError('gate', `the management cluster serves no ${o.kind} (${o.apiVersion})`, {
+      remediation:
+        'install the Cluster API providers first (clusterctl init --infrastructure … --bootstrap talos --control-plane talos)',
+    });
+  return r.namespaced
+    ? `/apis/${group}/${version}/namespaces/${ns}/${r.plural}${name}`
+    : `/apis/${group}/${version}/${r.plural}${name}`;
+}
+
+async function getOrNull(req: KubeRequester, path: string): Promise<KubeObject | null> {
+  try {
+    return (await req.request('GET', path)) as KubeObject;
+  } catch (err) {
+    if ((err as { status?: number }).status === 404) return null;
+    throw err;
+  }
+}
+
+const ref = (kind: string, apiVersion: string, namespace: string, name: string): KubeObject => ({
+  apiVersion,
+  kind,
+  metadata: { name, namespace },
+});
+
+export async function adopt(
+  req: KubeRequester,
+  kit: KubeObject[],
+  opts: { kubeadmMembersRemain: boolean; crds: CrdValidator },
+): Promise<AdoptResult> {
+  const res = await resources(req);
+  const cluster = kit.find((o) => o.kind === 'Cluster');
+  const ns = cluster?.metadata.namespace ?? 'default';
+  const live: KubeObject[] = [];
+  if (await getOrNull(req, `/api/v1/namespaces/${ns}`)) live.push(ref('Namespace', 'v1', '', ns));
+  for (const o of kit) {
+    const got = await getOrNull(req, pathOf(o, res));
+    if (got) live.push({ ...got, apiVersion: o.apiVersion, kind: o.kind });
+  }
+  const machines = (await getOrNull(
+    req,
+    pathOf(ref('Machine', 'cluster.x-k8s.io/v1beta2', ns, ''), res, false),
+  )) as unknown as { items?: KubeObject[] } | null;
+  for (const m of machines?.items ?? []) live.push({ ...m, kind: 'Machine' });
+
+  const plan = planAdoption(kit, live, opts.kubeadmMembersRemain);
+  if (plan.kind === 'refused') throw new FerryError('gate', plan.reason, { remediation: plan.remediation });
+  // Every object is checked before the first request that changes anything.
+  const invalid = plan.steps.flatMap(({ step }) =>
+    step.kind === 'create' && opts.crds.knows(step.object.apiVersion, step.object.kind)
+      ? opts.crds.validate(step.object)
+      : [],
+  );
+  if (invalid.length > 0)
+    throw new FerryError(
+      'internal',
+      `the kit's Cluster API objects do not match their CRDs: ${invalid.map((e) => `${e.document} ${e.path} ${e.message}`).join('; ')}`,
+      {
+        remediation: 'this is a ferry bug: report it with the kit',
+      },
+    );
+
+  const result: AdoptResult = { applied: [], alreadyDone: [], nothingToDo: plan.nothingToDo };
+  for (const { step, done } of plan.steps) {
+    if (done) {
+      result.alreadyDone.push(describeStep(step));
+      continue;
+    }
+    await run(req, res, step, kit);
+    result.applied.push(describeStep(step));
+  }
+  return result;
+}
+
+async function run(
+  req: KubeRequester,
+  res: Map<string, Resource>,
+  step: AdoptStep,
+  kit: KubeObject[],
+): Promise<void> {
+  const fail = (what: string) =>
+    new FerryError('gate', `adopt: ${describeStep(step)}: ${what}`, {
+      remediation:
+        'inspect the object in the management cluster; run adopt again once it is fixed (finished steps are skipped)',
+    });
+  switch (step.kind) {
+    case 'namespace': {
+      await req.request('POST', '/api/v1/namespaces', {
+        body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: step.name } },
+      });
+      if (!(await getOrNull(req, `/api/v1/namespaces/${step.name}`)))
+        throw fail('not there after creating it');
+      return;
+    }
+    case 'create': {
+      const { status: _s, ...body } = step.object;
+      await req.request('POST', pathOf(step.object, res, false), { body });
+      if (!(await getOrNull(req, pathOf(step.object, res)))) throw fail('not there after creating it');
+      return;
+    }
+    case 'tcp-bootstrapped': {
+      const tcp = kit.find((o) => o.kind === 'TalosControlPlane')!;
+      const path = pathOf(tcp, res);
+      await req.request('PATCH', `${path}/status`, {
+        body: { status: { bootstrapped: true } },
+        contentType: MERGE,
+      });
+      const got = await getOrNull(req, path);
+      if (got?.status?.['bootstrapped'] !== true) throw fail('status.bootstrapped did not read back true');
+      return;
+    }
+    case 'own-secrets': {
+      const cluster = kit.find((o) => o.kind === 'Cluster')!;
+      const live = await getOrNull(req, pathOf(cluster, res));
+      if (!live?.metadata.uid) throw fail(`Cluster ${step.cluster} has no uid`);
+      const owner = {
+        apiVersion: cluster.apiVersion,
+        kind: 'Cluster',
+        name: step.cluster,
+        uid: live.metadata.uid,
+      };
+      for (const name of step.secrets) {
+        const path = `/api/v1/namespaces/${step.namespace}/secrets/${encodeURIComponent(name)}`;
+        await req.request('PATCH', path, {
+          body: { metadata: { ownerReferences: [owner] } },
+          contentType: MERGE,
+        });
+        const got = await getOrNull(req, path);
+        if (!got?.metadata.ownerReferences?.some((r) => r.uid === owner.uid))
+          throw fail(`Secret ${name} has no ownerRef to the Cluster`);
+      }
+      return;
+    }
+    case 'unpause-cluster': {
+      const cluster = kit.find((o) => o.kind === 'Cluster')!;
+      const path = pathOf(cluster, res);
+      await req.request('PATCH', path, { body: { spec: { paused: false } }, contentType: MERGE });
+      if ((await getOrNull(req, path))?.spec?.['paused'] === true) throw fail('still paused');
+      return;
+    }
+    case 'unpause-tcp': {
+      const tcp = kit.find((o) => o.kind === 'TalosControlPlane')!;
+      const path = pathOf(tcp, res);
+      await req.request('PATCH', path, {
+        body: { metadata: { annotations: { [PAUSED_ANNOTATION]: null } } },
+        contentType: MERGE,
+      });
+      if ((await getOrNull(req, path))?.metadata.annotations?.[PAUSED_ANNOTATION] !== undefined)
+        throw fail('still paused');
+      return;
+    }
+  }
+}

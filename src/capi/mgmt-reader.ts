@@ -1,0 +1,80 @@
+/**
+ * Reads a Cluster API management cluster for the snapshot's `mgmt` part: the CRDs of the
+ * *.cluster.x-k8s.io groups, every object of each at its storage version, and the Secrets of the
+ * namespaces that hold Clusters (values dropped by snapshot/mgmt.ts before anything is kept).
+ * Fail closed: a list the server refuses stops the collection — a part missing its
+ * TalosControlPlanes would let the audit pass what it never saw.
+ */
+
+import { loadKubeconfig } from '../adapters/kube/kubeconfig.js';
+import { createTransport, type Transport } from '../adapters/kube/transport.js';
+import { FerryError } from '../errors.js';
+import { crdSummary, isCapiGroup, mgmtSnapshot } from '../snapshot/mgmt.js';
+import type { KubeObject, MgmtSnapshot } from '../snapshot/model.js';
+import { requireFileSync } from '../util/input-file.js';
+
+interface List {
+  items?: Record<string, unknown>[];
+}
+
+async function list(t: Transport, path: string, what: string): Promise<Record<string, unknown>[]> {
+  try {
+    return ((await t.getJson(path)) as List).items ?? [];
+  } catch (cause) {
+    throw new FerryError(
+      'unreachable',
+      `cannot list ${what} in the management cluster (${t.address} ${path})`,
+      {
+        remediation:
+          'give --mgmt-kubeconfig a kubeconfig that may list the Cluster API objects and Secrets (cluster-admin on the management cluster)',
+        cause,
+      },
+    );
+  }
+}
+
+/** Every Cluster API object, CRDs and Secrets of the management cluster behind `t`. */
+export async function readMgmt(t: Transport, server: string): Promise<MgmtSnapshot> {
+  const crds = (
+    await list(t, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', 'CustomResourceDefinitions')
+  )
+    .map((c) => ({ raw: c, summary: crdSummary(c) }))
+    .filter((c) => c.summary && isCapiGroup(c.summary.group));
+  const items: KubeObject[] = crds.map(
+    (c) =>
+      ({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        ...c.raw,
+      }) as unknown as KubeObject,
+  );
+  for (const c of crds) {
+    const s = c.summary!;
+    const version = s.versions.find((v) => v.storage)?.name ?? s.versions.find((v) => v.served)?.name;
+    const plural = ((c.raw['spec'] as { names?: { plural?: string } }).names?.plural ?? '').trim();
+    if (!version || plural === '') continue;
+    for (const o of await list(t, `/apis/${s.group}/${version}/${plural}`, `${s.kind} objects`))
+      items.push({ apiVersion: `${s.group}/${version}`, kind: s.kind, ...o } as unknown as KubeObject);
+  }
+  const namespaces = [
+    ...new Set(
+      items
+        .filter((o) => o.kind === 'Cluster' && o.apiVersion.startsWith('cluster.x-k8s.io/'))
+        .map((o) => o.metadata.namespace ?? 'default'),
+    ),
+  ].sort();
+  for (const ns of namespaces)
+    for (const o of await list(t, `/api/v1/namespaces/${encodeURIComponent(ns)}/secrets`, `Secrets in ${ns}`))
+      items.push({ apiVersion: 'v1', kind: 'Secret', ...o } as unknown as KubeObject);
+  return mgmtSnapshot(items, { kind: 'api', server, path: '/apis' });
+}
+
+/** `--mgmt-kubeconfig FILE [--mgmt-context NAME]`: the management cluster, read once. */
+export async function readMgmtFromKubeconfig(file: string, context?: string): Promise<MgmtSnapshot> {
+  requireFileSync(file, {
+    flag: '--mgmt-kubeconfig',
+    provide: 'pass --mgmt-kubeconfig the kubeconfig of the Cluster API management cluster',
+  });
+  const loaded = loadKubeconfig(file, context);
+  return readMgmt(createTransport(loaded), loaded.server);
+}

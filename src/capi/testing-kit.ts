@@ -1,0 +1,52 @@
+/**
+ * Test support: the Cluster API objects a capi kit holds for test/facts labCluster (as
+ * capi/cluster.yaml and capi/secrets.yaml carry them), without building a PKI: the Secrets hold
+ * placeholder values. For the adoption tests.
+ */
+import { labCluster } from '../../test/facts/builders.js';
+import { deriveFacts } from '../facts/derive.js';
+import { capiObjects } from '../generate/capi/objects.js';
+import { proxmoxInfra } from '../generate/capi/proxmox.js';
+import { deriveTalosValues } from '../generate/talos/values.js';
+import type { KubeObject } from '../snapshot/model.js';
+
+export function labKitObjects(namespace = 'lab'): KubeObject[] {
+  const v = deriveTalosValues(deriveFacts(labCluster(), { provisioner: 'capi', infra: 'proxmox' }));
+  if (v.kind !== 'ok') throw new Error('labCluster: Talos values missing');
+  const size = { cores: 4, memoryMiB: 8192, diskGb: 100 };
+  const built = capiObjects({
+    namespace,
+    values: v.values,
+    controlPlanePatches: [],
+    controlPlaneSize: size,
+    pools: [{ group: '', size, patches: [], replaces: ['worker-1'] }],
+    infra: proxmoxInfra(
+      {
+        sourceNode: 'pve1',
+        templateId: 9000,
+        bridge: 'vmbr0',
+        ipv4Addresses: ['10.20.0.100-10.20.0.120'],
+        ipv4Prefix: 24,
+        ipv4Gateway: '10.20.0.1',
+        dnsServers: ['10.20.0.2'],
+        bootDisk: 'scsi0',
+      },
+      'lab',
+      namespace,
+      { host: v.values.endpointHost, port: 6443 },
+    ),
+  });
+  const b64 = (t: string) => Buffer.from(t).toString('base64');
+  const secret = (suffix: string, data: Record<string, string>): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: suffix === 'talos' ? 'Opaque' : 'cluster.x-k8s.io/secret',
+    metadata: { name: `lab-${suffix}`, namespace, labels: { 'cluster.x-k8s.io/cluster-name': 'lab' } },
+    data: Object.fromEntries(Object.entries(data).map(([k, x]) => [k, b64(x)])),
+  });
+  return [
+    secret('ca', { 'tls.crt': 'crt', 'tls.key': 'key' }),
+    secret('talos', { bundle: 'bundle' }),
+    ...built.objects.map((o) => structuredClone(o) as unknown as KubeObject),
+  ];
+}

@@ -1,0 +1,108 @@
+/**
+ * Read-only queries over a management-cluster snapshot (MgmtSnapshot): the Cluster API objects
+ * by kind, which Cluster an object belongs to, whether its controller is paused (capi.md §4.7),
+ * and the clusterctl inventory's provider versions. The audit's capi.* rules and the adoption
+ * plan read the management cluster only through these.
+ */
+import { compareVersionText } from '../facts/semver.js';
+import type { KubeObject, MgmtSnapshot } from '../snapshot/model.js';
+
+export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
+export const CONTROL_PLANE_LABEL = 'cluster.x-k8s.io/control-plane';
+export const PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
+export const SKIP_PREFLIGHT_ANNOTATION = 'machineset.cluster.x-k8s.io/skip-preflight-checks';
+export const MOVE_LABEL = 'clusterctl.cluster.x-k8s.io/move';
+
+const group = (apiVersion: string) => (apiVersion.includes('/') ? apiVersion.split('/')[0]! : '');
+
+export function ofKind(m: MgmtSnapshot, kind: string, apiGroup?: string): KubeObject[] {
+  return m.objects.filter(
+    (o) => o.kind === kind && (apiGroup === undefined || group(o.apiVersion) === apiGroup),
+  );
+}
+
+export const clusters = (m: MgmtSnapshot) => ofKind(m, 'Cluster', 'cluster.x-k8s.io');
+export const machines = (m: MgmtSnapshot) => ofKind(m, 'Machine', 'cluster.x-k8s.io');
+export const machineDeployments = (m: MgmtSnapshot) => ofKind(m, 'MachineDeployment', 'cluster.x-k8s.io');
+export const talosControlPlanes = (m: MgmtSnapshot) =>
+  ofKind(m, 'TalosControlPlane', 'controlplane.cluster.x-k8s.io');
+export const secrets = (m: MgmtSnapshot) => ofKind(m, 'Secret', '');
+export const providers = (m: MgmtSnapshot) => ofKind(m, 'Provider', 'clusterctl.cluster.x-k8s.io');
+
+const field = (o: KubeObject, path: string[]): unknown => {
+  let cur: unknown = o;
+  for (const k of path)
+    cur = typeof cur === 'object' && cur !== null ? (cur as Record<string, unknown>)[k] : undefined;
+  return cur;
+};
+export const spec = (o: KubeObject, ...path: string[]) => field(o, ['spec', ...path]);
+export const status = (o: KubeObject, ...path: string[]) => field(o, ['status', ...path]);
+
+/** The Cluster an object belongs to: its cluster-name label, else spec.clusterName. */
+export function clusterNameOf(o: KubeObject): string | undefined {
+  const l = o.metadata.labels?.[CLUSTER_NAME_LABEL];
+  if (l) return l;
+  const s = spec(o, 'clusterName');
+  return typeof s === 'string' ? s : undefined;
+}
+
+/** The Cluster of a TalosControlPlane: the Cluster whose controlPlaneRef names it. */
+export function clusterOfControlPlane(m: MgmtSnapshot, tcp: KubeObject): KubeObject | undefined {
+  return clusters(m).find(
+    (c) =>
+      c.metadata.namespace === tcp.metadata.namespace &&
+      (spec(c, 'controlPlaneRef', 'name') === tcp.metadata.name ||
+        (clusterNameOf(tcp) !== undefined && c.metadata.name === clusterNameOf(tcp))),
+  );
+}
+
+export function clusterNamed(m: MgmtSnapshot, namespace: string | undefined, name: string | undefined) {
+  return clusters(m).find((c) => c.metadata.namespace === namespace && c.metadata.name === name);
+}
+
+/** `annotations.IsPaused(cluster, obj)`: the Cluster's spec.paused, or the paused annotation on the object. */
+export function isPaused(obj: KubeObject, cluster: KubeObject | undefined): boolean {
+  return cluster?.spec?.['paused'] === true || obj.metadata.annotations?.[PAUSED_ANNOTATION] !== undefined;
+}
+
+/** Control-plane Machines of a cluster, by label as CACPPT selects them (capi.md §2 status.replicas). */
+export function controlPlaneMachines(
+  m: MgmtSnapshot,
+  namespace: string | undefined,
+  cluster: string,
+): KubeObject[] {
+  return machines(m).filter(
+    (x) =>
+      x.metadata.namespace === namespace &&
+      x.metadata.labels?.[CLUSTER_NAME_LABEL] === cluster &&
+      x.metadata.labels?.[CONTROL_PLANE_LABEL] !== undefined,
+  );
+}
+
+export interface ProviderVersion {
+  object: KubeObject;
+  providerName: string;
+  type: string;
+  version: string;
+}
+
+export function providerVersions(m: MgmtSnapshot): ProviderVersion[] {
+  return providers(m).flatMap((p) => {
+    const providerName = p['providerName'];
+    const type = p['type'];
+    const version = p['version'];
+    return typeof providerName === 'string' && typeof type === 'string' && typeof version === 'string'
+      ? [{ object: p, providerName, type, version }]
+      : [];
+  });
+}
+
+/** a < b for "v1.2.3" texts. */
+export function versionBelow(a: string, b: string): boolean {
+  return compareVersionText(a, b) < 0;
+}
+
+/** The first DNS label, lower-cased: how CACPPT compares member names with Machines (H1). */
+export function hostLabel(name: string): string {
+  return (name.split('.')[0] ?? name).toLowerCase();
+}
