@@ -132,6 +132,7 @@ export async function runMgmtBootstrap(argv: string[], io: Io): Promise<ExitCode
         },
       );
     const { Tools } = await import('../mgmt/tools/adapter.js');
+    const { show } = await import('../mgmt/tools/versions.js');
     let current: StageKind | 'preflight' = 'preflight';
     const tools = new Tools({
       env: io.env,
@@ -143,9 +144,11 @@ export async function runMgmtBootstrap(argv: string[], io: Io): Promise<ExitCode
     });
     const progress = (line: string) => io.stderr(`${line}\n`);
     // Preflight: every tool present and in range before anything is created.
-    await tools.runtime();
-    for (const t of ['kind', 'kubectl', 'helm'] as const) await tools.version(t);
+    const runtime = await tools.runtime();
+    const found = [`${runtime} ${show(await tools.version(runtime))}`];
+    for (const t of ['kind', 'kubectl', 'helm'] as const) found.push(`${t} ${show(await tools.version(t))}`);
     const cc = await tools.version('clusterctl');
+    progress(`tools: ${[...found, `clusterctl ${show(cc)}`].join(', ')}`);
     const core = config.providers.core.replace(/^v/, '').split('.').map(Number);
     if (cc.major !== core[0] || cc.minor !== core[1])
       throw new FerryError(

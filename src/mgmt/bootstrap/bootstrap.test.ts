@@ -52,6 +52,9 @@ describe('ferry mgmt bootstrap against stand-in tools', () => {
     const { code, out } = await bootstrap(happyRules());
     expect(code).toBe(0);
     expect(out.out).toMatch(/management cluster kmgt runs/);
+    expect(out.err).toContain(
+      'tools: docker 27.3.1, kind 0.32.0, kubectl 1.36.1, helm 3.21.4, clusterctl 1.14.0',
+    );
     expect([...lastStates().entries()]).toEqual(STAGE_KINDS.map((k) => [k, 'done']));
 
     const kindCreate = tools.called('kind', /^create cluster/)[0];

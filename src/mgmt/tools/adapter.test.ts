@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -100,5 +100,15 @@ describe('Tools', () => {
     await rejected(t.version('docker'), 2);
     const e = await rejected(t.runtime(), 2);
     expect(e.message).toMatch(/neither docker nor podman/);
+  });
+
+  it.for([
+    ['kubectl', '/usr/bin/kubectl'],
+    ['docker', '/usr/local/bin/docker'],
+  ] as const)('the real %s on this machine: its version output parses', async ([tool, path], ctx) => {
+    if (!existsSync(path)) ctx.skip(`${path} is not installed here`);
+    const t = new Tools({ env: { PATH: path.slice(0, path.lastIndexOf('/')) }, sink: () => {} });
+    const v = await t.version(tool);
+    expect(v.major).toBeGreaterThan(0);
   });
 });
