@@ -8,7 +8,12 @@
  */
 import { stringify } from 'yaml';
 import { FerryError } from '../../errors.js';
-import { capiObjects, PAUSED_ANNOTATION, SKIP_PREFLIGHT_ANNOTATION } from '../../generate/capi/objects.js';
+import {
+  capiObjects,
+  PAUSED_ANNOTATION,
+  REPLACES_ANNOTATION,
+  SKIP_PREFLIGHT_ANNOTATION,
+} from '../../generate/capi/objects.js';
 import { proxmoxInfra } from '../../generate/capi/proxmox.js';
 import { MOVE_LABEL } from '../../generate/capi/secrets.js';
 import type { TalosValues } from '../../generate/talos/model.js';
@@ -144,6 +149,8 @@ export function managementManifests(c: MgmtConfig): Obj[] {
     if (ann) {
       delete ann[PAUSED_ANNOTATION];
       delete ann[SKIP_PREFLIGHT_ANNOTATION];
+      // A new cluster replaces no kubeadm workers.
+      delete ann[REPLACES_ANNOTATION];
       if (Object.keys(ann).length === 0) delete o.metadata['annotations'];
     }
     switch (o.kind) {
