@@ -8,7 +8,7 @@
  * out); kubectl's is the whole process, its own start included, which is what listing costs.
  * Issue 14 targets backup ≤ 2× and restore ≤ 5× the list.
  *
- *   npm run bench -- mgmt [--clusters N] [--repeat R]
+ *   npm run bench -- mgmt [--clusters N] [--repeat R] [--phases]
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -63,7 +63,7 @@ export const bench: Bench = {
   async run(args: string[]): Promise<void> {
     const { values } = parseArgs({
       args,
-      options: { clusters: { type: 'string' }, repeat: { type: 'string' } },
+      options: { clusters: { type: 'string' }, repeat: { type: 'string' }, phases: { type: 'boolean' } },
     });
     const clusters = Math.max(1, Number(values.clusters ?? 35));
     const repeat = Math.max(1, Number(values.repeat ?? 3));
@@ -124,6 +124,13 @@ export const bench: Bench = {
         if (r.code !== 0)
           throw new Error(
             `mgmt-child ${op} exited ${r.code}: ${r.stderr.trim().split('\n').slice(-5).join('\n')}`,
+          );
+        if (values.phases)
+          process.stdout.write(
+            r.stderr
+              .split('\n')
+              .filter((l) => l.startsWith('  '))
+              .join('\n') + '\n',
           );
         return JSON.parse(r.stdout.trim().split('\n').pop()!) as MgmtChildResult;
       };

@@ -279,12 +279,7 @@ export const command: Command = {
     const [sub, ...rest] = argv;
     switch (sub) {
       case 'bootstrap':
-        // LEAD: wire `ferry mgmt bootstrap` here once branch mgmt-boot lands:
-        //   return (await import('./mgmt-bootstrap.js')).runMgmtBootstrap(rest, io);
-        throw usageError(
-          'ferry mgmt bootstrap is not built yet',
-          'build the management cluster by hand (docs/knowledge/mgmt.md §9) for now',
-        );
+        return (await import('./mgmt-bootstrap.js')).runMgmtBootstrap(rest, io);
       case 'backup':
         return backup(rest, io);
       case 'restore':

@@ -47,7 +47,7 @@ export function describePauseProblems(problems: PauseProblem[]): { message: stri
       : `${p.object} carries ${PAUSED_ANNOTATION}: cluster ${p.cluster} is mid-migration (ferry keeps the TalosControlPlane paused until no kubeadm member remains)`,
   );
   return {
-    message: `refusing to back up a management cluster that is not steady (capi.md H13):\n  ${lines.join('\n  ')}`,
+    message: `refusing to back up a management cluster that is not steady (a move or backup of a paused or migrating cluster would carry half-reconciled state):\n  ${lines.join('\n  ')}`,
     remediation:
       'back up before the migration starts or after it has finished (`ferry run` unpauses the TalosControlPlane in its last phase); a Cluster paused by hand: unpause it with `kubectl patch cluster NAME -n NS --type merge -p \'{"spec":{"paused":false}}\'` once it is safe',
   };

@@ -202,6 +202,31 @@ describe('backup', () => {
       expect(c.spec.paused).toBeUndefined();
   });
 
+  it('stops when a provider keeps blocking the move, and unpauses', async () => {
+    const m = {
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'Machine',
+      namespace: 'beta',
+      name: 'beta-cp-0',
+    };
+    await src.mergePatch(m, {
+      metadata: { annotations: { 'clusterctl.cluster.x-k8s.io/block-move': 'true' } },
+    });
+    try {
+      const err = await caught(runBackup(backupOpts({ blockMoveTimeoutMs: 0 })));
+      expect(err.exitCode).toBe(3);
+      expect(err.message).toContain(
+        'Machine beta/beta-cp-0 still carry clusterctl.cluster.x-k8s.io/block-move',
+      );
+      for (const c of await src.list('cluster.x-k8s.io/v1beta2', 'Cluster'))
+        expect(c.spec.paused).toBeUndefined();
+    } finally {
+      await src.mergePatch(m, {
+        metadata: { annotations: { 'clusterctl.cluster.x-k8s.io/block-move': null } },
+      });
+    }
+  });
+
   it('refuses an unversioned bucket before touching the cluster', async () => {
     const l = parseS3Url('s3://unversioned/x', '--to');
     const err = await caught(runBackup(backupOpts({ loc: l, store: openBackupStore(l, settings) })));

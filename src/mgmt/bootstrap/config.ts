@@ -332,7 +332,7 @@ function parseInfra(f: Fields, baseDir: string): Infrastructure {
     server: f.string([...v, 'server']),
     thumbprint: f.string([...v, 'thumbprint'], {
       pattern: /^([0-9A-Fa-f]{2}:){19}[0-9A-Fa-f]{2}$/,
-      hint: "the vCenter certificate's SHA-1 fingerprint, colon-separated (mgmt.md §5)",
+      hint: "the vCenter certificate's SHA-1 fingerprint, colon-separated (openssl x509 -noout -fingerprint -sha1)",
     }),
     username: f.string([...v, 'username']),
     password: secretSource(f, [...v, 'password'], baseDir, 'the vSphere password'),

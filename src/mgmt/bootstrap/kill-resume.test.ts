@@ -9,7 +9,7 @@ import { memoryIo } from '../../cli/io.js';
 import { runMgmtBootstrap } from '../../cli/mgmt-bootstrap.js';
 import { BootstrapJournal } from './journal.js';
 
-// A real `ferry mgmt bootstrap` child (test/mgmt/bootstrap-main.ts) is SIGKILLed while clusterctl
+// A real `ferry mgmt bootstrap` child (the CLI's own entry point) is SIGKILLed while clusterctl
 // init runs; the next run must skip what was done and continue at clusterctl init.
 const REPO = resolve(import.meta.dirname, '..', '..', '..');
 const slowness = Number(process.env['FERRY_TEST_SLOWNESS'] ?? '1');
@@ -35,7 +35,9 @@ it('kill -9 during clusterctl init: the next run continues at clusterctl init, n
   const args = [
     '--import',
     'tsx',
-    join(REPO, 'test/mgmt/bootstrap-main.ts'),
+    join(REPO, 'src/cli/main.ts'),
+    'mgmt',
+    'bootstrap',
     '--config',
     config,
     '--skip-template-check',
