@@ -190,6 +190,34 @@ describe('drainNodes on the lab', () => {
     expect(evictions.violations()).toEqual([]);
   });
 
+  it('a pod pinned to the drained node by hostname cannot come back elsewhere: the drain does not wait for it', async () => {
+    const free = (await admin.listNodes()).find((n) => n.labels['pool'] === 'a' && !n.unschedulable)!;
+    await client.create('/apis/apps/v1/namespaces/a/deployments', {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'pinned', namespace: 'a' },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'pinned' } },
+        template: {
+          metadata: { labels: { app: 'pinned' } },
+          spec: {
+            nodeSelector: { 'kubernetes.io/hostname': free.name },
+            terminationGracePeriodSeconds: 1,
+            containers: [{ name: 'c', image: 'nginx' }],
+          },
+        },
+      },
+    });
+    await allReady('a', 'pinned', 1);
+    await cordon(free.name);
+    const o = options([free.name], { timeoutMs: 20_000 });
+    const t0 = Date.now();
+    await drainNodes(admin, o);
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    expect(o.events.find((e) => e.kind === 'not-replaceable')).toMatchObject({ node: free.name });
+  });
+
   it('a budget that allows no disruption stops the batch at its deadline, naming it; nothing deleted past it', async () => {
     await deployment('b', 'checkout', 2, 'b');
     await pdb('b', 'checkout', { minAvailable: 2 });

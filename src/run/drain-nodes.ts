@@ -32,7 +32,13 @@ export type DrainEvent =
   | { kind: 'evicted'; evicted: EvictedPod }
   | { kind: 'blocked'; node: string; pod: string; pdb: string | undefined; message: string }
   | { kind: 'node-drained'; node: string; ms: number }
-  | { kind: 'replacements-ready'; ms: number; owners: number };
+  | { kind: 'replacements-ready'; ms: number; owners: number }
+  /**
+   * A controller whose replacement pods are pinned (nodeSelector kubernetes.io/hostname) to a
+   * drained node: they cannot come back elsewhere (the plan lists them as an outage), so the
+   * drain does not wait for them.
+   */
+  | { kind: 'not-replaceable'; owner: OwnerKey; node: string };
 
 /**
  * How a refused eviction (429) is retried:
@@ -188,6 +194,7 @@ export async function drainNodes(kube: DrainPort, o: DrainNodesOptions): Promise
 
   const t1 = Date.now();
   const owners = await waitForReplacements(kube, {
+    record: o.record,
     baseline,
     evicted,
     drained,
@@ -244,6 +251,7 @@ async function readyByOwner(
 async function waitForReplacements(
   kube: DrainPort,
   w: {
+    record: (e: DrainEvent) => void;
     baseline: Record<OwnerKey, number>;
     evicted: EvictedPod[];
     drained: Set<string>;
@@ -258,20 +266,30 @@ async function waitForReplacements(
     ...owners.map((k) => k.split('/')[0]!),
     ...w.evicted.map((e) => e.pod.split('/')[0]!),
   ]);
+  const pinned = new Set<OwnerKey>();
   for (;;) {
     w.signal.throwIfAborted();
     const pods = (await Promise.all([...namespaces].map((ns) => kube.listPods(ns)))).flat();
     const elsewhere = pods.filter(
       (p) => p.ready && !p.terminating && p.node !== '' && !w.drained.has(p.node),
     );
+    for (const p of pods) {
+      const k = ownerKey(p);
+      if (!k || pinned.has(k) || !owners.includes(k)) continue;
+      if (p.pinnedTo === undefined || !w.drained.has(p.pinnedTo)) continue;
+      pinned.add(k);
+      w.record({ kind: 'not-replaceable', owner: k, node: p.pinnedTo });
+    }
     const missing: string[] = [];
     for (const k of owners) {
+      if (pinned.has(k)) continue;
       const have = elsewhere.filter((p) => ownerKey(p) === k).length;
       if (have < w.baseline[k]!)
         missing.push(`${k.replace('/', ' ')}: ${have} of ${w.baseline[k]} Ready elsewhere`);
     }
     for (const e of w.evicted) {
       if (e.controller?.kind !== 'StatefulSet') continue;
+      if (pinned.has(`${e.pod.split('/')[0]}/StatefulSet/${e.controller.name}`)) continue;
       const back = elsewhere.some((p) => key(p) === e.pod && p.uid !== e.uid);
       if (!back) missing.push(`${e.pod}: not back Ready on another node`);
     }

@@ -138,6 +138,7 @@ class World {
         // A Job's pod: a controller, and nothing the drain waits to see replaced.
         controller: { kind: 'Job', name: 'batch' },
         labels: {},
+        pinnedTo: undefined,
       })),
     evict: async (ns: string, name: string) => {
       this.calls.push(`evict ${ns}/${name}`);
@@ -437,6 +438,53 @@ describe('Orchestrator', () => {
     expect(w.calls.slice(0, 2)).toEqual(['setUnschedulable n1 true', 'evict app/web-1']);
     expect(logs.join('\n')).toContain('resume: 2.01.cordon.n1 runs again');
     expect(journal.actionCount('2.04.etcd-remove-member.n1')).toBe(1);
+  });
+
+  it('a batch: a stop after its drain-batch gives the cordon back; a resumed run cordons and drains the batch again', async () => {
+    const w = new World();
+    w.members[2]!.isLearner = true; // the step after the drain stops at its gate
+    const base = plan().phases[0]!.steps;
+    const batch = step(
+      {
+        id: '2.02.drain-batch.n1',
+        kind: 'drain-batch',
+        params: {
+          nodes: [{ node: n1, pdbs: [], pods: 1 }],
+          evictionOnly: true,
+          ignoreDaemonSets: true,
+          deleteEmptyDirData: true,
+        },
+      },
+      { nodes: [{ node: n1, exists: true, cordoned: true }] },
+      { nodes: [{ node: n1, exists: true, cordoned: true, drained: true }] },
+    );
+    const p = {
+      ...plan(),
+      phases: [{ id: 2, name: 'control-planes', title: '', summary: '', steps: [base[0]!, batch, base[2]!] }],
+    } as Plan;
+    begin(p);
+    const r = await orchestrator(w, p).run();
+    expect(r.stoppedAt).toBe('2.03.etcd-move-leader.n1');
+    expect(w.nodes.get('n1')!.unschedulable).toBe(false);
+    expect(journal.observations({ purpose: 'cordon-restored' })).toHaveLength(1);
+    expect(
+      journal
+        .observations({ stepId: batch.id, purpose: 'drain-progress' })
+        .map((o) => (o.data as { kind: string }).kind),
+    ).toContain('evicted');
+
+    w.members[2]!.isLearner = false;
+    w.pods.set('n1', ['app/web-2']); // the uncordoned node took a pod meanwhile
+    w.calls = [];
+    begin(p);
+    const logs: string[] = [];
+    expect((await orchestrator(w, p, { resume: true }, logs).run()).status).toBe('completed');
+    expect(logs.join('\n')).toContain('resume: 2.02.drain-batch.n1 runs again');
+    expect(w.calls.slice(0, 3)).toEqual([
+      'setUnschedulable n1 true',
+      'setUnschedulable n1 true',
+      'evict app/web-2',
+    ]);
   });
 
   it('--surge-replicas: a stop gives the workload its replica count back; a resumed run scales it up again', async () => {

@@ -79,6 +79,8 @@ export interface PodView {
   /** Its controller (the owner reference with controller: true); null for a bare pod. */
   controller: { kind: string; name: string } | null;
   labels: Record<string, string>;
+  /** The one node its nodeSelector's kubernetes.io/hostname allows, if it names one. */
+  pinnedTo: string | undefined;
 }
 
 /** What one eviction request came to. */

@@ -63,7 +63,7 @@ export function podView(o: Obj): PodView {
   const owners = m.ownerReferences ?? [];
   const mirror = m.annotations?.['kubernetes.io/config.mirror'] !== undefined;
   const ctl = owners.find((r) => r.controller === true);
-  const spec = (o['spec'] ?? {}) as { nodeName?: string };
+  const spec = (o['spec'] ?? {}) as { nodeName?: string; nodeSelector?: Record<string, string> };
   const status = (o['status'] ?? {}) as { conditions?: { type?: string; status?: string }[] };
   return {
     namespace: m.namespace ?? '',
@@ -75,6 +75,7 @@ export function podView(o: Obj): PodView {
     ready: (status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
     controller: ctl ? { kind: ctl.kind ?? '', name: ctl.name ?? '' } : null,
     labels: m.labels ?? {},
+    pinnedTo: spec.nodeSelector?.['kubernetes.io/hostname'],
   };
 }
 

@@ -41,6 +41,8 @@ function logLine(e: DrainEvent): string | undefined {
       return `replacements Ready elsewhere (${e.owners} controller(s)) after ${(e.ms / 1000).toFixed(1)} s`;
     case 'bare-pods-accepted':
       return `evicting ${e.pods.length} pod(s) without a controller, as accepted (--evict-bare-pods): ${e.pods.join(', ')}`;
+    case 'not-replaceable':
+      return `${e.owner.replace('/', ' ')}: its pods are pinned to ${e.node} and cannot come back elsewhere (an outage the plan lists); not waited for`;
     case 'baseline':
       return undefined;
     default:
