@@ -16,7 +16,7 @@ import { type Bench, ms } from './lib/bench.js';
 
 const TARGET_MS = 5000;
 
-function once(workers: number): {
+export function planScaleOnce(workers: number): {
   ms: number;
   batches: number;
   estimate: number;
@@ -62,9 +62,9 @@ export const bench: Bench = {
       },
     });
     const repeat = Math.max(1, Number(values.repeat));
-    once(200); // warm the JIT
+    planScaleOnce(200); // warm the JIT
     const sizes = [Number(values.small), Number(values.large)];
-    const runs = sizes.map((n) => Array.from({ length: repeat }, () => once(n)));
+    const runs = sizes.map((n) => Array.from({ length: repeat }, () => planScaleOnce(n)));
     const times = runs.map((r) => median(r.map((x) => x.ms)));
     sizes.forEach((n, i) => {
       const r = runs[i]![0]!;

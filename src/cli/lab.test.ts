@@ -67,6 +67,12 @@ describe.skipIf(missing !== undefined)('ferry lab', () => {
     );
     expect(r.out).toContain('https://127.0.32.254:6443  (stands in for https://k8s-api.lab.example:6443)');
     expect(r.out).toMatch(/cp-1 +kubeadm control-plane +10\.20\.0\.11 +→ 127\.0\.32\.1 /);
+    // Every lab gets its own canary: the command printed answers from one of its pods.
+    const canary = /canary: +curl (http:\/\/127\.0\.32\.254:\d+\/)/.exec(r.out)?.[1];
+    expect(canary, r.out).toBeDefined();
+    const answer = await fetch(canary!);
+    expect(answer.status).toBe(200);
+    expect(await answer.text()).toMatch(/^ferry-lab\/canary-/);
     state = await readLabState(dir);
     expect(state?.phase).toBe('ready');
     expect(isAlive(state!.holder.pid)).toBe(true);

@@ -21,6 +21,7 @@ import { type KitSummary, readKit } from '../kit/read.js';
 import { LabCluster, type LabClusterOptions } from '../lab/cluster.js';
 import type { LabFault } from '../lab/faults.js';
 import { keptLabState, labFiles, readLabState, writeLabState } from '../lab/state.js';
+import type { MaxUnavailable } from '../plan/batches/limits.js';
 import { buildPlan } from '../plan/build.js';
 import type { PhaseId, Plan, Strategy } from '../plan/model.js';
 import { renderPlan } from '../plan/render.js';
@@ -229,7 +230,10 @@ export async function prepareLabRun(
   o: Pick<
     RehearseOptions,
     'snapshotPath' | 'dir' | 'subnet' | 'strategy' | 'lab' | 'faults' | 'log' | 'keepData' | 'surgeReplicas'
-  >,
+  > & {
+    /** Worker batches at most this big (bench/workers: 1 for the one-node-at-a-time baseline). */
+    maxUnavailable?: MaxUnavailable;
+  },
 ): Promise<LabRunSetup> {
   const log = o.log;
   const startedAt = new Date().toISOString();
@@ -284,7 +288,10 @@ export async function prepareLabRun(
       kit,
       allowBlockers: true,
       now,
-      options: { surgeReplicas: o.surgeReplicas ?? true },
+      options: {
+        surgeReplicas: o.surgeReplicas ?? true,
+        ...(o.maxUnavailable && { maxUnavailable: o.maxUnavailable }),
+      },
     });
     if (plan.audit.blockers.length) {
       notes.push(

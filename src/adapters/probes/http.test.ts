@@ -34,6 +34,8 @@ it('the request probe counts non-200 answers as failed requests and reports late
   }
   const s = probe.summary();
   expect(s.name).toBe('app-request');
+  expect(s.description).toMatch(/^GET \/ on 127\.0\.0\.1:\d+ every 5 ms/);
+  expect(s.description).not.toContain('http://');
   expect(s.failures).toBeGreaterThan(0);
   expect(s.failures).toBeLessThan(s.attempts);
   expect(s.errors[0]?.message).toMatch(/^HTTP 503/);

@@ -36,7 +36,8 @@ export function requestProbe(opts: RequestProbeOptions): ProbeLoop {
   const latencies: number[] = [];
   const loop: ProbeLoop = new ProbeLoop({
     name: opts.name ?? 'app-request',
-    description: `GET ${opts.url} every ${opts.intervalMs ?? 10} ms (a new connection each time)`,
+    // Host and path, not the URL: a report names no link.
+    description: `GET ${url.pathname} on ${url.host} every ${opts.intervalMs ?? 10} ms (a new connection each time)`,
     intervalMs: opts.intervalMs ?? 10,
     timeoutMs,
     onSample: (s) => {
