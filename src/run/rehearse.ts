@@ -401,6 +401,10 @@ export async function rehearse(o: RehearseOptions): Promise<RehearseResult> {
         liveSeconds: 15,
         run: {
           ...LAB_RUN_DEFAULTS,
+          // The plan lists the snapshot's bare pods (the example's default/netshoot) as outages; a
+          // rehearsal accepts them as an operator would with --evict-bare-pods (journaled), so that
+          // every worker is replaced. A caller may still refuse them (evictBarePods: false).
+          evictBarePods: true,
           ...o.run,
           timeouts: { ...LAB_RUN_DEFAULTS.timeouts, ...o.run?.timeouts },
           phases,
