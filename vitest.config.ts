@@ -23,6 +23,7 @@ const REAL_SERVERS = [
   'src/audit/reporters/browser.test.ts',
   'src/capi/{adopt-apply,mgmt-reader}.test.ts',
   'src/cli/lab.test.ts',
+  'src/cli/capi.test.ts',
   'src/cli/mgmt.test.ts',
   'src/lab/apiserver/{adapter,crd,crud,etcd,eviction,kubectl,semantics,watch}.test.ts',
   'src/lab/canary.test.ts',
