@@ -21,7 +21,7 @@ const REAL_SERVERS = [
   'src/adapters/provisioners/manual-errors.test.ts',
   // Headless chromium over the 5,000-node HTML report: no server, but minutes of CPU.
   'src/audit/reporters/browser.test.ts',
-  'src/capi/{adopt-apply,mgmt-reader}.test.ts',
+  'src/capi/{adopt-apply,hazards,mgmt-reader}.test.ts',
   'src/cli/lab.test.ts',
   'src/cli/capi.test.ts',
   'src/cli/mgmt.test.ts',
