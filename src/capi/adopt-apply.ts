@@ -8,7 +8,7 @@ import type { KubeRequester } from '../adapters/kube/request.js';
 import { FerryError } from '../errors.js';
 import type { CrdValidator } from '../generate/schema/crd.js';
 import type { KubeObject } from '../snapshot/model.js';
-import { type AdoptStep, describeStep, planAdoption } from './adopt-plan.js';
+import { type AdoptStep, describeStep, type PlannedStep, planAdoption } from './adopt-plan.js';
 import { PAUSED_ANNOTATION } from './view.js';
 
 const MERGE = 'application/merge-patch+json';
@@ -60,9 +60,10 @@ function pathOf(o: KubeObject, res: Map<string, Resource>, withName = true): str
   const [group, version] = o.apiVersion.split('/');
   const r = res.get(`${group}|${o.kind}`);
   if (!r)
-    throw new FerryError('gate', `the management cluster serves no ${o.kind} (${o.apiVersion})`, {
+    // Most often the wrong kubeconfig (a workload cluster): bad input, not a gate.
+    throw new FerryError('input', `the management cluster serves no ${o.kind} (${o.apiVersion})`, {
       remediation:
-        'install the Cluster API providers first (clusterctl init --infrastructure … --bootstrap talos --control-plane talos)',
+        'point --mgmt-kubeconfig at the management cluster, or install the Cluster API providers there first (clusterctl init --infrastructure … --bootstrap talos --control-plane talos)',
     });
   return r.namespaced
     ? `/apis/${group}/${version}/namespaces/${ns}/${r.plural}${name}`
@@ -84,11 +85,12 @@ const ref = (kind: string, apiVersion: string, namespace: string, name: string):
   metadata: { name, namespace },
 });
 
-export async function adopt(
+/** What adoption would do now: the plan over the live state, every object to send checked against its CRD. */
+export async function inspectAdoption(
   req: KubeRequester,
   kit: KubeObject[],
   opts: { kubeadmMembersRemain: boolean; crds: CrdValidator },
-): Promise<AdoptResult> {
+): Promise<{ plan: PlannedStep[]; nothingToDo: boolean; res: Map<string, Resource> }> {
   const res = await resources(req);
   const cluster = kit.find((o) => o.kind === 'Cluster');
   const ns = cluster?.metadata.namespace ?? 'default';
@@ -120,15 +122,29 @@ export async function adopt(
         remediation: 'this is a ferry bug: report it with the kit',
       },
     );
+  return { plan: plan.steps, nothingToDo: plan.nothingToDo, res };
+}
 
-  const result: AdoptResult = { applied: [], alreadyDone: [], nothingToDo: plan.nothingToDo };
-  for (const { step, done } of plan.steps) {
+export async function adopt(
+  req: KubeRequester,
+  kit: KubeObject[],
+  opts: {
+    kubeadmMembersRemain: boolean;
+    crds: CrdValidator;
+    /** Called after each step is carried out and verified. */
+    onStep?: (description: string) => void;
+  },
+): Promise<AdoptResult> {
+  const { plan, nothingToDo, res } = await inspectAdoption(req, kit, opts);
+  const result: AdoptResult = { applied: [], alreadyDone: [], nothingToDo };
+  for (const { step, done } of plan) {
     if (done) {
       result.alreadyDone.push(describeStep(step));
       continue;
     }
     await run(req, res, step, kit);
     result.applied.push(describeStep(step));
+    opts.onStep?.(describeStep(step));
   }
   return result;
 }

@@ -39,6 +39,10 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: 'the management cluster: bootstrap, encrypted backups to S3 (backup), restore, status',
     load: async () => (await import('./mgmt.js')).command,
   },
+  capi: {
+    summary: 'Cluster API: adopt the running cluster into the management cluster (capi adopt)',
+    load: async () => (await import('./capi.js')).command,
+  },
   rehearse: {
     summary: 'rehearse the migration on a lab: lab up, generate, plan, run, report, lab down',
     load: async () => (await import('./rehearse.js')).command,

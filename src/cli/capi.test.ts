@@ -1,0 +1,144 @@
+/**
+ * `ferry capi adopt` through the CLI against lab API servers: 127.0.155.1 serves every Cluster API
+ * CRD of schemas/capi (the management cluster), 127.0.156.1 serves none (a workload cluster given
+ * by mistake), nothing listens on 127.0.157.1. The kubectl commands `--dry-run` prints are run as
+ * written by a shell with the real kubectl, and adopt then finds nothing to do.
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { labKitObjects } from '../capi/testing-kit.js';
+import { type LabApiFixture, startLabApi, writeAdminKubeconfig } from '../lab/apiserver/testing.js';
+import { installCapiCrds, labKube } from '../mgmt/testing-fleet.js';
+import { memoryIo } from './io.js';
+import { runCli } from './run-cli.js';
+
+const run = promisify(execFile);
+const kubectlMissing = await run('kubectl', ['version', '--client']).then(
+  () => false,
+  () => true,
+);
+
+let mgmt: LabApiFixture;
+let workload: LabApiFixture;
+let dir: string;
+
+async function ferry(...argv: string[]) {
+  const io = memoryIo({ cwd: dir });
+  const code = await runCli(argv, io);
+  return { out: io.out, err: io.err, code };
+}
+
+async function writeKit(name: string, namespace: string, provisioner = 'capi'): Promise<string> {
+  const objs = labKitObjects(namespace);
+  await mkdir(join(dir, name, 'capi'), { recursive: true });
+  const docs = (xs: unknown[]) => xs.map((o) => stringify(o)).join('---\n');
+  await writeFile(join(dir, name, 'capi/secrets.yaml'), docs(objs.filter((o) => o.kind === 'Secret')), {
+    mode: 0o600,
+  });
+  await writeFile(join(dir, name, 'capi/cluster.yaml'), docs(objs.filter((o) => o.kind !== 'Secret')));
+  await writeFile(
+    join(dir, name, 'provenance.json'),
+    JSON.stringify({
+      kind: 'FerryKitProvenance',
+      target: { provisioner, infra: 'proxmox' },
+      files: [
+        { path: 'capi/secrets.yaml', step: 40, secret: true },
+        { path: 'capi/cluster.yaml', step: 41, secret: false },
+      ],
+    }),
+  );
+  return name;
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ferry-capi-cli-'));
+  [mgmt, workload] = await Promise.all([
+    startLabApi({ host: '127.0.155.1' }),
+    startLabApi({ host: '127.0.156.1' }),
+  ]);
+  await installCapiCrds(labKube(mgmt.kc, mgmt.server.url));
+  await writeAdminKubeconfig(mgmt, join(dir, 'mgmt.kubeconfig'));
+  await writeAdminKubeconfig(workload, join(dir, 'workload.kubeconfig'));
+  await writeAdminKubeconfig(
+    { ca: mgmt.ca, server: { url: 'https://127.0.157.1:6443' } } as unknown as LabApiFixture,
+    join(dir, 'nobody.kubeconfig'),
+  );
+});
+afterAll(async () => {
+  await Promise.all([mgmt?.stop(), workload?.stop()]);
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('ferry capi adopt', () => {
+  it('adopts, printing each verified step, and a second run has nothing to do', async () => {
+    const kit = await writeKit('kit-a', 'alpha');
+    const first = await ferry('capi', 'adopt', kit, '--mgmt-kubeconfig', 'mgmt.kubeconfig');
+    expect(first.err).toBe('');
+    expect(first.code).toBe(0);
+    expect(first.out).toMatch(
+      /applied, verified: TalosControlPlane alpha\/lab-control-plane status\.bootstrapped: true/,
+    );
+    expect(first.out).toMatch(/applied, verified: Cluster alpha\/lab unpaused/);
+    expect(first.out).toMatch(/Cluster alpha\/lab: adopted .*stays paused/);
+    // Secret data never reaches the output.
+    expect(first.out).not.toContain(Buffer.from('bundle').toString('base64'));
+    const again = await ferry('capi', 'adopt', kit, '--mgmt-kubeconfig', 'mgmt.kubeconfig', '-o', 'json');
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.out)).toMatchObject({ nothingToDo: true, applied: [] });
+    const text = await ferry('capi', 'adopt', kit, '--mgmt-kubeconfig', 'mgmt.kubeconfig');
+    expect(text.out).toBe('Cluster alpha/lab: already adopted, nothing to do\n');
+  });
+
+  it.skipIf(kubectlMissing)(
+    '--dry-run changes nothing; its kubectl commands, typed as printed, adopt',
+    async () => {
+      const kit = await writeKit('kit-b', 'beta');
+      const dry = await ferry('capi', 'adopt', kit, '--mgmt-kubeconfig', 'mgmt.kubeconfig', '--dry-run');
+      expect(dry.code).toBe(0);
+      expect(dry.out).toMatch(/adoption plan \(dry run, nothing changed\)/);
+      expect(dry.out).toContain('--subresource=status');
+      expect(dry.out).not.toContain(Buffer.from('bundle').toString('base64'));
+      const req = labKube(mgmt.kc, mgmt.server.url).req;
+      await expect(req.request('GET', '/api/v1/namespaces/beta')).rejects.toMatchObject({ status: 404 });
+
+      // The one change: the lab API server publishes no OpenAPI document, which kubectl's client-side
+      // validation downloads first (a real API server has one); ferry validated these objects already.
+      const script = dry.out
+        .slice(dry.out.indexOf('The same with kubectl'))
+        .replaceAll(' create -f ', ' create --validate=false -f ');
+      await run('bash', ['-xeuo', 'pipefail', '-c', script.split('\n').slice(1).join('\n')], {
+        cwd: dir,
+        timeout: 60_000,
+      }).catch((err: { stderr?: string }) => {
+        throw new Error(`the printed kubectl commands failed:\n${err.stderr}`);
+      });
+      const after = await ferry('capi', 'adopt', kit, '--mgmt-kubeconfig', 'mgmt.kubeconfig');
+      expect(after.out).toBe('Cluster beta/lab: already adopted, nothing to do\n');
+    },
+  );
+
+  it('a bad kit, a cluster without Cluster API, an unreachable API server: exit 2 with the reason', async () => {
+    const manual = await writeKit('kit-manual', 'gamma', 'manual');
+    const bad = await ferry('capi', 'adopt', manual, '--mgmt-kubeconfig', 'mgmt.kubeconfig');
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/generated for provisioner manual, not capi/);
+    const missing = await ferry('capi', 'adopt', 'no-such-kit', '--mgmt-kubeconfig', 'mgmt.kubeconfig');
+    expect(missing.code).toBe(2);
+
+    const kit = await writeKit('kit-c', 'delta');
+    const wrong = await ferry('capi', 'adopt', kit, '--mgmt-kubeconfig', 'workload.kubeconfig');
+    expect(wrong.code).toBe(2);
+    expect(wrong.err).toMatch(/serves no .*--mgmt-kubeconfig/s);
+    const down = await ferry('capi', 'adopt', kit, '--mgmt-kubeconfig', 'nobody.kubeconfig');
+    expect(down.code).toBe(2);
+    expect(down.err).toMatch(/cannot reach/);
+    const usage = await ferry('capi', 'adopt', kit);
+    expect(usage.code).toBe(2);
+    expect(usage.err).toMatch(/missing --mgmt-kubeconfig/);
+  });
+});
