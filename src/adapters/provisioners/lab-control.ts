@@ -12,7 +12,10 @@ import { createServer, request } from 'node:http';
 import { FerryError, type FerryErrorKind } from '../../errors.js';
 import type { LabCluster } from '../../lab/cluster.js';
 import { API_PORT } from '../../lab/cluster.js';
-import { machineConfigNodeLabels } from '../../lab/provisioner/machine-labels.js';
+import {
+  machineConfigAllowsScheduling,
+  machineConfigNodeLabels,
+} from '../../lab/provisioner/machine-labels.js';
 import type { MachineState, ProvisionRequest, ProvisionResult } from '../../run/ports.js';
 
 export interface LabControl {
@@ -75,23 +78,23 @@ export function localLabControl(lab: LabCluster): LabControl {
       if (known && known.flavor === 'talos' && known.state !== 'decommissioned') {
         return { name, address: known.labAddress };
       }
-      // The labels the kit carried over from the node replaced (a pool label a nodeSelector needs).
-      const labels = req.machineConfig
-        ? machineConfigNodeLabels(
-            await readFile(req.machineConfig, 'utf8').catch((err: unknown) => {
-              throw new FerryError('input', `cannot read the machine config ${req.machineConfig}`, {
-                cause: err,
-                remediation:
-                  'regenerate the kit (`ferry generate`) or give the plan the kit it was built with',
-              });
-            }),
-          )
-        : {};
+      // The labels the kit carried over from the node replaced (a pool label a nodeSelector needs),
+      // and whether its control planes take workloads (untainted kubeadm control planes).
+      const config = req.machineConfig
+        ? await readFile(req.machineConfig, 'utf8').catch((err: unknown) => {
+            throw new FerryError('input', `cannot read the machine config ${req.machineConfig}`, {
+              cause: err,
+              remediation: 'regenerate the kit (`ferry generate`) or give the plan the kit it was built with',
+            });
+          })
+        : undefined;
+      const allowScheduling = config === undefined ? undefined : machineConfigAllowsScheduling(config);
       const spec = {
         name,
         address: req.address ?? '',
         talosVersion: req.talosVersion,
-        labels,
+        labels: config === undefined ? {} : machineConfigNodeLabels(config),
+        ...(allowScheduling !== undefined && { allowSchedulingOnControlPlanes: allowScheduling }),
         ...(await sizeOf(lab, req.replaces)),
       };
       const rec =

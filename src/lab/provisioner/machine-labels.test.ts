@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { machineConfigNodeLabels } from './machine-labels.js';
+import { machineConfigAllowsScheduling, machineConfigNodeLabels } from './machine-labels.js';
 
 it("reads a machine config's node labels, single- or multi-document", () => {
   expect(
@@ -13,4 +13,19 @@ it("reads a machine config's node labels, single- or multi-document", () => {
     ),
   ).toEqual({ tier: 'db' });
   expect(machineConfigNodeLabels('machine:\n  type: worker\n')).toEqual({});
+});
+
+it('reads whether a control plane takes workloads: v1alpha1 allowSchedulingOnControlPlanes or a deleted taint', () => {
+  expect(
+    machineConfigAllowsScheduling(
+      'machine:\n  type: controlplane\ncluster:\n  allowSchedulingOnControlPlanes: true\n',
+    ),
+  ).toBe(true);
+  expect(machineConfigAllowsScheduling('cluster:\n  allowSchedulingOnControlPlanes: false\n')).toBe(false);
+  expect(
+    machineConfigAllowsScheduling(
+      'machine:\n  type: controlplane\n---\napiVersion: v1alpha1\nkind: KubeNodeConfig\ntaints:\n  node-role.kubernetes.io/control-plane:\n    $patch: delete\n',
+    ),
+  ).toBe(true);
+  expect(machineConfigAllowsScheduling('machine:\n  type: controlplane\n')).toBeUndefined();
 });
