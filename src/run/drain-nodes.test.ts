@@ -218,6 +218,21 @@ describe('drainNodes on the lab', () => {
     expect(o.events.find((e) => e.kind === 'not-replaceable')).toMatchObject({ node: free.name });
   });
 
+  it("a replacement the scheduler cannot place stops the drain at its deadline with the scheduler's reason", async () => {
+    await client.create('/api/v1/nodes', nodeBody('c1', 'c'));
+    await deployment('a', 'lonely', 1, 'c');
+    await allReady('a', 'lonely', 1);
+    await cordon('c1');
+    const o = options(['c1'], { timeoutMs: 3_000 });
+    const err = await drainNodes(admin, o).then(
+      () => undefined,
+      (e: unknown) => e as FerryError,
+    );
+    expect(err?.kind).toBe('gate');
+    expect(err?.message).toContain('ReplicaSet');
+    expect(err?.message).toMatch(/0 of 1 Ready elsewhere \(a\/lonely-[^ ]+ unschedulable: .*node/);
+  });
+
   it('a budget that allows no disruption stops the batch at its deadline, naming it; nothing deleted past it', async () => {
     await deployment('b', 'checkout', 2, 'b');
     await pdb('b', 'checkout', { minAvailable: 2 });

@@ -284,8 +284,14 @@ async function waitForReplacements(
     for (const k of owners) {
       if (pinned.has(k)) continue;
       const have = elsewhere.filter((p) => ownerKey(p) === k).length;
-      if (have < w.baseline[k]!)
-        missing.push(`${k.replace('/', ' ')}: ${have} of ${w.baseline[k]} Ready elsewhere`);
+      if (have < w.baseline[k]!) {
+        // Say why when the scheduler says it cannot place a replacement (a selector no node that
+        // stays matches, a taint it does not tolerate, no capacity).
+        const stuck = pods.find((p) => ownerKey(p) === k && !p.terminating && p.unschedulable);
+        missing.push(
+          `${k.replace('/', ' ')}: ${have} of ${w.baseline[k]} Ready elsewhere${stuck ? ` (${key(stuck)} unschedulable: ${stuck.unschedulable})` : ''}`,
+        );
+      }
     }
     for (const e of w.evicted) {
       if (e.controller?.kind !== 'StatefulSet') continue;

@@ -81,6 +81,8 @@ export interface PodView {
   labels: Record<string, string>;
   /** The one node its nodeSelector's kubernetes.io/hostname allows, if it names one. */
   pinnedTo: string | undefined;
+  /** The scheduler's message while it cannot place the pod (PodScheduled False, Unschedulable). */
+  unschedulable?: string | undefined;
 }
 
 /** What one eviction request came to. */

@@ -64,7 +64,12 @@ export function podView(o: Obj): PodView {
   const mirror = m.annotations?.['kubernetes.io/config.mirror'] !== undefined;
   const ctl = owners.find((r) => r.controller === true);
   const spec = (o['spec'] ?? {}) as { nodeName?: string; nodeSelector?: Record<string, string> };
-  const status = (o['status'] ?? {}) as { conditions?: { type?: string; status?: string }[] };
+  const status = (o['status'] ?? {}) as {
+    conditions?: { type?: string; status?: string; reason?: string; message?: string }[];
+  };
+  const unplaced = (status.conditions ?? []).find(
+    (c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable',
+  );
   return {
     namespace: m.namespace ?? '',
     name: m.name ?? '',
@@ -76,6 +81,7 @@ export function podView(o: Obj): PodView {
     controller: ctl ? { kind: ctl.kind ?? '', name: ctl.name ?? '' } : null,
     labels: m.labels ?? {},
     pinnedTo: spec.nodeSelector?.['kubernetes.io/hostname'],
+    ...(unplaced && { unschedulable: unplaced.message ?? 'Unschedulable' }),
   };
 }
 
