@@ -101,6 +101,10 @@ it('rehearses examples/lab-cluster: all 8 nodes replaced, no API error, no write
     expect(md).toContain('standing in for 3.5.16');
     expect(md).toContain('| no acknowledged write lost | pass |');
     expect(md).toContain('| no failed canary request | pass |');
+    // Each worker batch counts the pods it moved (journaled drain progress), never "—".
+    const batchRows = md.split('\n').filter((l) => /^\| \d+ \| worker-/.test(l));
+    expect(batchRows.length).toBeGreaterThan(0);
+    for (const row of batchRows) expect(row.split('|')[3]?.trim()).toMatch(/^\d+$/);
     expect(html).toContain('canary-request');
     const json = JSON.parse(readFileSync(join(dir, 'rehearsal.json'), 'utf8'));
     expect(json.probes.map((p: { name: string }) => p.name)).toContain('canary-request');

@@ -573,6 +573,7 @@ export async function writeRehearsalReport(
       transitions: j.transitions(),
       runEnds: j.runEnds(),
       probes: probeRecordsFrom(j.observations({ purpose: 'probe' })),
+      drainProgress: j.observations({ purpose: 'drain-progress' }),
       notes,
       checks,
     };
