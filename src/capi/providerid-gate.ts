@@ -58,7 +58,7 @@ export function providerIdGate(input: ProviderIdInput): ProviderIdGate {
   return {
     kind: 'stop',
     machines,
-    reason: `Machines ${machines.join(', ')} are Provisioned without a providerID (capi.md H11): ${causes.join('; ')}`,
+    reason: `Machines ${machines.join(', ')} are Provisioned without a providerID (Talos never sets one; a cloud controller manager must): ${causes.join('; ')}`,
     remediation: fixes.join('; then '),
   };
 }

@@ -10,10 +10,10 @@ describe('tcpScale', () => {
     });
     expect(tcpScale(2, 2).kind).toBe('refused');
   });
-  it('refuses any scale-down, naming H3', () => {
+  it('refuses any scale-down, saying it would delete a Node undrained (H3)', () => {
     expect(tcpScale(3, 2)).toMatchObject({
       kind: 'refused',
-      reason: expect.stringMatching(/without draining.*H3/),
+      reason: expect.stringMatching(/delete a Node without draining it/),
     });
   });
 });

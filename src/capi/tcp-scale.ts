@@ -13,7 +13,7 @@ export function tcpScale(current: number, target: number): TcpScale {
   if (target < current)
     return {
       kind: 'refused',
-      reason: `lowering TalosControlPlane replicas ${current} → ${target} lets CACPPT delete a Node without draining it (capi.md H3)`,
+      reason: `lowering TalosControlPlane replicas ${current} → ${target} lets the Talos control-plane provider delete a Node without draining it`,
       remediation:
         'drain the old node and remove its etcd member with ferry; never scale the TalosControlPlane down',
     };

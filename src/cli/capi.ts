@@ -7,12 +7,14 @@ import type { Io } from './io.js';
 const usage = `usage: ferry capi adopt KIT --mgmt-kubeconfig FILE [--context NAME] [--dry-run] [-o text|json]
 
 Hands the running cluster to Cluster API: applies the kit's Cluster API objects (capi/secrets.yaml,
-capi/cluster.yaml) to the management cluster in the order that keeps the hazards of
-knowledge/capi.md from firing, and verifies each step by reading it back: namespace, the PKI
+capi/cluster.yaml) to the management cluster in the order that keeps Cluster API's controllers
+from acting on the running cluster (removing etcd members, bootstrapping a second etcd, deleting
+undrained Nodes), and verifies each step by reading it back: namespace, the PKI
 Secrets, the Cluster (paused), the infrastructure cluster and templates, the TalosControlPlane
 (replicas 0, paused), its status.bootstrapped, the MachineDeployments (replicas 0, preflight skip),
 the Secrets owned by the Cluster, the Cluster unpaused. The TalosControlPlane stays paused: its etcd
-audit would remove the kubeadm members; \`ferry run\` unpauses it when none remains. Steps the
+audit would remove the kubeadm members. Unpause it only when no kubeadm etcd member remains
+(\`kubectl -n NAMESPACE annotate taloscontrolplane NAME cluster.x-k8s.io/paused-\`). Steps the
 management cluster already shows are skipped; a second run does nothing and says so.
 
   --mgmt-kubeconfig FILE   the management cluster's admin kubeconfig; --context NAME
