@@ -123,6 +123,9 @@ export const LAB_RUN_DEFAULTS: RunOptions = {
     'wait-member-voter': 120,
     'wait-node-ready': 60,
     drain: 120,
+    // A worker batch drains several nodes at once (--drain-concurrency); on 2 shared cores that
+    // takes longer than one node.
+    'drain-batch': 240,
     provision: 120,
     decommission: 60,
   },
