@@ -3,9 +3,11 @@
  * commands it runs (what `--dry-run` prints) and what its handler needs besides. Building the list
  * is pure; run.ts runs it, one handler per kind.
  */
+
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { names } from '../../generate/capi/objects.js';
+import { CILIUM_ON_TALOS } from '../../knowledge/talos-config.js';
 import type { ToolName } from '../tools/versions.js';
 import type { Chart, MgmtConfig } from './config.js';
 import { credentialsSecretName, managementManifests, toYamlStream } from './manifests.js';
@@ -191,25 +193,9 @@ function ciliumValues(): string {
     kubeProxyReplacement: true,
     k8sServiceHost: 'localhost',
     k8sServicePort: 7445,
-    cgroup: { autoMount: { enabled: false }, hostRoot: '/sys/fs/cgroup' },
-    securityContext: {
-      capabilities: {
-        ciliumAgent: [
-          'CHOWN',
-          'KILL',
-          'NET_ADMIN',
-          'NET_RAW',
-          'IPC_LOCK',
-          'SYS_ADMIN',
-          'SYS_RESOURCE',
-          'DAC_OVERRIDE',
-          'FOWNER',
-          'SETGID',
-          'SETUID',
-        ],
-        cleanCiliumState: ['NET_ADMIN', 'SYS_ADMIN', 'SYS_RESOURCE'],
-      },
-    },
+    // The same Talos-specific values ferry generates for migrated clusters.
+    cgroup: CILIUM_ON_TALOS.cgroup,
+    securityContext: { capabilities: CILIUM_ON_TALOS.capabilities },
   });
 }
 
