@@ -10,7 +10,6 @@ set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 moto_dir="${FERRY_CACHE_DIR:-$repo_root/.ferry-cache}/moto"
-system_sources="/etc/apt/sources.list.d/debian.sources"
 python=/usr/bin/python3
 stable_deps=(python3-flask python3-flask-cors python3-werkzeug python3-xmltodict python3-cryptography
   python3-requests python3-dateutil python3-jmespath python3-urllib3 python3-yaml python3-jinja2
@@ -20,11 +19,9 @@ sid_pkgs=(python3-moto python3-botocore python3-boto3 python3-s3transfer python3
 log() { printf 'install-moto: %s\n' "$*" >&2; }
 die() { printf 'install-moto: error: %s\n' "$*" >&2; exit 1; }
 
-as_root() {
-  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
-    die "need root to run: $* (re-run as root or install sudo)"
-  fi
-}
+# as_root, sid_fetch, keep_licences, swap_in
+# shellcheck source=lib/sid-fetch.sh
+. "$repo_root/scripts/lib/sid-fetch.sh"
 
 moto_imports() {
   [ -x "$python" ] && PYTHONPATH="$moto_dir/usr/lib/python3/dist-packages" "$python" -c 'import moto.server' 2>/dev/null
@@ -46,46 +43,16 @@ else
   fi
 
   # --- moto and friends from Debian sid, extracted into the cache ---------------------------
-  [ -r "$system_sources" ] || die "$system_sources not found: cannot derive a sid source list"
-  command -v dpkg-deb >/dev/null || die "dpkg-deb not found (this script expects Debian)"
   mkdir -p "$(dirname "$moto_dir")"
   work="$(mktemp -d "$(dirname "$moto_dir")/.fetch-moto.XXXXXX")"
   trap 'rm -rf "$work"' EXIT
-  mkdir -p "$work/lists/partial" "$work/debs" "$work/root" "$work/cache/archives/partial"
-  # Same derivation as install-etcd.sh: the machine's URIs and keyring, suite sid, no security archive.
-  awk -v RS='' -v ORS='\n\n' '
-    /URIs:[^\n]*security/ { next }
-    { gsub(/Suites:[^\n]*/, "Suites: sid"); print }
-  ' "$system_sources" >"$work/sid.sources"
-  grep -q '^Suites: sid' "$work/sid.sources" || die "no usable stanza in $system_sources"
-  apt_opts=(
-    -o "Dir::Etc::SourceList=$work/sid.sources"
-    -o "Dir::Etc::SourceParts=/nonexistent"
-    -o "Dir::State::Lists=$work/lists"
-    -o "Dir::Cache=$work/cache"
-    -o "Debug::NoLocking=1"
-    -o "APT::Sandbox::User=root"
-  )
-  log "fetching the Debian sid package index (private lists in $work/lists)"
-  apt-get "${apt_opts[@]}" update >&2
-  log "downloading ${sid_pkgs[*]} from sid"
-  (cd "$work/debs" && apt-get "${apt_opts[@]}" download "${sid_pkgs[@]}" >&2)
-  for deb in "$work"/debs/*.deb; do dpkg-deb -x "$deb" "$work/root"; done
+  sid_fetch "$work" "${sid_pkgs[@]}"
   [ -d "$work/root/usr/lib/python3/dist-packages/moto" ] || die "sid packages did not contain moto"
-  # Keep only the Python packages and the licences: the packages' docs would otherwise be picked
-  # up by repository-wide tools such as `biome check .`.
-  mkdir -p "$work/keep/usr/lib/python3" "$work/keep/usr/share/doc"
+  # Keep only the Python packages and the licences.
+  keep_licences "$work" "${sid_pkgs[@]}"
+  mkdir -p "$work/keep/usr/lib/python3"
   mv "$work/root/usr/lib/python3/dist-packages" "$work/keep/usr/lib/python3/dist-packages"
-  for pkg in "${sid_pkgs[@]}"; do
-    if [ -f "$work/root/usr/share/doc/$pkg/copyright" ]; then
-      mkdir -p "$work/keep/usr/share/doc/$pkg"
-      mv "$work/root/usr/share/doc/$pkg/copyright" "$work/keep/usr/share/doc/$pkg/copyright"
-    fi
-  done
-  # Swap in the complete tree at once so a half-extracted cache is never mistaken for a good one.
-  rm -rf "$moto_dir"
-  mv "$work/keep" "$moto_dir"
-  rm -rf "$work"
+  swap_in "$work" "$moto_dir"
   trap - EXIT
   moto_imports || die "moto was extracted into $moto_dir but 'import moto.server' fails with $python"
 fi
