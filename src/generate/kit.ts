@@ -11,6 +11,7 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { FerryError, usageError } from '../errors.js';
 import type { Facts } from '../facts/model.js';
+import { refuseExternalEtcd } from '../plan/topology.js';
 import { writeDirAtomic } from '../util/atomic-write.js';
 import type { Artifact, GenerateNote, MissingInput } from './artifact.js';
 import { capiGenerator } from './capi/generator.js';
@@ -57,6 +58,8 @@ export async function generateKit(opts: GenerateOptions): Promise<KitResult> {
     );
   }
   const { ctx, missing, notes } = await prepareContext(opts);
+  // Before the missing inputs: no input the operator could add makes this kit safe.
+  refuseExternalEtcd(ctx.facts, 'generate');
   const result = await runGenerators(ctx, opts.generators ?? GENERATORS);
   const allMissing = [...missing, ...result.missing];
   if (allMissing.length > 0) throw missingInputsError(allMissing);

@@ -8,6 +8,8 @@ import { memoryIo } from '../../src/cli/io.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { readTalosSecretsBundle } from '../../src/generate/secrets/read.js';
 import { createCA, issueCertificate } from '../../src/pki/forge.js';
+import { writeKubeadmPki } from '../../src/pki/kubeadm-layout.js';
+import { EXTERNAL_ETCD_DIR } from '../fixtures/external-etcd.js';
 import { CILIUM_VERSION, DNS_SERVICE_IP, ENDPOINT, NODES, WORKERS, writeFixture } from './fixture.js';
 
 const TOKEN = 'abcdef.0123456789abcdef';
@@ -481,5 +483,31 @@ describe('ferry generate: an existing kit', () => {
     const after = await readFile(join(kit, 'secrets.yaml'), 'utf8');
     expect(after).not.toBe(before); // new trustd token, cluster id, Talos API CA
     expect((await stat(join(kit, 'secrets.yaml'))).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe('ferry generate: a cluster whose etcd is external', () => {
+  it('refuses with exit 2, naming the topology, and writes nothing', async () => {
+    // The external-etcd fixture, with a kubeadm PKI beside it so that only the topology can refuse.
+    const cluster = join(root, 'external');
+    await cp(EXTERNAL_ETCD_DIR, cluster, { recursive: true });
+    await writeKubeadmPki(join(cluster, 'pki'), {
+      apiserver: {
+        nodeName: 'cp-1',
+        advertiseAddress: '10.0.0.11',
+        dnsNames: ['kubernetes'],
+        ipAddresses: [],
+      },
+      etcdMembers: [{ name: 'etcd-1', ip: '10.0.1.5' }],
+      key: { algorithm: 'ECDSA' },
+      serviceAccountKey: { algorithm: 'ECDSA' },
+    });
+    const kit = join(root, 'kit-external');
+    const r = await generate([cluster, '--pki', join(cluster, 'pki'), '-o', kit, '--bootstrap-token', TOKEN]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/etcd topology is external \(the apiservers use https:\/\/10\.0\.1\.5:2379/);
+    expect(r.err).toMatch(/would start an etcd cluster of its own; nothing was written/);
+    expect(r.err).toMatch(/run ferry generate again/);
+    expect(existsSync(kit)).toBe(false);
   });
 });
