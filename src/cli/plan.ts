@@ -7,7 +7,7 @@ import {
   type TargetInput,
   targetInputFromFlags,
 } from '../facts/target.js';
-import type { KitSummary } from '../kit/read.js';
+import type { KitContents, KitSummary } from '../kit/read.js';
 import { STRATEGIES, type WorkerRoll } from '../plan/model.js';
 import { oneOf, parseFlags, requirePositional } from './args.js';
 import type { Command } from './command.js';
@@ -28,7 +28,8 @@ replicas, pods without a controller, pods no node can take) and prints its estim
 lower bound. A PodDisruptionBudget that allows no disruption makes ferry plan refuse (exit 1).
 
   --kit KIT                the kit written by ferry generate: its kubeadm-side steps and files become
-                           the preparation phase, and its target is the default target
+                           the preparation phase, its target is the default target, and
+                           findings it resolves (as \`ferry audit --kit\` shows) are no blockers
   --strategy S             surge (default): a new node at a new address joins, then the old one leaves
                            replace: the old node leaves, a Talos node comes back at the same address
   -o, --output FILE        plan.json | plan.md | plan.html (format from the extension; default: md on stdout)
@@ -97,11 +98,13 @@ export const command: Command = {
     const drainTimeoutSeconds = positiveInt('drain-timeout', values['drain-timeout']);
     const flagTarget = targetInputFromFlags(values);
 
-    let kit: KitSummary | null = null;
+    // The kit's contents too: findings it resolves are no blockers for this plan, as in `audit --kit`.
+    let kitContents: KitContents | null = null;
     if (values.kit !== undefined) {
-      const { readKit } = await import('../kit/read.js');
-      kit = await readKit(path(values.kit), values.kit);
+      const { readKitContents } = await import('../kit/read.js');
+      kitContents = await readKitContents(path(values.kit), values.kit);
     }
+    const kit: KitSummary | null = kitContents?.summary ?? null;
     const [{ loadSnapshot }, { deriveFacts }, { runAudit }, { ALL_RULES }, { CATALOG_IDS }] =
       await Promise.all([
         import('../snapshot/load.js'),
@@ -121,7 +124,15 @@ export const command: Command = {
     refuseExternalEtcd(facts);
 
     const now = new Date();
-    const audit = runAudit({ snapshot, facts, target: facts.target, rules: ALL_RULES, suppressions, now });
+    const audit = runAudit({
+      snapshot,
+      facts,
+      target: facts.target,
+      rules: ALL_RULES,
+      suppressions,
+      ...(kitContents ? { kit: kitContents } : {}),
+      now,
+    });
     if (audit.errors.length > 0) {
       for (const e of audit.errors) io.stderr(`error: rule ${e.ruleId} failed: ${e.message}\n`);
       throw new FerryError('internal', 'the preflight audit did not complete: no plan written', {

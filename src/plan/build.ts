@@ -428,6 +428,7 @@ export function buildPlan(input: PlanInput): Plan {
       risks: input.audit.counts.risk,
       suppressed: input.audit.counts.suppressed,
       allowBlockers: input.allowBlockers,
+      ...(input.audit.resolved.length > 0 ? { resolvedByKit: input.audit.resolved.map(findingRef) } : {}),
     },
     controlPlanes: cpSwaps.map(
       (s, i): ControlPlaneOrder => ({

@@ -426,6 +426,8 @@ export interface Plan {
     risks: number;
     suppressed: number;
     allowBlockers: boolean;
+    /** Findings the kit given to --kit resolves (its files carry the fix): no longer blockers here. */
+    resolvedByKit?: FindingRef[];
   };
   controlPlanes: ControlPlaneOrder[];
   workers: WorkerOrder[];

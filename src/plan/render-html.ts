@@ -125,6 +125,11 @@ export function renderPlanHtml(plan: Plan): string {
     plan.audit.blockers.length === 0
       ? ''
       : `<h2>Blockers</h2><p>${plan.audit.allowBlockers ? 'Accepted with --allow-blockers; the preflight step records them.' : 'The preflight step refuses to go on until these are fixed.'}</p>${list(plan.audit.blockers.map((b) => `${b.ruleId} ${b.subject}: ${b.title}. Fix: ${b.remediation}`))}`;
+  const byKit = plan.audit.resolvedByKit ?? [];
+  const resolved =
+    byKit.length === 0
+      ? ''
+      : `<h2>Resolved by the kit</h2><p>The kit carries the fix for these findings; its steps and files in this plan apply it.</p>${list(byKit.map((b) => `${b.ruleId} (${b.severity}) ${b.subject}: ${b.title}`))}`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)}</title><style>${CSS}</style></head>
@@ -139,7 +144,7 @@ ${plan.warnings.length > 0 ? `<div class="warn"><b>Warnings</b>${list(plan.warni
 <table><tr><th>phase</th><th>node</th><th>address</th><th>etcd member</th><th>replaced by</th></tr>${rows.join('')}</table>
 <p>etcd: ${plan.etcd.voters} voters${plan.etcd.leader ? `, leader ${esc(plan.etcd.leader.name)}` : ''}${plan.etcd.version ? `, version ${esc(plan.etcd.version)}` : ''}.</p>
 ${workersHtml(plan)}
-${blockers}
+${resolved}${blockers}
 <h2>Contents</h2><ol start="0">${toc}</ol>
 <h2>Setup</h2>${pre(plan.setup)}
 ${phases}

@@ -151,6 +151,17 @@ export function renderPlanMd(plan: Plan): string {
     '',
   );
   lines.push(...workersMd(plan));
+  const byKit = plan.audit.resolvedByKit ?? [];
+  if (byKit.length > 0) {
+    lines.push(
+      '## Resolved by the kit',
+      '',
+      'The kit carries the fix for these findings; its steps and files in this plan apply it:',
+      '',
+      ...bullets(byKit.map((b) => `\`${b.ruleId}\` (${b.severity}) ${b.subject}: ${b.title}`)),
+      '',
+    );
+  }
   if (plan.audit.blockers.length > 0) {
     lines.push(
       '## Blockers',

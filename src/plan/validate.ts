@@ -585,6 +585,7 @@ const planShape = fields<PlanContent>({
     risks: int(0),
     suppressed: int(0),
     allowBlockers: bool,
+    resolvedByKit: opt(arrayOf(findingRef)),
   }),
   controlPlanes: arrayOf(
     fields<ControlPlaneOrder>({

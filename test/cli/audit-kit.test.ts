@@ -73,6 +73,33 @@ describe('ferry audit --kit on the example cluster', () => {
     expect(withKit.out).toContain('0 blockers');
   });
 
+  it('ferry plan --kit: blockers the kit resolves do not stop the plan, and the plan lists them', async () => {
+    // The same suppressions as above: what is left are blockers the kit fixes.
+    const plan = async (...argv: string[]) => {
+      const io = memoryIo({ cwd: dir });
+      const code = await runCli(
+        ['plan', EXAMPLE, '--suppressions', 'accepted.yaml', '--surge-replicas', ...argv],
+        io,
+      );
+      return { code, out: io.out, err: io.err };
+    };
+    const without = await plan('--format', 'json');
+    expect(without.code).toBe(1);
+    expect(without.err).toMatch(/ferry plan refuses: the audit has \d+ unsuppressed blocker/);
+    const withKit = await plan('--kit', 'kit', '--format', 'json');
+    expect(withKit.err).not.toContain('refuses');
+    expect(withKit.code).toBe(0);
+    const p = JSON.parse(withKit.out);
+    expect(p.audit.blockers).toEqual([]);
+    const byKit: { ruleId: string; severity: string }[] = p.audit.resolvedByKit;
+    expect(byKit.some((f) => f.severity === 'blocker')).toBe(true);
+    const md = await plan('--kit', 'kit');
+    expect(md.out).toContain('## Resolved by the kit');
+    expect(md.out).toContain(`\`${byKit[0]!.ruleId}\``);
+    const html = await plan('--kit', 'kit', '--format', 'html');
+    expect(html.out).toContain('<h2>Resolved by the kit</h2>');
+  });
+
   it('exits 2 naming the path for a kit that is missing, not a kit, or for another target', async () => {
     const missing = await audit('--kit', 'nowhere');
     expect(missing.code).toBe(2);
