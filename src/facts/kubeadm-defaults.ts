@@ -70,6 +70,11 @@ export function apiserverDefaults(ctx: KubeadmContext): Defaults {
 }
 
 const LOCAL_ETCD_SERVERS = new Set(['https://127.0.0.1:2379', 'https://[::1]:2379']);
+/** kubeadm writes etcd's metrics listener on loopback; anything else was the operator's choice. */
+export const KUBEADM_METRICS_URLS: ReadonlySet<string> = new Set([
+  'http://127.0.0.1:2381',
+  'http://[::1]:2381',
+]);
 
 export function controllerManagerDefaults(ctx: KubeadmContext): Defaults {
   const p = (f: string) => `${ctx.certDir}/${f}`;
@@ -154,6 +159,11 @@ export function nonDefaultFlags(flags: Flag[], defaults: Defaults): Flag[] {
     const expected = defaults[f.name];
     if (f.name === 'etcd-servers') {
       if (!LOCAL_ETCD_SERVERS.has(f.value)) out.push(f);
+      continue;
+    }
+    // Scrapers depend on a non-loopback metrics listener: it is carried like any operator flag.
+    if (f.name === 'listen-metrics-urls') {
+      if (!KUBEADM_METRICS_URLS.has(f.value)) out.push(f);
       continue;
     }
     if (expected !== null && expected !== undefined && f.value !== expected) out.push(f);

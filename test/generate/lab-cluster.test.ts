@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { memoryIo } from '../../src/cli/io.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { readTalosSecretsBundle } from '../../src/generate/secrets/read.js';
@@ -33,6 +34,12 @@ describe('ferry generate examples/lab-cluster', () => {
   it('writes the kit', () => {
     expect(io.err).not.toMatch(/^error/m);
     expect(code).toBe(0);
+  });
+
+  it("carries etcd's non-loopback metrics listener, which Prometheus scrapes", async () => {
+    const text = await readFile(join(kit, 'talos', 'controlplane-patch.yaml'), 'utf8');
+    const [patch] = parseAllDocuments(text).map((d) => d.toJS());
+    expect(patch.cluster.etcd.extraArgs['listen-metrics-urls']).toBe('http://0.0.0.0:2381');
   });
 
   it('carries the example PKI into secrets.yaml (0600) byte for byte', async () => {

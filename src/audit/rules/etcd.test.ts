@@ -367,11 +367,10 @@ describe('etcd.extra-args', () => {
     expect(fs[0]!.evidence).toHaveLength(4);
   });
 
-  it('says whether ferry generate carries the flag: not --listen-metrics-urls, which kubeadm writes itself', async () => {
+  it('says whether ferry generate carries the flag: a non-loopback --listen-metrics-urls it does', async () => {
     const [metrics] = findings(extraArgs.check(contextOf(await exampleSnapshot())));
-    expect(metrics!.remediation).toContain(
-      "ferry generate does not carry it: add it to the kit's talos/controlplane-patch.yaml",
-    );
+    expect(metrics!.message).toContain('--listen-metrics-urls=http://0.0.0.0:2381');
+    expect(metrics!.remediation).toContain('ferry generate writes it from the kubeadm manifests');
     expect(metrics!.kitChecks).toEqual([
       {
         kind: 'value',

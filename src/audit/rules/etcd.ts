@@ -657,15 +657,13 @@ function instanceFlagEvidence(inst: EtcdInstance, f: Flag): Evidence {
   };
 }
 
-/** kubeadm writes the metrics listener on loopback; anything else was chosen by the operator. */
-const KUBEADM_METRICS_URLS = new Set(['http://127.0.0.1:2381', 'http://[::1]:2381']);
 /** Flags whose values must match across members: they steer elections. */
 const TIMING_FLAGS = new Set(['heartbeat-interval', 'election-timeout']);
 
 /**
- * Operator-chosen etcd flags: the etcd.extraArgs fact (flags kubeadm does not write) plus two things
- * it cannot show — every flag kubeadm-config declares in etcd.local.extraArgs, and a
- * --listen-metrics-urls changed from kubeadm's loopback value (the fact treats the name as kubeadm's).
+ * Operator-chosen etcd flags: the etcd.extraArgs fact (flags kubeadm does not write, a
+ * non-loopback --listen-metrics-urls among them) plus what it cannot show: every flag kubeadm-config
+ * declares in etcd.local.extraArgs.
  */
 export interface OperatorFlag {
   values: Set<string>;
@@ -688,9 +686,7 @@ export function operatorEtcdFlags(ctx: Ctx): Map<string, OperatorFlag> {
   const instances = ctx.facts.etcd.instances.value ?? [];
   for (const inst of instances) {
     for (const f of inst.flags) {
-      const custom =
-        extraNames.has(f.name) || (f.name === 'listen-metrics-urls' && !KUBEADM_METRICS_URLS.has(f.value));
-      if (custom) add(f, instanceFlagEvidence(inst, f), true);
+      if (extraNames.has(f.name)) add(f, instanceFlagEvidence(inst, f), true);
     }
   }
   const cc = ctx.snapshot.kubeadm.clusterConfiguration;
