@@ -115,6 +115,20 @@ export function deriveKubeletFacts(v: SnapshotView): KubeletFacts {
       strList,
     ),
     staticPodPath: setting(cfg, k('staticPodPath'), 'kubelet staticPodPath', 'staticPodPath', str),
+    shutdownGracePeriod: setting(
+      cfg,
+      k('shutdownGracePeriod'),
+      'kubelet shutdownGracePeriod',
+      'shutdownGracePeriod',
+      str,
+    ),
+    shutdownGracePeriodCriticalPods: setting(
+      cfg,
+      k('shutdownGracePeriodCriticalPods'),
+      'kubelet shutdownGracePeriodCriticalPods',
+      'shutdownGracePeriodCriticalPods',
+      str,
+    ),
     extraArgs: extraArgs(v),
   };
 }

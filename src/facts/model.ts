@@ -293,6 +293,9 @@ export interface KubeletFacts {
   evictionHard: Fact<Record<string, string> | null>;
   allowedUnsafeSysctls: Fact<string[] | null>;
   staticPodPath: Fact<string | null>;
+  /** Graceful node shutdown; kubeadm writes "0s" (off), Talos runs 30s / 10s unless carried. */
+  shutdownGracePeriod: Fact<string | null>;
+  shutdownGracePeriodCriticalPods: Fact<string | null>;
   /** nodeRegistration.kubeletExtraArgs of the kubeadm Init/JoinConfigurations seen. */
   extraArgs: Fact<Flag[]>;
 }

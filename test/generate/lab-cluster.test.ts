@@ -42,6 +42,17 @@ describe('ferry generate examples/lab-cluster', () => {
     expect(patch.cluster.etcd.extraArgs['listen-metrics-urls']).toBe('http://0.0.0.0:2381');
   });
 
+  it("carries the kubelets' graceful-shutdown periods (60s / 20s) instead of Talos's 30s / 10s", async () => {
+    for (const role of ['controlplane', 'worker']) {
+      const text = await readFile(join(kit, 'talos', `${role}-patch.yaml`), 'utf8');
+      const [patch] = parseAllDocuments(text).map((d) => d.toJS());
+      expect(patch.machine.kubelet.extraConfig).toMatchObject({
+        shutdownGracePeriod: '60s',
+        shutdownGracePeriodCriticalPods: '20s',
+      });
+    }
+  });
+
   it('carries the example PKI into secrets.yaml (0600) byte for byte', async () => {
     const file = join(kit, 'secrets.yaml');
     expect((await stat(file)).mode & 0o777).toBe(0o600);

@@ -19,7 +19,12 @@ const CARRIED: { key: string; fact: keyof Facts['kubelet'] }[] = [
   { key: 'evictionHard', fact: 'evictionHard' },
   { key: 'allowedUnsafeSysctls', fact: 'allowedUnsafeSysctls' },
   { key: 'serverTLSBootstrap', fact: 'serverTLSBootstrap' },
+  { key: 'shutdownGracePeriod', fact: 'shutdownGracePeriod' },
+  { key: 'shutdownGracePeriodCriticalPods', fact: 'shutdownGracePeriodCriticalPods' },
 ];
+
+/** kubeadm's "0s" turns graceful shutdown off; carrying it would drop Talos's own 30s / 10s. */
+const OFF_WHEN_ZERO = new Set(['shutdownGracePeriod', 'shutdownGracePeriodCriticalPods']);
 
 export function deriveKubeletValues(
   facts: Facts,
@@ -41,7 +46,9 @@ export function deriveKubeletValues(
   const config: Record<string, Sourced<unknown>> = {};
   for (const c of CARRIED) {
     const fact = k[c.fact] as Fact<unknown>;
-    if (fact.value !== undefined && fact.value !== null) config[c.key] = sourced(fact.value, fact.provenance);
+    if (fact.value === undefined || fact.value === null) continue;
+    if (OFF_WHEN_ZERO.has(c.key) && /^0+(\.0+)?(h|m|s|ms)?$/.test(String(fact.value))) continue;
+    config[c.key] = sourced(fact.value, fact.provenance);
   }
   if (k.systemReserved.value === null) {
     notes.push({

@@ -289,6 +289,19 @@ describe('kubelet and nodes', () => {
     expect(r.notes.some((n) => n.message.includes('staticPodPath'))).toBe(true);
   });
 
+  it("carries a graceful-shutdown period the cluster set, not kubeadm's 0s (off), which would drop Talos's own", () => {
+    const r = deriveTalosValues(
+      facts('v1.13.9', (s) => {
+        s.kubelet!.spec['shutdownGracePeriod'] = '60s';
+        s.kubelet!.spec['shutdownGracePeriodCriticalPods'] = '0s';
+      }),
+    );
+    if (r.kind !== 'ok') throw new Error('missing');
+    const kubelet = legacy(patch(r.values, 'talos/worker-patch.yaml'))['machine'].kubelet;
+    expect(kubelet.extraConfig.shutdownGracePeriod).toBe('60s');
+    expect(kubelet.extraConfig).not.toHaveProperty('shutdownGracePeriodCriticalPods');
+  });
+
   it('labels only some workers have go to group patches; shared ones to the worker patch', () => {
     const f = facts('v1.13.9', (s) => {
       s.resources.nodes = s.resources.nodes.map((n) => {
