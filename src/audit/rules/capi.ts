@@ -26,6 +26,7 @@ import {
 import type { KubeObject, MgmtSnapshot } from '../../snapshot/model.js';
 import { type AuditContext, type Rule, type RuleFinding, skip } from '../rule.js';
 import { DOCS, withMgmt } from './capi-mgmt.js';
+import { CAPI_MOVE_RULES } from './capi-move.js';
 import { CAPI_TALOSCONFIG_RULES } from './capi-talosconfig.js';
 import { KIT } from './kit-paths.js';
 import { objectEvidence } from './shared.js';
@@ -394,4 +395,5 @@ export const CAPI_RULES: Rule[] = [
   contractV1beta1,
   secretNotMoved,
   ...CAPI_TALOSCONFIG_RULES,
+  ...CAPI_MOVE_RULES,
 ];

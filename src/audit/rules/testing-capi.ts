@@ -110,6 +110,22 @@ export function adopted(): MgmtSnapshot {
   };
 }
 
+/**
+ * The management cluster once ferry has handed the control plane over: the TalosControlPlane
+ * unpaused, the Cluster Ready with its infrastructure and control plane up, nothing rolling.
+ */
+export function handedOver(): MgmtSnapshot {
+  const m = adopted();
+  const tcp = m.objects.find((o) => o.kind === 'TalosControlPlane')!;
+  delete tcp.metadata.annotations;
+  const cluster = m.objects.find((o) => o.kind === 'Cluster')!;
+  cluster.status = {
+    initialization: { infrastructureProvisioned: true, controlPlaneInitialized: true },
+    conditions: [{ type: 'Available', status: 'True' }],
+  };
+  return m;
+}
+
 export const withCcm = (s: Snapshot) => {
   s.resources.deployments.push(
     obj('Deployment', 'talos-cloud-controller-manager', { namespace: 'kube-system' }),
