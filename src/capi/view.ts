@@ -89,6 +89,27 @@ export function bootstrapConfigRef(x: KubeObject): { kind: string; name: string 
   return typeof kind === 'string' && typeof name === 'string' ? { kind, name } : undefined;
 }
 
+/**
+ * The machine templates the TalosControlPlanes and MachineDeployments of `cluster` clone their
+ * machines from: Cluster API names those machines, and so the Talos nodes, after them.
+ */
+export function machineTemplatesOf(
+  m: MgmtSnapshot,
+  cluster: string,
+): { role: 'control plane' | 'worker'; name: string }[] {
+  const named = (v: unknown) => (typeof v === 'string' && v !== '' ? [v] : []);
+  return [
+    ...talosControlPlanes(m)
+      .filter((t) => clusterOfControlPlane(m, t)?.metadata.name === cluster || clusterNameOf(t) === cluster)
+      .flatMap((t) => named(spec(t, 'infrastructureTemplate', 'name')))
+      .map((name) => ({ role: 'control plane' as const, name })),
+    ...machineDeployments(m)
+      .filter((d) => clusterNameOf(d) === cluster)
+      .flatMap((d) => named(spec(d, 'template', 'spec', 'infrastructureRef', 'name')))
+      .map((name) => ({ role: 'worker' as const, name })),
+  ];
+}
+
 export interface ProviderVersion {
   object: KubeObject;
   providerName: string;
