@@ -138,9 +138,8 @@ export const movePausedOrUnstable: Rule = {
               remediation: STEADY_FIX,
             });
         }
-        for (const o of mine.filter(
-          (x) => talosControlPlanes(m).includes(x) || machineDeployments(m).includes(x),
-        )) {
+        const scaled = new Set([...talosControlPlanes(m), ...machineDeployments(m)]);
+        for (const o of mine.filter((x) => scaled.has(x))) {
           const why = rolling(o);
           if (why.length > 0)
             out.push({

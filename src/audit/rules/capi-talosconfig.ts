@@ -37,6 +37,7 @@ export const talosconfigDrift: Rule = {
     withMgmt(ctx, (m) => {
       const out: RuleFinding[] = [];
       const unseen: string[] = [];
+      const configs = new Map(talosConfigs(m).map((c) => [`${c.metadata.namespace}/${c.metadata.name}`, c]));
       for (const tcp of talosControlPlanes(m)) {
         const ns = tcp.metadata.namespace;
         const cluster = clusterOfControlPlane(m, tcp);
@@ -45,10 +46,7 @@ export const talosconfigDrift: Rule = {
         const strategy = spec(tcp, 'rolloutStrategy', 'type') ?? 'RollingUpdate';
         for (const x of controlPlaneMachines(m, ns, name)) {
           const ref = bootstrapConfigRef(x);
-          const config =
-            ref?.kind === 'TalosConfig'
-              ? talosConfigs(m).find((c) => c.metadata.namespace === ns && c.metadata.name === ref.name)
-              : undefined;
+          const config = ref?.kind === 'TalosConfig' ? configs.get(`${ns}/${ref.name}`) : undefined;
           // Fail closed: a Machine whose config ferry cannot read may be the one that rolls.
           if (!config) {
             unseen.push(
