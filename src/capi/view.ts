@@ -26,6 +26,9 @@ export const machines = (m: MgmtSnapshot) => ofKind(m, 'Machine', 'cluster.x-k8s
 export const machineDeployments = (m: MgmtSnapshot) => ofKind(m, 'MachineDeployment', 'cluster.x-k8s.io');
 export const talosControlPlanes = (m: MgmtSnapshot) =>
   ofKind(m, 'TalosControlPlane', 'controlplane.cluster.x-k8s.io');
+export const talosConfigs = (m: MgmtSnapshot) => ofKind(m, 'TalosConfig', 'bootstrap.cluster.x-k8s.io');
+export const talosConfigTemplates = (m: MgmtSnapshot) =>
+  ofKind(m, 'TalosConfigTemplate', 'bootstrap.cluster.x-k8s.io');
 export const secrets = (m: MgmtSnapshot) => ofKind(m, 'Secret', '');
 export const providers = (m: MgmtSnapshot) => ofKind(m, 'Provider', 'clusterctl.cluster.x-k8s.io');
 
@@ -77,6 +80,34 @@ export function controlPlaneMachines(
       x.metadata.labels?.[CLUSTER_NAME_LABEL] === cluster &&
       x.metadata.labels?.[CONTROL_PLANE_LABEL] !== undefined,
   );
+}
+
+/** The TalosConfig a Machine's `spec.bootstrap.configRef` names (v1beta2 or v1beta1 shape), if it names one. */
+export function bootstrapConfigRef(x: KubeObject): { kind: string; name: string } | undefined {
+  const kind = spec(x, 'bootstrap', 'configRef', 'kind');
+  const name = spec(x, 'bootstrap', 'configRef', 'name');
+  return typeof kind === 'string' && typeof name === 'string' ? { kind, name } : undefined;
+}
+
+/**
+ * The machine templates the TalosControlPlanes and MachineDeployments of `cluster` clone their
+ * machines from: Cluster API names those machines, and so the Talos nodes, after them.
+ */
+export function machineTemplatesOf(
+  m: MgmtSnapshot,
+  cluster: string,
+): { role: 'control plane' | 'worker'; name: string }[] {
+  const named = (v: unknown) => (typeof v === 'string' && v !== '' ? [v] : []);
+  return [
+    ...talosControlPlanes(m)
+      .filter((t) => clusterOfControlPlane(m, t)?.metadata.name === cluster || clusterNameOf(t) === cluster)
+      .flatMap((t) => named(spec(t, 'infrastructureTemplate', 'name')))
+      .map((name) => ({ role: 'control plane' as const, name })),
+    ...machineDeployments(m)
+      .filter((d) => clusterNameOf(d) === cluster)
+      .flatMap((d) => named(spec(d, 'template', 'spec', 'infrastructureRef', 'name')))
+      .map((name) => ({ role: 'worker' as const, name })),
+  ];
 }
 
 export interface ProviderVersion {

@@ -112,28 +112,37 @@ export function capiNames(cluster: string) {
   };
 }
 
+/** A machine template's name and the role of the nodes Cluster API creates from it. */
+export interface CapiTemplate {
+  role: 'control plane' | 'worker';
+  name: string;
+}
+
 /**
  * The names Cluster API gives the nodes it creates from ferry's templates: the infrastructure
  * machine name, "<template>-" + 5 random lower-case alphanumerics (CAPI's name generator).
- * `pools`: the worker groups that get their own template ("<cluster>-worker-<group>").
+ * `pools`: the worker groups that get their own template ("<cluster>-worker-<group>");
+ * `templates`: further templates, e.g. those a management cluster's objects already reference.
  */
 export function capiHostnamePatterns(
   cluster: string,
   pools: readonly string[] = [],
+  templates: readonly CapiTemplate[] = [],
 ): { role: 'control plane' | 'worker'; prefix: string; re: RegExp }[] {
   const n = capiNames(cluster);
-  const pattern = (prefix: string) =>
-    new RegExp(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-[a-z0-9]{5}$`, 'i');
-  const worker = (template: string) => ({
-    role: 'worker' as const,
-    prefix: `${template}-`,
-    re: pattern(template),
+  const pattern = (t: CapiTemplate) => ({
+    role: t.role,
+    prefix: `${t.name}-`,
+    re: new RegExp(`^${t.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-[a-z0-9]{5}$`, 'i'),
   });
-  return [
-    { role: 'control plane', prefix: `${n.cpTemplate}-`, re: pattern(n.cpTemplate) },
-    worker(n.workerTemplate),
-    ...pools.map((g) => worker(n.pool(g).workerTemplate)),
+  const all: CapiTemplate[] = [
+    { role: 'control plane', name: n.cpTemplate },
+    { role: 'worker', name: n.workerTemplate },
+    ...pools.map((g): CapiTemplate => ({ role: 'worker', name: n.pool(g).workerTemplate })),
+    ...templates,
   ];
+  const seen = new Set<string>();
+  return all.filter((t) => !seen.has(t.name) && seen.add(t.name)).map(pattern);
 }
 
 function firstLabel(name: string): string {

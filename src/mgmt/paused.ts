@@ -2,7 +2,8 @@
  * A backup is only taken of a steady management cluster (capi.md H13): a paused Cluster is refused
  * as `clusterctl move` refuses it, and so is a cluster mid-migration, which ferry recognises by the
  * `cluster.x-k8s.io/paused` annotation it keeps on the TalosControlPlane until no kubeadm member
- * remains (docs/rules.md#capi.tcp-etcd-audit). Pure.
+ * remains (docs/rules.md#capi.tcp-etcd-audit). The audit's capi.move-paused-or-unstable judges a
+ * snapshot by the same predicates. Pure.
  */
 import { type KubeObject, objectName, PAUSED_ANNOTATION } from './model.js';
 
@@ -10,6 +11,13 @@ export interface PauseProblem {
   object: string;
   why: 'cluster-paused' | 'object-paused';
   cluster: string;
+}
+
+/** A Cluster API object whose Ready (v1beta1) or Available (v1beta2) condition is True. */
+export function isReady(o: KubeObject): boolean {
+  return ((o.status?.conditions ?? []) as { type?: string; status?: string }[]).some(
+    (c) => (c.type === 'Ready' || c.type === 'Available') && c.status === 'True',
+  );
 }
 
 export function isClusterPaused(c: KubeObject): boolean {

@@ -7,7 +7,7 @@ import { FerryError } from '../errors.js';
 import { requireClusterApi } from './backup.js';
 import { INVENTORY_CRD, type MgmtKube } from './kube.js';
 import { CLUSTER_NAME_LABEL, type KubeObject, PAUSED_ANNOTATION } from './model.js';
-import { isClusterPaused } from './paused.js';
+import { isClusterPaused, isReady } from './paused.js';
 import { fetchBackup, verifyChecksum } from './restore.js';
 import type { S3Location } from './s3-config.js';
 import type { BackupStore } from './s3-store.js';
@@ -46,11 +46,6 @@ export interface MgmtStatus {
   backup?: BackupStatus;
 }
 
-const ready = (o: KubeObject) =>
-  ((o.status?.conditions ?? []) as { type?: string; status?: string }[]).some(
-    (c) => (c.type === 'Ready' || c.type === 'Available') && c.status === 'True',
-  );
-
 export async function clusterStatus(
   kube: MgmtKube,
 ): Promise<Pick<MgmtStatus, 'server' | 'clusters' | 'providers'>> {
@@ -69,7 +64,7 @@ export async function clusterStatus(
       namespace: c.metadata.namespace ?? '',
       name: c.metadata.name,
       paused: isClusterPaused(c),
-      ready: ready(c),
+      ready: isReady(c),
       machines: machines.length,
       machinesWithNodeRef: machines.filter((m) => m.status?.nodeRef?.name).length,
       pausedObjects: mine

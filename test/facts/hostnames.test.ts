@@ -9,6 +9,7 @@ import {
   planControlPlaneHostnames,
   reservedNames,
 } from '../../src/facts/hostnames.js';
+import { poolGroupNames, workerPools } from '../../src/generate/capi/pools.js';
 import { deriveTalosValues } from '../../src/generate/talos/values.js';
 import { loadSnapshot } from '../../src/snapshot/load.js';
 
@@ -60,5 +61,28 @@ describe('Talos hostnames', () => {
       v.values.controlPlane.replacements.map((r) => ({ hostname: r.hostname.value, replaces: r.replaces })),
     ).toEqual(planned);
     expect(planned.map((p) => p.hostname)).toEqual(['talos-cp-1', 'talos-cp-2', 'talos-cp-3']);
+    // The worker pools the kit writes templates for are the groups the audit judges.
+    const pools = workerPools(v.values, [], [])
+      .map((p) => p.group)
+      .filter((g) => g !== '');
+    expect(poolGroupNames(facts.nodes.workers.value!)).toEqual(pools);
+    expect(pools.length).toBeGreaterThan(0);
+  });
+
+  it('Cluster API templates named by a management cluster add their own patterns, once each', () => {
+    const ps = capiHostnamePatterns(
+      'lab',
+      [],
+      [
+        { role: 'worker', name: 'lab-md-0' },
+        { role: 'worker', name: 'lab-worker' },
+      ],
+    );
+    expect(ps.map((p) => [p.role, p.prefix])).toEqual([
+      ['control plane', 'lab-control-plane-'],
+      ['worker', 'lab-worker-'],
+      ['worker', 'lab-md-0-'],
+    ]);
+    expect(ps[2]!.re.test('lab-md-0-ab12c')).toBe(true);
   });
 });

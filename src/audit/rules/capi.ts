@@ -24,26 +24,17 @@ import {
   versionBelow,
 } from '../../capi/view.js';
 import type { KubeObject, MgmtSnapshot } from '../../snapshot/model.js';
-import { type AuditContext, type Rule, type RuleFinding, type RuleResult, skip } from '../rule.js';
+import { type AuditContext, type Rule, type RuleFinding, skip } from '../rule.js';
+import { DOCS, withMgmt } from './capi-mgmt.js';
+import { CAPI_MOVE_RULES } from './capi-move.js';
+import { CAPI_TALOSCONFIG_RULES } from './capi-talosconfig.js';
 import { KIT } from './kit-paths.js';
 import { objectEvidence } from './shared.js';
-
-const DOCS = (id: string) => `docs/rules.md#${id}`;
 
 /** CACPPT releases up to v0.5.12 remove members whose name is the infrastructure machine's (cacppt#260). */
 export const CACPPT_AUDIT_FIX = 'v0.5.13';
 /** CAPI drops the v1beta1 contract CACPPT speaks in v1.16 (H10). */
 export const CAPI_V1BETA1_DROPPED = 'v1.16.0';
-
-function withMgmt(ctx: AuditContext, check: (m: MgmtSnapshot) => RuleResult): RuleResult {
-  const m = ctx.snapshot.mgmt;
-  if (!m)
-    return skip(
-      ['the management cluster'],
-      'take the snapshot with --mgmt-kubeconfig, or add mgmt/ (docs/snapshot-layout.md)',
-    );
-  return check(m);
-}
 
 /** Names of etcd members (or control-plane Nodes) that are not Talos CP Machines: the audit would remove them. */
 function kubeadmMembers(ctx: AuditContext, cpMachines: KubeObject[]): { names: string[]; seen: boolean } {
@@ -403,4 +394,6 @@ export const CAPI_RULES: Rule[] = [
   machinesetPreflightHold,
   contractV1beta1,
   secretNotMoved,
+  ...CAPI_TALOSCONFIG_RULES,
+  ...CAPI_MOVE_RULES,
 ];

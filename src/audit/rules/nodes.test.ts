@@ -211,6 +211,69 @@ describe('nodes.name-reuse', () => {
     expect(nameReuse.check(contextOf({ nodes }, { provisioner: 'capi' }))).toMatchObject({ kind: 'skipped' });
   });
 
+  it('with Cluster API, also judges the per-pool templates the kit writes, named after the worker groups', () => {
+    // worker-2's own label makes a pool "pool-data-1": the kit's template lab-worker-pool-data-1.
+    const nodes = [
+      node('cp-1', { controlPlane: true }),
+      node('worker-1'),
+      node('worker-2', { labels: { 'lab.example/pool': 'data' } }),
+      node('lab-worker-pool-data-1-q9z8w'),
+    ];
+    const fs = findings(nameReuse.check(contextOf({ nodes }, { provisioner: 'capi' }, named('lab'))));
+    expect(fs.map((f) => f.subject?.name)).toEqual(['lab-worker-pool-data-1-q9z8w']);
+    expect(fs[0]!.message).toContain('(lab-worker-pool-data-1-xxxxx');
+    // Without the pool (no worker carries its label) the name is no template's.
+    const unpooled = nodes.filter((n) => n.metadata.name !== 'worker-2');
+    expect(
+      findings(nameReuse.check(contextOf({ nodes: unpooled }, { provisioner: 'capi' }, named('lab')))),
+    ).toEqual([]);
+  });
+
+  it('with Cluster API and a management cluster, also judges the templates its objects reference', () => {
+    const nodes = [node('cp-1', { controlPlane: true }), node('lab-md-0-abcde'), node('lab-cp-tmpl-fghij')];
+    const mgmt = named('lab');
+    const withMgmt = {
+      ...mgmt,
+      edit: (s: Snapshot) => {
+        mgmt.edit(s);
+        s.mgmt = {
+          source: { kind: 'file', path: 'mgmt' },
+          crds: [],
+          objects: [
+            {
+              apiVersion: 'controlplane.cluster.x-k8s.io/v1alpha3',
+              kind: 'TalosControlPlane',
+              metadata: {
+                name: 'lab-cp',
+                namespace: 'lab',
+                labels: { 'cluster.x-k8s.io/cluster-name': 'lab' },
+              },
+              spec: { infrastructureTemplate: { kind: 'ProxmoxMachineTemplate', name: 'lab-cp-tmpl' } },
+            },
+            {
+              apiVersion: 'cluster.x-k8s.io/v1beta2',
+              kind: 'MachineDeployment',
+              metadata: {
+                name: 'lab-md',
+                namespace: 'lab',
+                labels: { 'cluster.x-k8s.io/cluster-name': 'lab' },
+              },
+              spec: { clusterName: 'lab', template: { spec: { infrastructureRef: { name: 'lab-md-0' } } } },
+            },
+          ],
+        };
+      },
+    };
+    const fs = findings(nameReuse.check(contextOf({ nodes }, { provisioner: 'capi' }, withMgmt)));
+    expect(fs.map((f) => [f.subject?.name, f.message.includes('control planes') ? 'cp' : 'worker'])).toEqual([
+      ['lab-md-0-abcde', 'worker'],
+      ['lab-cp-tmpl-fghij', 'cp'],
+    ]);
+    expect(findings(nameReuse.check(contextOf({ nodes }, { provisioner: 'capi' }, named('lab'))))).toEqual(
+      [],
+    );
+  });
+
   it('finds planned names equal to live Nodes, case-insensitively', () => {
     const fs = nameReuseFindings(ctx(), [{ name: 'Worker-1', replaces: 'worker-1' }, { name: 'talos-cp-a' }]);
     expect(fs).toHaveLength(1);

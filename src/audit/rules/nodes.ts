@@ -3,12 +3,15 @@
  * workloads still land where they did — control-plane schedulability, labels and taints — and node
  * names that must not clash.
  */
+import { machineTemplatesOf } from '../../capi/view.js';
 import {
+  type CapiTemplate,
   capiHostnamePatterns,
   mayEqualStableHostname,
   planControlPlaneHostnames,
   reservedNames,
 } from '../../facts/hostnames.js';
+import { poolGroupNames } from '../../generate/capi/pools.js';
 import type { TalosRelease } from '../../knowledge/talos.js';
 import {
   CONTROL_PLANE_TAINT,
@@ -384,8 +387,10 @@ export function nameReuseFindings(
 export function capiShapedNames(
   cluster: string,
   names: readonly string[],
+  pools: readonly string[] = [],
+  templates: readonly CapiTemplate[] = [],
 ): { name: string; role: string; prefix: string }[] {
-  const patterns = capiHostnamePatterns(cluster);
+  const patterns = capiHostnamePatterns(cluster, pools, templates);
   const out: { name: string; role: string; prefix: string }[] = [];
   for (const name of names) {
     const p = patterns.find((x) => x.re.test(name));
@@ -413,7 +418,13 @@ export const nameReuse: Rule = {
           ['cluster name'],
           cluster.missing ?? 'kubeadm-config.yaml (ClusterConfiguration.clusterName)',
         );
-      return capiShapedNames(cluster.value, nodeNames).map(
+      const workers = ctx.facts.nodes.workers;
+      if (workers.value === undefined)
+        return skip(['worker nodes'], workers.missing ?? 'Node objects in resources/');
+      // The kit's per-pool templates, and the templates the management cluster already references.
+      const pools = poolGroupNames(workers.value);
+      const templates = ctx.snapshot.mgmt ? machineTemplatesOf(ctx.snapshot.mgmt, cluster.value) : [];
+      return capiShapedNames(cluster.value, nodeNames, pools, templates).map(
         (c): RuleFinding => ({
           severity: 'risk',
           message: `Node ${c.name} has the shape of the names Cluster API gives the Talos ${c.role}s it creates (${c.prefix}xxxxx, hostname.source InfrastructureName): a generated name equal to it would take over this Node.`,
