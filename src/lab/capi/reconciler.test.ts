@@ -177,6 +177,18 @@ describe.skipIf(missing !== undefined)('the lab Cluster API reconciler', () => {
       ms.map((m) => get(`${BOOT}/namespaces/capi/talosconfigs/${m.metadata.name}`)),
     );
     expect(crdErrors([set!, ...(await workers()), ...infra, ...configs, await get(MD('capi'))])).toEqual([]);
+
+    // A control-plane Machine exists now: scaling down drains the worker and deletes its Node
+    // (without one, Cluster API skips both: h4.test.ts).
+    await patch(MD('capi'), { spec: { replicas: 1 } });
+    await passUntil(r, 'the worker deleted', async () => r.events.some((e) => e.kind === 'machine-deleted'));
+    const gone = r.events.find((e) => e.kind === 'machine-deleted');
+    expect(gone).toMatchObject({ drained: true, nodeDeleted: true });
+    expect(gone).not.toHaveProperty('skipped');
+    const victim = gone?.kind === 'machine-deleted' ? gone.machine : '';
+    expect(lab.provisioner.node(victim)?.state).toBe('decommissioned');
+    await expect(get(`/api/v1/nodes/${victim}`)).rejects.toMatchObject({ status: 404 });
+    expect((await workers()).map((m) => m.metadata.name)).not.toContain(victim);
     expect(r.events.filter((e) => e.kind === 'error')).toEqual([]);
   });
 
