@@ -16,10 +16,12 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { labCluster } from '../../test/facts/builders.js';
+import { loadKubeconfig } from '../adapters/kube/kubeconfig.js';
+import { createTransport, type Transport } from '../adapters/kube/transport.js';
 import { bootstrapSplitBrain } from '../audit/rules/capi.js';
 import { makeContext } from '../audit/testing.js';
 import { type LabApiFixture, startLabApi, writeAdminKubeconfig } from '../lab/apiserver/testing.js';
-import { readMgmtFromKubeconfig } from './mgmt-reader.js';
+import { readMgmt, readMgmtFromKubeconfig } from './mgmt-reader.js';
 
 const SPECS = new URL('../../schemas/capi/', import.meta.url);
 let lab: LabApiFixture;
@@ -148,6 +150,44 @@ describe('readMgmt on the lab API server', () => {
       await runCli(['snapshot', '--from', files, '--mgmt-context', 'x', '-o', join(dir, 'snap2')], bad),
     ).toBe(2);
     await cluster.cleanup();
+  });
+
+  it('lists in pages: a list over the page size comes back complete, no page larger than the size', async () => {
+    const custom = lab.kc.makeApiClient(CustomObjectsApi);
+    for (let i = 0; i < 5; i++)
+      await custom.createNamespacedCustomObject({
+        group: 'cluster.x-k8s.io',
+        version: 'v1beta2',
+        namespace: 'lab',
+        plural: 'clusters',
+        body: {
+          apiVersion: 'cluster.x-k8s.io/v1beta2',
+          kind: 'Cluster',
+          metadata: { name: `paged-${i}`, namespace: 'lab' },
+        },
+      });
+    const loaded = loadKubeconfig(join(dir, 'mgmt.conf'));
+    const inner = createTransport(loaded);
+    const pages: { path: string; limit: unknown; items: number }[] = [];
+    const t: Transport = {
+      address: inner.address,
+      getJson: async (path, query) => {
+        const body = (await inner.getJson(path, query)) as { items?: unknown[] };
+        pages.push({ path, limit: query?.['limit'], items: body.items?.length ?? 0 });
+        return body;
+      },
+    };
+    const m = await readMgmt(t, loaded.server, { pageSize: 2 });
+    const clusters = m.objects.filter((o) => o.kind === 'Cluster').map((o) => o.metadata.name);
+    expect(clusters.sort()).toEqual(['lab', 'paged-0', 'paged-1', 'paged-2', 'paged-3', 'paged-4']);
+    const clusterPages = pages.filter((p) => p.path.endsWith('/clusters'));
+    expect(clusterPages.length).toBe(3);
+    expect(pages.every((p) => p.limit === 2 && p.items <= 2)).toBe(true);
+    // The same objects as one unpaged read.
+    const whole = await readMgmtFromKubeconfig(join(dir, 'mgmt.conf'));
+    const ids = (x: typeof m) =>
+      x.objects.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`).sort();
+    expect(ids(m)).toEqual(ids(whole));
   });
 
   it('a kubeconfig that is not there is named by its flag', async () => {

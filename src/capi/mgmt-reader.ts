@@ -7,6 +7,7 @@
  */
 
 import { loadKubeconfig } from '../adapters/kube/kubeconfig.js';
+import { listAll } from '../adapters/kube/paginate.js';
 import { createTransport, type Transport } from '../adapters/kube/transport.js';
 import { FerryError } from '../errors.js';
 import { crdSummary, isCapiGroup, mgmtSnapshot } from '../snapshot/mgmt.js';
@@ -15,11 +16,30 @@ import { requireFileSync } from '../util/input-file.js';
 
 interface List {
   items?: Record<string, unknown>[];
+  metadata?: { continue?: string };
 }
 
-async function list(t: Transport, path: string, what: string): Promise<Record<string, unknown>[]> {
+/** Objects per list request: a management cluster of many clusters is read in pages, not one answer. */
+export const MGMT_PAGE_SIZE = 500;
+
+async function list(
+  t: Transport,
+  path: string,
+  what: string,
+  pageSize: number,
+): Promise<Record<string, unknown>[]> {
   try {
-    return ((await t.getJson(path)) as List).items ?? [];
+    const { items } = await listAll(
+      async (token, limit) => {
+        const page = (await t.getJson(path, { limit, continue: token })) as List;
+        return {
+          items: (page.items ?? []) as unknown as KubeObject[],
+          ...(page.metadata?.continue && { continueToken: page.metadata.continue }),
+        };
+      },
+      { pageSize },
+    );
+    return items as unknown as Record<string, unknown>[];
   } catch (cause) {
     throw new FerryError(
       'unreachable',
@@ -34,9 +54,19 @@ async function list(t: Transport, path: string, what: string): Promise<Record<st
 }
 
 /** Every Cluster API object, CRDs and Secrets of the management cluster behind `t`. */
-export async function readMgmt(t: Transport, server: string): Promise<MgmtSnapshot> {
+export async function readMgmt(
+  t: Transport,
+  server: string,
+  opts: { pageSize?: number } = {},
+): Promise<MgmtSnapshot> {
+  const pageSize = opts.pageSize ?? MGMT_PAGE_SIZE;
   const crds = (
-    await list(t, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', 'CustomResourceDefinitions')
+    await list(
+      t,
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+      'CustomResourceDefinitions',
+      pageSize,
+    )
   )
     .map((c) => ({ raw: c, summary: crdSummary(c) }))
     .filter((c) => c.summary && isCapiGroup(c.summary.group));
@@ -53,7 +83,7 @@ export async function readMgmt(t: Transport, server: string): Promise<MgmtSnapsh
     const version = s.versions.find((v) => v.storage)?.name ?? s.versions.find((v) => v.served)?.name;
     const plural = ((c.raw['spec'] as { names?: { plural?: string } }).names?.plural ?? '').trim();
     if (!version || plural === '') continue;
-    for (const o of await list(t, `/apis/${s.group}/${version}/${plural}`, `${s.kind} objects`))
+    for (const o of await list(t, `/apis/${s.group}/${version}/${plural}`, `${s.kind} objects`, pageSize))
       items.push({ apiVersion: `${s.group}/${version}`, kind: s.kind, ...o } as unknown as KubeObject);
   }
   const namespaces = [
@@ -64,7 +94,12 @@ export async function readMgmt(t: Transport, server: string): Promise<MgmtSnapsh
     ),
   ].sort();
   for (const ns of namespaces)
-    for (const o of await list(t, `/api/v1/namespaces/${encodeURIComponent(ns)}/secrets`, `Secrets in ${ns}`))
+    for (const o of await list(
+      t,
+      `/api/v1/namespaces/${encodeURIComponent(ns)}/secrets`,
+      `Secrets in ${ns}`,
+      pageSize,
+    ))
       items.push({ apiVersion: 'v1', kind: 'Secret', ...o } as unknown as KubeObject);
   return mgmtSnapshot(items, { kind: 'api', server, path: '/apis' });
 }

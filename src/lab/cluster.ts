@@ -10,6 +10,9 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { EtcdAdmin } from '../adapters/etcd/admin.js';
+import { loadKubeconfig } from '../adapters/kube/kubeconfig.js';
+import { createRequester } from '../adapters/kube/request.js';
 import { FerryError, inputError } from '../errors.js';
 import { deriveFacts } from '../facts/derive.js';
 import { type Issued, loadIssued } from '../pki/forge.js';
@@ -24,6 +27,13 @@ import {
   writeKubeconfig,
 } from './apiserver/index.js';
 import type { KObj } from './apiserver/object.js';
+import { installLabCapiCrds } from './capi/crds.js';
+import {
+  type LabCapiOptions,
+  LabCapiReconciler,
+  type LabMachinePort,
+  type MachineRole,
+} from './capi/reconciler.js';
 import { type EtcdMinor, locateEtcd } from './etcd/binaries.js';
 import { readCredentials } from './etcd/client.js';
 import { EtcdLabCluster } from './etcd/cluster.js';
@@ -42,6 +52,7 @@ import {
 import { LabApiError, LabKubeClient } from './nodes/client.js';
 import { LabNodesController } from './nodes/controller.js';
 import { LabPodRuntime } from './nodes/runtime.js';
+import type { Taint } from './nodes/schedule.js';
 import { apiPath, isNodeReady, type Timings } from './nodes/world.js';
 import { type AddressEntry, AddressMap } from './provisioner/addresses.js';
 import { copiedPods, importItems, labNode, labPod, NOT_LOADED } from './provisioner/import.js';
@@ -79,8 +90,16 @@ export type LabClusterOptions = {
    * preStop 3 s, grace 10 s, propagation delay 100 ms. `false`: none (labs that test something else).
    */
   canary?: (Partial<CanarySpec> & { propagationDelayMs?: number }) | false;
+  /**
+   * The lab's Cluster API (capi/reconciler.ts): serve the Cluster API CRDs and run the reconciler
+   * against the lab's own API server, which is then the management cluster too. Undefined: off.
+   */
+  capi?: LabCapiSettings;
   log?: (line: string) => void;
 };
+
+/** How the lab's Cluster API runs; see LabCapiOptions. */
+export type LabCapiSettings = Pick<LabCapiOptions, 'ccm' | 'intervalMs' | 'namespace'>;
 
 export type EtcdClientSettings = {
   endpoints: string[];
@@ -111,6 +130,8 @@ export type LabInfo = {
   warnings: string[];
   /** The lab's canary Service, fronted on a loopback address (absent with `canary: false`). */
   canary?: { service: string; url: string; replicas: number; propagationDelayMs: number };
+  /** The lab's Cluster API, when on: the management kubeconfig is the lab's own. */
+  capi?: { mgmtKubeconfig: string; ccm: boolean };
 };
 
 type Instance = { server: LabApiServer; store: EtcdStore };
@@ -118,7 +139,7 @@ type Instance = { server: LabApiServer; store: EtcdStore };
 type InfoBase = Omit<LabInfo, 'apiServers' | 'addresses' | 'nodes' | 'etcd'> &
   Pick<LabInfo['etcd'], 'standIn' | 'storage'>;
 
-export class LabCluster implements ProvisionerHost, FaultTargets {
+export class LabCluster implements ProvisionerHost, FaultTargets, LabMachinePort {
   readonly dir: string;
   readonly etcd: EtcdLabCluster;
   readonly lb: LabLoadBalancer;
@@ -135,6 +156,8 @@ export class LabCluster implements ProvisionerHost, FaultTargets {
   readonly kubeconfigPath: string;
   readonly kubernetesVersion: string;
   readonly clusterName: string;
+  /** The lab's Cluster API reconciler, once started (`capi` option or startCapi). */
+  capi: LabCapiReconciler | undefined;
   readonly #apiServers = new Map<string, Instance>();
   readonly #ca: Issued;
   readonly #etcdCreds: Awaited<ReturnType<typeof readCredentials>>;
@@ -315,6 +338,7 @@ export class LabCluster implements ProvisionerHost, FaultTargets {
       );
       if (opts.canary !== false) await lab.#startCanary({ ...DEFAULT_CANARY, ...opts.canary });
       lab.controller.start();
+      if (opts.capi) await lab.startCapi(opts.capi);
       return lab;
     } catch (err) {
       if (lab) await lab.dispose();
@@ -481,6 +505,67 @@ export class LabCluster implements ProvisionerHost, FaultTargets {
     await writeFileAtomic(join(this.dir, 'etcdctl.env'), `${env.join('\n')}\n`, { mode: 0o600 });
   }
 
+  // ---- Cluster API -----------------------------------------------------------------------------
+
+  /**
+   * A reconciler of the lab's Cluster API against this lab's API server, not started: its Machines
+   * become lab nodes, its H1 audit talks to the lab's etcd, its H2 bootstrap looks for a running
+   * member. For tests that drive passes themselves; `startCapi` for the running loop.
+   */
+  async capiReconciler(settings: LabCapiSettings = {}): Promise<LabCapiReconciler> {
+    const api = createRequester(loadKubeconfig(this.kubeconfigPath));
+    await installLabCapiCrds(api);
+    return new LabCapiReconciler({
+      ...settings,
+      api,
+      machines: this,
+      etcd: () => new EtcdAdmin({ endpoints: this.etcd.endpoints(), tls: this.etcd.clientTls() }),
+      talos: {
+        // A Talos control plane has etcd data once its member runs (it joined, or bootstrapped).
+        hasEtcdData: async (address) =>
+          this.etcd.members().some((m) => m.ip === address && m.state === 'running'),
+        bootstrap: async (address) => {
+          this.#log(
+            `lab capi: Talos Bootstrap on ${address}: a second etcd cluster (the TalosControlPlane was not bootstrapped)`,
+          );
+        },
+      },
+      log: this.#log,
+    });
+  }
+
+  /** Serves the Cluster API CRDs and starts the reconciler; `dispose` stops it. */
+  async startCapi(settings: LabCapiSettings = {}): Promise<LabCapiReconciler> {
+    if (this.capi) throw new FerryError('usage', "the lab's Cluster API already runs");
+    const r = await this.capiReconciler(settings);
+    r.start();
+    this.capi = r;
+    this.#info.capi = { mgmtKubeconfig: this.kubeconfigPath, ccm: r.ccm };
+    this.#log(
+      `capi: the lab's Cluster API runs (a lab, not Cluster API); management kubeconfig ${this.kubeconfigPath}${r.ccm ? '' : ', no cloud controller manager'}`,
+    );
+    return r;
+  }
+
+  async provisionMachine(spec: {
+    name: string;
+    role: MachineRole;
+    labels: Record<string, string>;
+    taints: Taint[];
+  }): Promise<{ name: string; address: string }> {
+    // The machine's host name is all there is of a "real" address: the VM is the lab's.
+    const p = { name: spec.name, address: spec.name, labels: spec.labels, taints: spec.taints };
+    const r =
+      spec.role === 'control-plane'
+        ? await this.provisioner.provisionControlPlane(p, { wait: false })
+        : await this.provisioner.provisionWorker(p);
+    return { name: r.name, address: r.labAddress };
+  }
+
+  async deprovisionMachine(name: string): Promise<void> {
+    if (this.provisioner.node(name)) await this.provisioner.decommission(name);
+  }
+
   // ---- ProvisionerHost ---------------------------------------------------------------------------
 
   log(line: string): void {
@@ -639,6 +724,7 @@ export class LabCluster implements ProvisionerHost, FaultTargets {
   async dispose(): Promise<void> {
     if (this.#disposed) return;
     this.#disposed = true;
+    await this.capi?.stop().catch(() => undefined);
     await this.controller.stop().catch(() => undefined);
     await this.canaryFront?.stop().catch(() => undefined);
     this.runtime.close();

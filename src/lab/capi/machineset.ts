@@ -23,6 +23,29 @@ function skipsControlPlaneCheck(md: KubeObject): boolean {
   return v.split(',').some((x) => x.trim() === 'ControlPlaneIsStable' || x.trim() === 'All');
 }
 
+/**
+ * Why the preflight holds new Machines of `md`, or undefined when it lets them be created: the
+ * control plane "is provisioning" (its TalosControlPlane has no status.version) and `md` does not
+ * skip that check.
+ */
+export async function preflightHold(
+  api: KubeRequester,
+  namespace: string,
+  md: KubeObject,
+): Promise<string | undefined> {
+  if (skipsControlPlaneCheck(md)) return undefined;
+  const cluster = String(md.spec?.['clusterName'] ?? '');
+  const c = (await api.request('GET', `${CAPI}/namespaces/${namespace}/clusters/${cluster}`)) as KubeObject;
+  const tcpName = (c.spec?.['controlPlaneRef'] as { name?: string } | undefined)?.name ?? '';
+  const tcp = (await api.request(
+    'GET',
+    `${TCP}/namespaces/${namespace}/taloscontrolplanes/${tcpName}`,
+  )) as KubeObject;
+  if (typeof tcp.status?.['version'] !== 'string')
+    return `ControlPlaneIsProvisioning: TalosControlPlane ${tcpName} has no status.version`;
+  return undefined;
+}
+
 export async function reconcileMachineDeployment(
   api: KubeRequester,
   namespace: string,
@@ -40,19 +63,8 @@ export async function reconcileMachineDeployment(
   ).items;
   const want = Number(md.spec?.['replicas'] ?? 0);
   if (have.length >= want) return { kind: 'nothing-to-do' };
-  if (!skipsControlPlaneCheck(md)) {
-    const c = (await api.request('GET', `${CAPI}/namespaces/${namespace}/clusters/${cluster}`)) as KubeObject;
-    const tcpName = (c.spec?.['controlPlaneRef'] as { name?: string } | undefined)?.name ?? '';
-    const tcp = (await api.request(
-      'GET',
-      `${TCP}/namespaces/${namespace}/taloscontrolplanes/${tcpName}`,
-    )) as KubeObject;
-    if (typeof tcp.status?.['version'] !== 'string')
-      return {
-        kind: 'held',
-        why: `ControlPlaneIsProvisioning: TalosControlPlane ${tcpName} has no status.version`,
-      };
-  }
+  const hold = await preflightHold(api, namespace, md);
+  if (hold) return { kind: 'held', why: hold };
   const template = md.spec?.['template'] as { spec: Record<string, unknown> };
   const created: string[] = [];
   for (let i = have.length; i < want; i++) {

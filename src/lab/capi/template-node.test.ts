@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { patchesNodeShape } from './template-node.js';
+
+describe('patchesNodeShape', () => {
+  it('reads v1alpha1 nodeLabels/nodeTaints and KubeNodeConfig labels/taints; later patches win', () => {
+    const v1 =
+      'machine:\n  nodeLabels:\n    pool: blue\n    tier: a\n  nodeTaints:\n    dedicated: blue:NoSchedule\n    spot: PreferNoSchedule\n';
+    const knc =
+      'apiVersion: v1alpha1\nkind: KubeNodeConfig\nlabels:\n  tier: b\ntaints:\n  dedicated: green:NoSchedule\n';
+    expect(patchesNodeShape([v1, knc])).toEqual({
+      labels: { pool: 'blue', tier: 'b' },
+      taints: [
+        { key: 'dedicated', value: 'green', effect: 'NoSchedule' },
+        { key: 'spot', effect: 'PreferNoSchedule' },
+      ],
+    });
+  });
+  it('patches without labels or taints give none', () => {
+    expect(patchesNodeShape(['cluster:\n  network:\n    cni:\n      name: none\n'])).toEqual({
+      labels: {},
+      taints: [],
+    });
+  });
+});
