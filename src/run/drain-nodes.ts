@@ -52,7 +52,7 @@ export type DrainPacing =
   | { kind: 'fixed'; retryMs: number };
 
 export const DEFAULT_PACING: DrainPacing = { kind: 'watch', pollMs: 50, fallbackMs: 1_000 };
-export const DEFAULT_DRAIN_CONCURRENCY = 4;
+export { DEFAULT_DRAIN_CONCURRENCY } from '../plan/drain-batch-step.js';
 
 export interface DrainNodesOptions {
   nodes: string[];
