@@ -28,6 +28,20 @@ describe('collectProgress', () => {
     ]);
   });
 
+  it("progress goes to stderr, so stderr's terminal decides: stdout on a terminal, stderr to a file gets plain lines", () => {
+    const toFile = memoryIo({ isTTY: true, stderrIsTTY: false });
+    const p = collectProgress(toFile, 2, () => 0);
+    p.show({ kind: 'page', list: 'pods', objects: 500 });
+    p.show({ kind: 'list-done', list: 'pods', objects: 500, ms: 1_000 });
+    p.clear();
+    expect(toFile.err).toBe('listed pods: 500 in 1.0 s\n');
+    // stdout redirected (ferry collect > snapshot.json), stderr still the terminal: the live line.
+    const redirected = memoryIo({ isTTY: false, stderrIsTTY: true });
+    const q = collectProgress(redirected, 2, () => 0);
+    q.show({ kind: 'page', list: 'pods', objects: 500 });
+    expect(redirected.err).toContain('\r\x1b[Klisting pods: 500');
+  });
+
   it('not on a terminal: a line per list when it is done, and every retry, nothing else', () => {
     const io = memoryIo({ isTTY: false });
     const p = collectProgress(io, 18, () => 0);

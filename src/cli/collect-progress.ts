@@ -3,6 +3,8 @@
  * listed, lists done, objects so far, rate), at most ~10 times a second; otherwise one line per
  * list when it is done, so a CI log shows where the time went. Retries and restarts are always
  * said on a line of their own: the operator sees that the server misbehaved and what ferry did.
+ * "A terminal" is stderr's, where the progress goes: `ferry collect … > snap.json` on a terminal
+ * still shows the live line, `2> log` never fills a log with carriage returns.
  */
 import type { CollectEvent } from '../snapshot/collect.js';
 import type { Io } from './io.js';
@@ -51,12 +53,12 @@ export function collectProgress(io: Io, lists: number, clock: () => number = Dat
         case 'step':
           step = e.text;
           currentList = '';
-          if (io.isTTY) draw(true);
+          if (io.stderrIsTTY) draw(true);
           return;
         case 'page':
           currentList = e.list;
           current = e.objects;
-          if (io.isTTY) draw(false);
+          if (io.stderrIsTTY) draw(false);
           return;
         case 'list-done':
           done++;
@@ -64,7 +66,7 @@ export function collectProgress(io: Io, lists: number, clock: () => number = Dat
           current = 0;
           currentList = '';
           step = `listed ${e.list}`;
-          if (io.isTTY) draw(true);
+          if (io.stderrIsTTY) draw(true);
           else say(`listed ${e.list}: ${n(e.objects)} in ${(e.ms / 1000).toFixed(1)} s`);
           return;
         case 'list-skipped':

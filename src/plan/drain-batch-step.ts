@@ -11,6 +11,22 @@ import { doneWhen, draft, undoWith } from './steps.js';
 
 const pdbName = (p: PdbRef) => `${p.namespace}/${p.name}`;
 
+/** The nodes of a batch `ferry run` drains at the same time unless told otherwise (`--drain-concurrency`). */
+export const DEFAULT_DRAIN_CONCURRENCY = 4;
+
+/** How many rounds of at most `concurrency` nodes a batch of `nodes` drains in: ⌈nodes ÷ concurrency⌉. */
+export function drainRounds(nodes: number, concurrency: number): number {
+  return Math.max(1, Math.ceil(nodes / Math.max(1, concurrency)));
+}
+
+/**
+ * The drain-batch step's timeout: the per-node drain timeout once per round, since the nodes past
+ * the first `concurrency` wait for a free slot (a batch of 9 at 4 at a time takes three nodes' time).
+ */
+export function batchDrainTimeoutSeconds(perNodeSeconds: number, nodes: number, concurrency: number): number {
+  return perNodeSeconds * drainRounds(nodes, concurrency);
+}
+
 function batchState(nodes: KubeadmNodeRef[], drained: boolean): ExpectedState {
   return {
     nodes: nodes.map((node) => ({ node, exists: true, cordoned: true, ...(drained && { drained }) })),
@@ -20,7 +36,8 @@ function batchState(nodes: KubeadmNodeRef[], drained: boolean): ExpectedState {
 export function drainBatchStep(c: {
   batch: number;
   nodes: { node: KubeadmNodeRef; info: { pdbs: PdbRef[]; pods: number } }[];
-  timeoutSeconds: number;
+  /** The per-node drain timeout (`ferry plan --drain-timeout`); the step's own is one per round. */
+  perNodeTimeoutSeconds: number;
   /** PDBs ("ns/name") whose workload --surge-replicas scales up before this batch. */
   surged?: ReadonlySet<string>;
 }): DraftStep {
@@ -32,8 +49,15 @@ export function drainBatchStep(c: {
   const zero = [...pdbs.values()].filter((p) => p.disruptionsAllowed === 0);
   const blocking = zero.filter((p) => !c.surged?.has(pdbName(p)));
   const scaled = zero.filter((p) => c.surged?.has(pdbName(p)));
+  const rounds = drainRounds(names.length, DEFAULT_DRAIN_CONCURRENCY);
+  const timeoutSeconds = batchDrainTimeoutSeconds(
+    c.perNodeTimeoutSeconds,
+    names.length,
+    DEFAULT_DRAIN_CONCURRENCY,
+  );
   const notes = [
-    'the nodes are drained in parallel, at most --drain-concurrency at a time (ferry run; default 4)',
+    `the nodes are drained in parallel, at most --drain-concurrency at a time (ferry run; default ${DEFAULT_DRAIN_CONCURRENCY})`,
+    `timeout ${timeoutSeconds} s: ${c.perNodeTimeoutSeconds} s per node × ${rounds} round(s) of at most ${DEFAULT_DRAIN_CONCURRENCY} of its ${names.length} node(s); ferry run --drain-concurrency N scales it to ⌈${names.length} ÷ N⌉ rounds, --drain-timeout replaces the per-node figure`,
     'a pod without a controller stops the run before anything is evicted, unless ferry run --evict-bare-pods (journaled)',
     ...(blocking.length > 0
       ? [
@@ -59,7 +83,7 @@ export function drainBatchStep(c: {
       summary: `Evict the ${pods} pod(s) the Eviction API may move from ${names.length} node(s) together; never delete a pod, never force; wait until the evicted pods' replacements are Ready elsewhere`,
       performer: 'ferry',
       // By hand the nodes can be drained one after another, or each in its own terminal.
-      commands: refs.map((n) => drainCmd(n, c.timeoutSeconds, true)),
+      commands: refs.map((n) => drainCmd(n, c.perNodeTimeoutSeconds, true)),
     },
     verify: {
       expect: drained,
@@ -70,7 +94,7 @@ export function drainBatchStep(c: {
         ),
       ),
     },
-    timeoutSeconds: c.timeoutSeconds,
+    timeoutSeconds,
     destructive: false,
     undo: undoWith('Uncordon the nodes; evicted pods were rescheduled elsewhere and stay there', [
       ...refs.map((n) => cmd(kubectl(`uncordon ${nodeArg(n)}`))),

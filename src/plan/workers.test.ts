@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { exampleSnapshot } from '../../test/support/example.js';
 import { inputsFor, sealed, stepsOfPhase } from '../../test/support/example-plan.js';
 import { buildPlan, type PlanOptions } from './build.js';
+import { drainBatchStep } from './drain-batch-step.js';
 import { parsePlan } from './load.js';
 import type { Plan, Step, Strategy } from './model.js';
 import { renderPlanJson } from './render-json.js';
@@ -124,6 +125,27 @@ describe('the steps of a batch', () => {
       expect(d.verify.expect.nodes?.every((n) => n.drained && n.cordoned)).toBe(true);
     }
     expect(stepsOfPhase(plan, 3).some((s) => s.kind === 'drain')).toBe(false);
+  });
+
+  it("a batch drain's timeout is the per-node timeout once per round of 4 nodes (⌈nodes ÷ 4⌉), and the step says so", async () => {
+    const step = (n: number) =>
+      drainBatchStep({
+        batch: 1,
+        nodes: Array.from({ length: n }, (_, i) => ({
+          node: { kind: 'kubeadm' as const, name: `w${i}`, address: `10.0.0.${i}` },
+          info: { pdbs: [], pods: 1 },
+        })),
+        perNodeTimeoutSeconds: 900,
+      });
+    expect([1, 4, 5, 8, 9].map((n) => step(n).timeoutSeconds)).toEqual([900, 900, 1800, 1800, 2700]);
+    const nine = step(9);
+    expect((nine.notes ?? []).join('\n')).toContain('timeout 2700 s: 900 s per node × 3 round(s)');
+    // kubectl drain's own --timeout is per node: each runbook command keeps the per-node figure.
+    for (const c of nine.action.commands) expect(c.run).toContain('--timeout=900s');
+    // Through the plan: every batch's drain is bounded by its own rounds.
+    const plan = await planWith({ surgeReplicas: true, drainTimeoutSeconds: 600 });
+    for (const d of stepsOfPhase(plan, 3))
+      if (d.kind === 'drain-batch') expect(d.timeoutSeconds).toBe(600 * Math.ceil(d.params.nodes.length / 4));
   });
 
   it('surge: gate, replacements up, then every node cordoned before any is drained, then decommissioned and deleted', async () => {

@@ -122,7 +122,7 @@ export function workerBatch(ctx: WorkerContext, b: WorkerBatchInput): DraftStep[
     drainBatchStep({
       batch,
       nodes: b.swaps.map((s) => ({ node: s.old, info: ctx.drainInfo(s.old.name) })),
-      timeoutSeconds: ctx.drainTimeoutSeconds,
+      perNodeTimeoutSeconds: ctx.drainTimeoutSeconds,
       surged: b.surgedPdbs,
     }),
   );

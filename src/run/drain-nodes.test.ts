@@ -218,6 +218,49 @@ describe('drainNodes on the lab', () => {
     expect(o.events.find((e) => e.kind === 'not-replaceable')).toMatchObject({ node: free.name });
   });
 
+  it('pods pinned to the drained node by required node affinity (hostname In, matchFields metadata.name) are not waited for either', async () => {
+    await client.create('/api/v1/nodes', nodeBody('p1', 'p'));
+    const pinnedBy = async (name: string, term: Record<string, unknown>) =>
+      client.create('/apis/apps/v1/namespaces/a/deployments', {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name, namespace: 'a' },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: name } },
+          template: {
+            metadata: { labels: { app: name } },
+            spec: {
+              affinity: {
+                nodeAffinity: {
+                  requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [term] },
+                },
+              },
+              terminationGracePeriodSeconds: 1,
+              containers: [{ name: 'c', image: 'nginx' }],
+            },
+          },
+        },
+      });
+    await pinnedBy('by-host', {
+      matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['p1'] }],
+    });
+    await pinnedBy('by-name', { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['p1'] }] });
+    await allReady('a', 'by-host', 1);
+    await allReady('a', 'by-name', 1);
+    await cordon('p1');
+    const o = options(['p1'], { timeoutMs: 20_000 });
+    const t0 = Date.now();
+    await drainNodes(admin, o);
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    expect(
+      o.events
+        .flatMap((e) => (e.kind === 'not-replaceable' ? [`${e.owner} ${e.node}`] : []))
+        .map((s) => s.replace(/-[a-z0-9]+ /, ' '))
+        .sort(),
+    ).toEqual(['a/ReplicaSet/by-host p1', 'a/ReplicaSet/by-name p1']);
+  });
+
   it("a replacement the scheduler cannot place stops the drain at its deadline with the scheduler's reason", async () => {
     await client.create('/api/v1/nodes', nodeBody('c1', 'c'));
     await deployment('a', 'lonely', 1, 'c');

@@ -34,8 +34,8 @@ export type DrainEvent =
   | { kind: 'node-drained'; node: string; ms: number }
   | { kind: 'replacements-ready'; ms: number; owners: number }
   /**
-   * A controller whose replacement pods are pinned (nodeSelector kubernetes.io/hostname) to a
-   * drained node: they cannot come back elsewhere (the plan lists them as an outage), so the
+   * A controller whose replacement pods are pinned (a kubernetes.io/hostname nodeSelector,
+   * required node affinity naming nodes) to drained nodes only: they cannot come back elsewhere (the plan lists them as an outage), so the
    * drain does not wait for them.
    */
   | { kind: 'not-replaceable'; owner: OwnerKey; node: string };
@@ -52,7 +52,7 @@ export type DrainPacing =
   | { kind: 'fixed'; retryMs: number };
 
 export const DEFAULT_PACING: DrainPacing = { kind: 'watch', pollMs: 50, fallbackMs: 1_000 };
-export const DEFAULT_DRAIN_CONCURRENCY = 4;
+export { DEFAULT_DRAIN_CONCURRENCY } from '../plan/drain-batch-step.js';
 
 export interface DrainNodesOptions {
   nodes: string[];
@@ -276,9 +276,10 @@ async function waitForReplacements(
     for (const p of pods) {
       const k = ownerKey(p);
       if (!k || pinned.has(k) || !owners.includes(k)) continue;
-      if (p.pinnedTo === undefined || !w.drained.has(p.pinnedTo)) continue;
+      // Replaceable as long as one node its rules allow stays (the drained nodes are cordoned).
+      if (p.pinnedTo === undefined || !p.pinnedTo.every((n) => w.drained.has(n))) continue;
       pinned.add(k);
-      w.record({ kind: 'not-replaceable', owner: k, node: p.pinnedTo });
+      w.record({ kind: 'not-replaceable', owner: k, node: p.pinnedTo.join(', ') || p.node });
     }
     const missing: string[] = [];
     for (const k of owners) {

@@ -38,6 +38,7 @@ import { type ObserveDeps, observe } from './observe.js';
 import type { EtcdView } from './ports.js';
 import { probeEndpoints } from './probe-steering.js';
 import { type CordonRestored, type InFlight, type ReplicasRestored, resumePoint } from './resume.js';
+import { stepTimeoutSeconds } from './step-timeout.js';
 import { errText, gateError } from './stop.js';
 import { applyAcceptance, checkName } from './unobserved.js';
 
@@ -100,9 +101,7 @@ export class Orchestrator {
   }
 
   #timeoutSeconds(step: Step): number {
-    if ((step.kind === 'drain' || step.kind === 'drain-batch') && this.#o.drainTimeoutSeconds !== undefined)
-      return this.#o.drainTimeoutSeconds;
-    return this.#o.timeouts?.[step.kind] ?? step.timeoutSeconds;
+    return stepTimeoutSeconds(step, this.#o);
   }
 
   #gateContext(): GateContext {

@@ -79,8 +79,11 @@ export interface PodView {
   /** Its controller (the owner reference with controller: true); null for a bare pod. */
   controller: { kind: string; name: string } | null;
   labels: Record<string, string>;
-  /** The one node its nodeSelector's kubernetes.io/hostname allows, if it names one. */
-  pinnedTo: string | undefined;
+  /**
+   * The only nodes its rules let it run on, when they name nodes (a kubernetes.io/hostname
+   * nodeSelector, required node affinity naming nodes: util/node-pins.ts); undefined otherwise.
+   */
+  pinnedTo: string[] | undefined;
   /** The scheduler's message while it cannot place the pod (PodScheduled False, Unschedulable). */
   unschedulable?: string | undefined;
 }

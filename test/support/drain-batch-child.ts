@@ -35,7 +35,7 @@ const drafts: DraftStep[] = [
   drainBatchStep({
     batch: 1,
     nodes: refs.map((node) => ({ node, info: { pdbs: [], pods: 0 } })),
-    timeoutSeconds: 120,
+    perNodeTimeoutSeconds: 120,
   }),
   ...refs.map((node) =>
     decommissionStep({

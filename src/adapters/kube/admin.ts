@@ -13,6 +13,7 @@ import type {
   PdbView,
   PodView,
 } from '../../run/ports.js';
+import { pinnedNodes } from '../../util/node-pins.js';
 import { loadKubeconfig } from './kubeconfig.js';
 import { isKubeApiError } from './port.js';
 import { createRequester, KubeRequestError, type KubeRequester, type RequestOptions } from './request.js';
@@ -63,7 +64,7 @@ export function podView(o: Obj): PodView {
   const owners = m.ownerReferences ?? [];
   const mirror = m.annotations?.['kubernetes.io/config.mirror'] !== undefined;
   const ctl = owners.find((r) => r.controller === true);
-  const spec = (o['spec'] ?? {}) as { nodeName?: string; nodeSelector?: Record<string, string> };
+  const spec = (o['spec'] ?? {}) as { nodeName?: string };
   const status = (o['status'] ?? {}) as {
     conditions?: { type?: string; status?: string; reason?: string; message?: string }[];
   };
@@ -80,7 +81,7 @@ export function podView(o: Obj): PodView {
     ready: (status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
     controller: ctl ? { kind: ctl.kind ?? '', name: ctl.name ?? '' } : null,
     labels: m.labels ?? {},
-    pinnedTo: spec.nodeSelector?.['kubernetes.io/hostname'],
+    pinnedTo: pinnedNodes(o['spec']),
     ...(unplaced && { unschedulable: unplaced.message ?? 'Unschedulable' }),
   };
 }

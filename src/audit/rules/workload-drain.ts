@@ -4,6 +4,7 @@
  * node X" in the audit, not a drain that hangs mid-migration (lessons.md).
  */
 import type { KubeObject } from '../../snapshot/model.js';
+import { pinsOf } from '../../util/node-pins.js';
 import type { IndexedPdb } from '../index.js';
 import type { AuditContext, Rule, RuleFinding } from '../rule.js';
 import { pvNodes } from './workload-hostpath.js';
@@ -22,7 +23,6 @@ import {
 } from './workload-pods.js';
 
 const DOCS = (id: string) => `docs/rules.md#${id}`;
-const HOSTNAME = 'kubernetes.io/hostname';
 
 function pdbName(b: IndexedPdb): string {
   return `${b.namespace}/${b.pdb.metadata.name}`;
@@ -293,57 +293,6 @@ function subjectOf(o: KubeObject) {
 
 // ---------------------------------------------------------------------------------------------
 // workload.node-pinned
-
-interface Pin {
-  field: string;
-  nodes: string[];
-}
-
-type Term = { matchExpressions?: unknown; matchFields?: unknown };
-
-/** Node names a required node-selector term restricts to, or undefined when it does not pin. */
-function termPins(term: Term): string[] | undefined {
-  const names: string[] = [];
-  let pinned = false;
-  const scan = (list: unknown, key: string) => {
-    if (!Array.isArray(list)) return;
-    for (const e of list as { key?: string; operator?: string; values?: unknown[] }[]) {
-      if (e?.key !== key || e.operator !== 'In' || !Array.isArray(e.values)) continue;
-      pinned = true;
-      for (const v of e.values) if (typeof v === 'string') names.push(v);
-    }
-  };
-  scan(term.matchExpressions, HOSTNAME);
-  scan(term.matchFields, 'metadata.name');
-  return pinned ? names : undefined;
-}
-
-/** Where a pod spec pins its pods to named nodes (nodeName, hostname selector, required affinity). */
-export function pinsOf(spec: unknown, specPath: string, includeNodeName: boolean): Pin[] {
-  if (!isRecord(spec)) return [];
-  const out: Pin[] = [];
-  if (includeNodeName && typeof spec['nodeName'] === 'string' && spec['nodeName'])
-    out.push({ field: `${specPath}.nodeName`, nodes: [spec['nodeName']] });
-  const sel = spec['nodeSelector'];
-  if (isRecord(sel) && typeof sel[HOSTNAME] === 'string')
-    out.push({ field: `${specPath}.nodeSelector["${HOSTNAME}"]`, nodes: [sel[HOSTNAME] as string] });
-  const terms: unknown = (
-    spec['affinity'] as {
-      nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: unknown } };
-    }
-  )?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
-  if (Array.isArray(terms) && terms.length > 0) {
-    // Terms are ORed: the pods are pinned only when every term names nodes.
-    const perTerm = (terms as Term[]).map((t) => (isRecord(t) ? termPins(t) : undefined));
-    if (perTerm.every((p) => p !== undefined)) {
-      out.push({
-        field: `${specPath}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`,
-        nodes: [...new Set(perTerm.flat() as string[])],
-      });
-    }
-  }
-  return out;
-}
 
 export const nodePinned: Rule = {
   id: 'workload.node-pinned',

@@ -103,6 +103,32 @@ describe('the batch model of the example cluster', () => {
       field: 'spec.nodeSelector["kubernetes.io/hostname"]',
     });
   });
+
+  it('required node affinity naming the node (hostname In, matchFields metadata.name) pins like the hostname selector; NotIn does not', async () => {
+    const snap = await exampleSnapshot();
+    const free = modelOf(snap).pods.filter((p) => p.pin === null);
+    const [a, b, c] = free
+      .slice(0, 3)
+      .map((f) => snap.resources.pods.find((p) => p.metadata.name === f.name));
+    const required = (term: unknown) => ({
+      nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [term] } },
+    });
+    a!.spec.affinity = required({
+      matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [a!.spec.nodeName] }],
+    });
+    b!.spec.affinity = required({
+      matchFields: [{ key: 'metadata.name', operator: 'In', values: [b!.spec.nodeName] }],
+    });
+    c!.spec.affinity = required({
+      matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'NotIn', values: ['worker-9'] }],
+    });
+    const m = modelOf(snap);
+    const pin = (name: string) => m.pods.find((p) => p.name === name)!.pin;
+    const field = 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution';
+    expect(pin(a!.metadata.name)).toEqual({ kind: 'node-name', field });
+    expect(pin(b!.metadata.name)).toEqual({ kind: 'node-name', field });
+    expect(pin(c!.metadata.name)).toBeNull();
+  });
 });
 
 describe('podRequests', () => {

@@ -5,12 +5,12 @@
  * each allows. One pass over the workers' pods; pure.
  */
 import type { IndexedPdb, SnapshotIndex } from '../../audit/index.js';
-import { pinsOf } from '../../audit/rules/workload-drain.js';
 import { pvNodes } from '../../audit/rules/workload-hostpath.js';
 import { isReady, scaled } from '../../audit/rules/workload-pdb.js';
 import { isFinished, isMirrorPod, volumesOf } from '../../audit/rules/workload-pods.js';
 import type { NodeFact } from '../../facts/model.js';
 import type { KubeObject, Snapshot } from '../../snapshot/model.js';
+import { pinsOf } from '../../util/node-pins.js';
 import { cpuMillis, parseQuantity } from '../../util/quantity.js';
 import { byName } from '../order.js';
 import type {
