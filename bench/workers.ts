@@ -39,7 +39,7 @@ import type { LowerBoundTerm } from '../src/plan/batches/model.js';
 import { readPlan } from '../src/plan/load.js';
 import { assemble } from '../src/run/assemble.js';
 import { Journal, journalPathFor } from '../src/run/journal.js';
-import { describeTiming, measuredTiming, stepSpans } from '../src/run/measured-timing.js';
+import { describeTiming, measuredTiming, type StepSpan, stepSpans } from '../src/run/measured-timing.js';
 import { TerminalOperator } from '../src/run/operator.js';
 import { LAB_RUN_DEFAULTS } from '../src/run/rehearse.js';
 import { failuresByPart, phaseWindows } from '../src/run/rehearse-canary.js';
@@ -72,6 +72,8 @@ interface Outcome {
   /** The plan's own figures, at production's expected durations. */
   planned: { estimateSeconds: number; lowerBoundSeconds: number };
   timings: string;
+  /** Phase 3's time by step kind, and outside any step. */
+  where: string;
   /** The plan's outages by reason ("local-volume 3"): what no batch can move, never hidden. */
   outages: string;
   batches: number;
@@ -155,7 +157,9 @@ async function rollWorkers(
     // The plan prices its bound at production's durations (a 900 s provision); this lab's steps
     // take seconds. Price the same terms at what this run's journal shows.
     const rounds = new Map(roll.batches.map((b) => [b.index, b.rounds]));
-    const measured = measuredTiming(stepSpans(plan, transitions), (b) => rounds.get(b) ?? 1);
+    const spans = stepSpans(plan, transitions);
+    const measured = measuredTiming(spans, (b) => rounds.get(b) ?? 1);
+    const makespanSeconds = w3 ? (w3.to - w3.from) / 1000 : Number.NaN;
     const terms = {
       batches: roll.batches,
       surgeNodes: roll.surgeWorkers?.count ?? 0,
@@ -168,7 +172,8 @@ async function rollWorkers(
       mode,
       completed: s.result.status === 'completed',
       detail: s.result.error?.message ?? '',
-      makespanSeconds: w3 ? (w3.to - w3.from) / 1000 : Number.NaN,
+      makespanSeconds,
+      where: whereTimeWent(spans, makespanSeconds),
       lowerBoundSeconds: bound.lowerBoundSeconds,
       boundBy: top ? termWords(top) : 'no term',
       estimateSeconds: repriced(terms, measured.typical).estimateSeconds,
@@ -190,6 +195,22 @@ async function rollWorkers(
     await lab.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** "drain-batch 120.3 s (6), provision 31.0 s (18), …, between steps 12.1 s": where the makespan went. */
+function whereTimeWent(spans: readonly StepSpan[], makespanSeconds: number): string {
+  const by = new Map<string, { s: number; n: number }>();
+  for (const x of spans) {
+    const e = by.get(x.kind) ?? { s: 0, n: 0 };
+    e.s += x.seconds;
+    e.n++;
+    by.set(x.kind, e);
+  }
+  const inSteps = spans.reduce((a, x) => a + x.seconds, 0);
+  return [
+    ...[...by].sort((a, b) => b[1].s - a[1].s).map(([k, e]) => `${k} ${e.s.toFixed(1)} s (${e.n})`),
+    `between steps ${(makespanSeconds - inSteps).toFixed(1)} s`,
+  ].join(', ');
 }
 
 function outagesByReason(outages: readonly { reason: string }[]): string {
@@ -276,6 +297,7 @@ export const bench: Bench = {
           `${label} ${o.completed ? 'completed' : `FAILED (${o.detail})`}: workers in ${o.makespanSeconds.toFixed(1)} s over ${o.batches} batches; at measured timings lower bound ${o.lowerBoundSeconds.toFixed(1)} s (${o.boundBy}), plan estimate ${o.estimateSeconds.toFixed(1)} s; PDB violations ${o.violations}; canary ${o.canaryFailed}/${o.canaryAttempts} requests failed`,
         );
         console.log(`${pad} timings: ${o.timings}`);
+        console.log(`${pad} phase 3 by step kind: ${o.where}`);
         console.log(`${pad} plan outages: ${o.outages}`);
         console.log(`${pad} canary failures while workers were replaced: ${o.canaryFailedWorkers}`);
         if (o.violated.length) console.log(`${pad} below their PDB: ${o.violated.join(', ')}`);
