@@ -11,7 +11,9 @@ import type { LabChildArgs, LabChildReady } from './workers-lab-child.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = join(HERE, '..', '..');
-const START_TIMEOUT_MS = 300_000;
+// The child waits up to 60 s + 300 s for the lab to settle (rehearse.ts, workers-lab-child.ts); on
+// one core a 12-worker lab took longer than 300 s in all.
+const START_TIMEOUT_MS = 900_000;
 
 export interface LabProcess {
   ready: LabChildReady;
