@@ -45,48 +45,63 @@ export function batchSeconds(b: PlannedBatch, t: Timing): number {
   return overhead(t) + b.rounds * roundSeconds(t, b.graceSeconds) + scale;
 }
 
+/** --surge workers coming up before the first drain: one provision and one node Ready (side by side). */
+export function surgeSecondsFor(surgeNodes: number, t: Timing): number {
+  return surgeNodes > 0 ? t.provision + t.nodeReady : 0;
+}
+
+/**
+ * One term of the bound priced at a timing table: a PDB's rounds after one batch's overhead, or
+ * a count of batches each at least its overhead and one round.
+ */
+export function termSeconds(term: LowerBoundTerm, t: Timing, surgeSeconds: number): number {
+  const base = overhead(t);
+  switch (term.kind) {
+    case 'pdb':
+      return surgeSeconds + base + term.rounds * t.podReady;
+    case 'max-unavailable':
+    case 'capacity':
+      return surgeSeconds + term.batches * (base + t.podReady);
+  }
+}
+
 export function makespan(
   roll: PlannedRoll,
   opts: { timing: Timing; strategy: Strategy; maxUnavailable: number; workers: number },
 ): Makespan {
   const t = opts.timing;
   const perBatch = roll.batches.map((b) => batchSeconds(b, t));
-  const surgeSeconds = roll.surge.nodes > 0 ? t.provision + t.nodeReady : 0;
+  const surgeSeconds = surgeSecondsFor(roll.surge.nodes, t);
   const estimate = surgeSeconds + perBatch.reduce((a, b) => a + b, 0);
-  const base = overhead(t);
-  const minBatch = base + t.podReady;
-  const terms: LowerBoundTerm[] = [];
+  // Counted here, priced by termSeconds (seconds 0 until then).
+  const counted: LowerBoundTerm[] = [];
   if (opts.workers > 0) {
-    for (const l of roll.pdbLoad) {
-      const rounds = Math.ceil(l.pods / l.allowed);
-      terms.push({ kind: 'pdb', ...l, rounds, seconds: surgeSeconds + base + rounds * t.podReady });
-    }
-    const batches = Math.ceil(opts.workers / Math.max(1, opts.maxUnavailable));
-    terms.push({
+    for (const l of roll.pdbLoad)
+      counted.push({ kind: 'pdb', ...l, rounds: Math.ceil(l.pods / l.allowed), seconds: 0 });
+    counted.push({
       kind: 'max-unavailable',
       workers: opts.workers,
       max: opts.maxUnavailable,
-      batches,
-      seconds: surgeSeconds + batches * minBatch,
+      batches: Math.ceil(opts.workers / Math.max(1, opts.maxUnavailable)),
+      seconds: 0,
     });
     if (opts.strategy === 'replace') {
       for (const resource of ['cpu', 'memory', 'pods'] as const) {
         const moved = roll.moved[resource];
         const spare = roll.spare[resource];
         if (!(moved > 0) || !(spare > 0) || !Number.isFinite(spare)) continue;
-        const n = Math.ceil(moved / spare);
-        terms.push({
+        counted.push({
           kind: 'capacity',
           resource,
           moved,
           spare,
-          batches: n,
-          seconds: surgeSeconds + n * minBatch,
+          batches: Math.ceil(moved / spare),
+          seconds: 0,
         });
       }
     }
   }
-  terms.sort((a, b) => b.seconds - a.seconds);
+  const terms = priced(counted, t, surgeSeconds);
   return {
     batchSeconds: perBatch,
     surgeSeconds,
@@ -97,5 +112,33 @@ export function makespan(
       `a batch's nodes are worked on together (replacements side by side, drains in parallel); per batch gate ${t.gate} s, provision ${t.provision} s, node Ready ${t.nodeReady} s, cordon ${t.cordon} s, decommission ${t.decommission} s, delete ${t.deleteNode} s`,
       `a drain round lasts the longer of a replacement pod becoming Ready (${t.podReady} s) and the evicted pods' termination grace period`,
     ],
+  };
+}
+
+/** The terms with their seconds at `t`, largest first. */
+function priced(terms: readonly LowerBoundTerm[], t: Timing, surgeSeconds: number): LowerBoundTerm[] {
+  return terms
+    .map((term) => ({ ...term, seconds: termSeconds(term, t, surgeSeconds) }))
+    .sort((a, b) => b.seconds - a.seconds);
+}
+
+/**
+ * A planned roll's estimate and lower bound again, at another timing table (bench/workers: the
+ * step durations measured in the run): the same batches and terms as the plan recorded, the same
+ * formulas as makespan().
+ */
+export function repriced(
+  roll: { batches: readonly PlannedBatch[]; surgeNodes: number; lowerBound: readonly LowerBoundTerm[] },
+  t: Timing,
+): Pick<Makespan, 'batchSeconds' | 'surgeSeconds' | 'estimateSeconds' | 'lowerBoundSeconds' | 'lowerBound'> {
+  const surgeSeconds = surgeSecondsFor(roll.surgeNodes, t);
+  const batchSecs = roll.batches.map((b) => batchSeconds(b, t));
+  const terms = priced(roll.lowerBound, t, surgeSeconds);
+  return {
+    batchSeconds: batchSecs,
+    surgeSeconds,
+    estimateSeconds: surgeSeconds + batchSecs.reduce((a, b) => a + b, 0),
+    lowerBoundSeconds: terms[0]?.seconds ?? 0,
+    lowerBound: terms,
   };
 }
