@@ -386,6 +386,8 @@ export function buildPlan(input: PlanInput): Plan {
     copies: copiesToWipe(snapshot, input.kit),
     etcdPin: etcdPin(facts),
     talosControlPlanes: cpSwaps.length,
+    kit: input.kit?.path ?? null,
+    capi: input.kit?.capi ?? null,
     drillNode: cpSwaps[0]?.replacement ?? null,
   });
 
