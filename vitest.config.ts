@@ -34,6 +34,7 @@ const REAL_SERVERS = [
   'src/lab/etcd/cluster.test.ts',
   'src/lab/lb/balancer.test.ts',
   'src/lab/provisioner/provisioner.test.ts',
+  'src/plan/capi-kubectl.test.ts',
   'src/run/crash-sweep.test.ts',
   'src/run/drain-nodes.test.ts',
   'src/run/handlers/capi.test.ts',

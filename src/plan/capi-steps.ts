@@ -120,3 +120,76 @@ export function capiHandoverStep(kit: string | null, n: CapiNames | null, replic
     ],
   });
 }
+
+/**
+ * A capi plan's provision steps, in run order, get the kubectl an operator types instead of ferry:
+ * a control plane is one TalosControlPlane scale step in an unpause window (replicas to the count
+ * of Talos control planes so far, never down), a worker its pool's MachineDeployment to the count
+ * of its replacements so far; then the Machines are watched until the new one has a nodeRef.
+ * Replica counts are absolute: typing a command twice does not add a second machine.
+ */
+export function withCapiProvisionCommands(phases: DraftStep[][], n: CapiNames | null): DraftStep[][] {
+  const { ns, cluster, tcp } = names(n);
+  const k = MGMT_KUBECTL;
+  let cps = 0;
+  const perPool = new Map<string, number>();
+  return phases.map((steps) =>
+    steps.map((s) => {
+      if (s.kind !== 'provision') return s;
+      const replaces = s.params.node.replaces;
+      if (s.params.role === 'controlplane') {
+        cps += 1;
+        return {
+          ...s,
+          action: {
+            ...s.action,
+            commands: [
+              cmd(capiKubectl.unpauseTcp(k, ns, tcp), 'for this one scale step only'),
+              cmd(
+                capiKubectl.scaleTcp(k, ns, tcp, cps),
+                `Talos control plane ${cps}, for ${replaces}; never lower`,
+              ),
+              cmd(
+                `until ${k} -n ${sq(ns)} get machines.cluster.x-k8s.io -l ${sq(`cluster.x-k8s.io/cluster-name=${cluster},cluster.x-k8s.io/control-plane`)} -o name | wc -l | grep -qx ${cps}; do sleep 2; done`,
+                'wait for its new Machine',
+              ),
+              cmd(
+                capiKubectl.pauseTcp(k, ns, tcp),
+                'at once: unpaused with Machines that have Nodes, it removes the kubeadm etcd members',
+              ),
+              cmd(
+                capiKubectl.watchMachines(
+                  k,
+                  ns,
+                  `cluster.x-k8s.io/cluster-name=${cluster},cluster.x-k8s.io/control-plane`,
+                ),
+                'until the new Machine has a NODENAME (Ctrl-C then)',
+              ),
+            ],
+          },
+        };
+      }
+      const md = n?.machineDeployments.find((d) => d.replaces.includes(replaces));
+      const pool =
+        md?.name ?? `<MACHINEDEPLOYMENT_REPLACING_${replaces.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}>`;
+      const count = (perPool.get(pool) ?? 0) + 1;
+      perPool.set(pool, count);
+      return {
+        ...s,
+        action: {
+          ...s.action,
+          commands: [
+            cmd(
+              capiKubectl.scaleMachineDeployment(k, ns, pool, count),
+              `worker ${count} of the pool, for ${replaces}; never lower: Cluster API would pick a Machine to delete`,
+            ),
+            cmd(
+              capiKubectl.watchMachines(k, ns, `cluster.x-k8s.io/deployment-name=${pool}`),
+              'until the new Machine has a NODENAME (Ctrl-C then)',
+            ),
+          ],
+        },
+      };
+    }),
+  );
+}
