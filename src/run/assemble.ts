@@ -2,6 +2,9 @@
  * The composition root of a run: adapters built from connection settings, wired to the ports the
  * orchestrator drives. `ferry run`, `ferry rehearse` and the benchmark build their runs here.
  */
+
+import { ManagementCluster } from '../adapters/capi/management.js';
+import { MgmtApi } from '../adapters/capi/mgmt-api.js';
 import { EtcdAdmin, type EtcdTls } from '../adapters/etcd/admin.js';
 import { readEtcdTlsFiles } from '../adapters/etcd/tls-files.js';
 import { KubeAdmin } from '../adapters/kube/admin.js';
@@ -9,6 +12,7 @@ import { loadKubeconfig } from '../adapters/kube/kubeconfig.js';
 import { createRequester } from '../adapters/kube/request.js';
 import { readyzProbe, writeReadProbe } from '../adapters/probes/api.js';
 import { EtcdProbeProcess } from '../adapters/probes/etcd-process.js';
+import { CapiProvisioner } from '../adapters/provisioners/capi.js';
 import { ExecLoadBalancer, ExecProvisioner } from '../adapters/provisioners/exec.js';
 import {
   LabApiserverStatus,
@@ -18,9 +22,6 @@ import {
 } from '../adapters/provisioners/lab.js';
 import type { LabControl } from '../adapters/provisioners/lab-control.js';
 import { ManualProvisioner, newTalosNode } from '../adapters/provisioners/manual.js';
-import { ManagementCluster } from '../adapters/capi/management.js';
-import { MgmtApi } from '../adapters/capi/mgmt-api.js';
-import { CapiProvisioner } from '../adapters/provisioners/capi.js';
 import type { CapiKit } from '../capi/kit-objects.js';
 import { usageError } from '../errors.js';
 import { CrdValidator } from '../generate/schema/crd.js';
@@ -87,8 +88,7 @@ export function assemble(o: AssembleOptions): Assembled {
   let operator = o.operator;
   let apiservers: RunDeps['apiservers'];
   let mgmt: RunDeps['mgmt'];
-  const base: Decommissioner =
-    o.provisioner === 'capi' ? (o.capi?.decommission ?? 'manual') : o.provisioner;
+  const base: Decommissioner = o.provisioner === 'capi' ? (o.capi?.decommission ?? 'manual') : o.provisioner;
   switch (base) {
     case 'lab': {
       if (!o.lab)
