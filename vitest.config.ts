@@ -19,6 +19,7 @@ const REAL_SERVERS = [
   'src/adapters/kube/admin.test.ts',
   'src/adapters/probes/probes.test.ts',
   'src/adapters/provisioners/manual-errors.test.ts',
+  'src/adapters/provisioners/capi.test.ts',
   // Headless chromium over the 5,000-node HTML report: no server, but minutes of CPU.
   'src/audit/reporters/browser.test.ts',
   'src/capi/{adopt-apply,hazards,mgmt-reader}.test.ts',
@@ -34,8 +35,10 @@ const REAL_SERVERS = [
   'src/lab/etcd/cluster.test.ts',
   'src/lab/lb/balancer.test.ts',
   'src/lab/provisioner/provisioner.test.ts',
+  'src/plan/capi-kubectl.test.ts',
   'src/run/crash-sweep.test.ts',
   'src/run/drain-nodes.test.ts',
+  'src/run/handlers/capi.test.ts',
   'src/run/faults.test.ts',
   'src/run/kill-batch.test.ts',
   'src/run/kill-resume.test.ts',

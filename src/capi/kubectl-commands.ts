@@ -23,12 +23,45 @@ export const shq = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replac
 
 const TCP = 'taloscontrolplanes.controlplane.cluster.x-k8s.io';
 const CLUSTER = 'clusters.cluster.x-k8s.io';
+const MD = 'machinedeployments.cluster.x-k8s.io';
+const MACHINES = 'machines.cluster.x-k8s.io';
+
+/** The runbook's kubectl for the management cluster: the kubeconfig from the environment. */
+export const MGMT_KUBECTL = 'kubectl --kubeconfig "$MGMT_KUBECONFIG"';
+
+export function kubectlPrefix(t: { kubeconfig: string; context?: string }): string {
+  return `kubectl --kubeconfig ${shq(t.kubeconfig)}${t.context ? ` --context ${shq(t.context)}` : ''}`;
+}
+
+/**
+ * One command each, `k` being the kubectl prefix (kubeconfig, context). Merge patches and
+ * annotate need no OpenAPI from the server; `kubectl scale` needs a scale subresource, so replicas
+ * are patched.
+ */
+export const capiKubectl = {
+  pauseTcp: (k: string, ns: string, name: string) =>
+    `${k} -n ${shq(ns)} annotate ${TCP} ${shq(name)} ${PAUSED_ANNOTATION}=true --overwrite`,
+  unpauseTcp: (k: string, ns: string, name: string) =>
+    `${k} -n ${shq(ns)} annotate ${TCP} ${shq(name)} ${PAUSED_ANNOTATION}-`,
+  scaleTcp: (k: string, ns: string, name: string, replicas: number) =>
+    `${k} -n ${shq(ns)} patch ${TCP} ${shq(name)} --type=merge -p '{"spec":{"replicas":${replicas}}}'`,
+  scaleMachineDeployment: (k: string, ns: string, name: string, replicas: number) =>
+    `${k} -n ${shq(ns)} patch ${MD} ${shq(name)} --type=merge -p '{"spec":{"replicas":${replicas}}}'`,
+  bootstrapped: (k: string, ns: string, name: string) =>
+    `${k} -n ${shq(ns)} patch ${TCP} ${shq(name)} --subresource=status --type=merge -p '{"status":{"bootstrapped":true}}'`,
+  unpauseCluster: (k: string, ns: string, name: string) =>
+    `${k} -n ${shq(ns)} patch ${CLUSTER} ${shq(name)} --type=merge -p '{"spec":{"paused":false}}'`,
+  watchMachines: (k: string, ns: string, selector: string) =>
+    `${k} -n ${shq(ns)} get ${MACHINES} -l ${shq(selector)} -o wide -w`,
+  tcpState: (k: string, ns: string, name: string) =>
+    `${k} -n ${shq(ns)} get ${TCP} ${shq(name)} -o custom-columns='PAUSED:.metadata.annotations.cluster\\.x-k8s\\.io/paused,REPLICAS:.spec.replicas,MACHINES:.status.replicas,READY:.status.readyReplicas,BOOTSTRAPPED:.status.bootstrapped'`,
+};
 
 export function kubectlCommands(
   steps: PlannedStep[],
   t: KubectlTarget,
 ): { step: AdoptStep; commands: string[] }[] {
-  const k = `kubectl --kubeconfig ${shq(t.kubeconfig)}${t.context ? ` --context ${shq(t.context)}` : ''}`;
+  const k = kubectlPrefix(t);
   let secretsApplied = false;
   const secretSteps = steps.filter(({ step }) => step.kind === 'create' && step.object.kind === 'Secret');
   // create when none is there yet; apply (which needs the server's OpenAPI) only to complete a partial set.
@@ -54,9 +87,7 @@ export function kubectlCommands(
             `${k} create -f - <<'EOF'\n${stringify(withoutStatus(step.object), { lineWidth: 0, aliasDuplicateObjects: false })}EOF`,
           ];
         case 'tcp-bootstrapped':
-          return [
-            `${k} -n ${shq(step.namespace)} patch ${TCP} ${shq(step.name)} --subresource=status --type=merge -p '{"status":{"bootstrapped":true}}'`,
-          ];
+          return [capiKubectl.bootstrapped(k, step.namespace, step.name)];
         case 'own-secrets': {
           const uid = `$(${k} -n ${shq(step.namespace)} get ${CLUSTER} ${shq(step.cluster)} -o jsonpath='{.metadata.uid}')`;
           const owner = `{"metadata":{"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","name":"${step.cluster}","uid":"'"${uid}"'"}]}}`;
@@ -65,11 +96,9 @@ export function kubectlCommands(
           );
         }
         case 'unpause-cluster':
-          return [
-            `${k} -n ${shq(step.namespace)} patch ${CLUSTER} ${shq(step.name)} --type=merge -p '{"spec":{"paused":false}}'`,
-          ];
+          return [capiKubectl.unpauseCluster(k, step.namespace, step.name)];
         case 'unpause-tcp':
-          return [`${k} -n ${shq(step.namespace)} annotate ${TCP} ${shq(step.name)} ${PAUSED_ANNOTATION}-`];
+          return [capiKubectl.unpauseTcp(k, step.namespace, step.name)];
       }
     })();
     out.push({ step, commands });

@@ -35,6 +35,55 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+describe('ferry run: a capi plan', () => {
+  let capiPlan: string;
+  beforeAll(async () => {
+    capiPlan = join(dir, 'plan-capi.json');
+    const io = memoryIo();
+    expect(
+      await runCli(
+        [
+          'plan',
+          'examples/lab-cluster',
+          '--allow-blockers',
+          '--surge-replicas',
+          '--provisioner',
+          'capi',
+          '-o',
+          capiPlan,
+        ],
+        io,
+      ),
+      io.err,
+    ).toBe(0);
+  }, 120_000);
+
+  it('is no longer refused, but needs --mgmt-kubeconfig (exit 2 with the fix)', async () => {
+    const io = memoryIo();
+    expect(await runCli(['run', capiPlan, ...PLACEHOLDER_CONNECTION], io)).toBe(2);
+    expect(io.err).toContain('missing --mgmt-kubeconfig');
+    expect(io.err).toContain('pass --mgmt-kubeconfig FILE');
+    expect(io.err).not.toContain('does not drive');
+  });
+
+  it('needs the kit whose objects it sends, when the plan names none (exit 2)', async () => {
+    const io = memoryIo();
+    expect(await runCli(['run', capiPlan, ...PLACEHOLDER_CONNECTION, '--mgmt-kubeconfig', 'm'], io)).toBe(2);
+    expect(io.err).toContain('pass --kit KIT');
+  });
+
+  it('--provisioner capi on a plan made for another provisioner is exit 2', async () => {
+    const io = memoryIo();
+    expect(
+      await runCli(
+        ['run', plan, ...PLACEHOLDER_CONNECTION, '--provisioner', 'capi', '--mgmt-kubeconfig', 'm'],
+        io,
+      ),
+    ).toBe(2);
+    expect(io.err).toContain('--provisioner capi needs a plan made for Cluster API');
+  });
+});
+
 describe('ferry run: usage', () => {
   it('says which connection flag is missing (exit 2)', async () => {
     const io = memoryIo();

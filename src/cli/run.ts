@@ -20,7 +20,12 @@ the plan and a Lease kube-system/ferry-run. Probes measure API and etcd availabi
   --etcd-cacert/--etcd-cert/--etcd-key FILE
                                etcd CA and a client certificate (kubeadm: pki/etcd/ca.crt,
                                pki/etcd/healthcheck-client.crt/.key) (required)
-  --provisioner P              manual | exec | lab (default: the plan's)
+  --provisioner P              manual | exec | lab | capi (default: the plan's)
+  --mgmt-kubeconfig FILE       capi: the Cluster API management cluster's admin kubeconfig (required
+                               for a capi plan); --mgmt-context NAME
+  --kit KIT                    capi: the kit ferry generate wrote (default: the plan's kit)
+  --decommission P             capi: who resets and powers off the old kubeadm machines, which
+                               Cluster API does not own: manual | exec | lab (default manual)
   --provision-cmd CMD          exec: boots a Talos node; runs with NODE_NAME, ROLE, ADDRESS, REPLACES,
                                TALOS_VERSION, MACHINE_CONFIG, CLUSTER_ENDPOINT, FERRY_STEP set; may print
                                FERRY_NODE_NAME=… FERRY_ADDRESS=… when it chooses them
@@ -68,6 +73,10 @@ const options = {
   'etcd-cert': { type: 'string' },
   'etcd-key': { type: 'string' },
   provisioner: { type: 'string' },
+  'mgmt-kubeconfig': { type: 'string' },
+  'mgmt-context': { type: 'string' },
+  kit: { type: 'string' },
+  decommission: { type: 'string' },
   'provision-cmd': { type: 'string' },
   'decommission-cmd': { type: 'string' },
   'lb-cmd': { type: 'string' },
@@ -156,15 +165,10 @@ export const command: Command = {
     const provisioner = oneOf(
       'provisioner',
       values.provisioner,
-      ['manual', 'exec', 'lab'] as const,
-      plan.provisioner === 'exec' ? 'exec' : 'manual',
+      ['manual', 'exec', 'lab', 'capi'] as const,
+      plan.provisioner,
     );
-    if (plan.provisioner === 'capi' && values.provisioner === undefined) {
-      throw usageError(
-        'the plan uses the capi provisioner, which ferry run does not drive yet',
-        'pass --provisioner manual or exec',
-      );
-    }
+    const capi = await capiConnection(plan, provisioner, values, path, io.cwd);
     const timeouts: Record<string, number> = {};
     for (const kv of values['step-timeout'] ?? []) {
       const eq = kv.indexOf('=');
@@ -203,7 +207,7 @@ export const command: Command = {
     };
     const log = (line: string) => io.stdout(`${line}\n`);
     let lab: import('../adapters/provisioners/lab-control.js').LabControl | undefined;
-    if (provisioner === 'lab') {
+    if (provisioner === 'lab' || capi?.decommission === 'lab') {
       const { remoteLabControl } = await import('../adapters/provisioners/lab-control.js');
       lab = remoteLabControl(path(required(values['lab-socket'], 'lab-socket')));
     }
@@ -237,6 +241,7 @@ export const command: Command = {
         cwd: io.cwd,
       },
       ...(lab && { lab }),
+      ...(capi && { capi }),
       operator,
       probes: values['no-probes']
         ? false
@@ -322,6 +327,56 @@ export const command: Command = {
     }
   },
 };
+
+/**
+ * A capi plan's adoption and hand-over act on the management cluster, whatever provisions the
+ * nodes: its kubeconfig is required, and the kit whose objects are sent.
+ */
+async function capiConnection(
+  plan: import('../plan/model.js').Plan,
+  provisioner: string,
+  values: { 'mgmt-kubeconfig'?: string; 'mgmt-context'?: string; kit?: string; decommission?: string },
+  path: (p: string) => string,
+  cwd: string,
+): Promise<import('../run/assemble.js').CapiConnection | undefined> {
+  if (provisioner === 'capi' && plan.provisioner !== 'capi')
+    throw usageError(
+      `--provisioner capi needs a plan made for Cluster API; this one is for ${plan.provisioner}`,
+      'make the plan again with ferry plan … --provisioner capi --kit KIT (a kit from ferry generate --provisioner capi)',
+    );
+  if (plan.provisioner !== 'capi') return undefined;
+  const kubeconfig = values['mgmt-kubeconfig'];
+  if (!kubeconfig)
+    throw usageError(
+      'missing --mgmt-kubeconfig: a capi plan adopts the cluster into the Cluster API management cluster and hands it over there',
+      'pass --mgmt-kubeconfig FILE, the management cluster admin kubeconfig (the same as MGMT_KUBECONFIG in the runbook)',
+    );
+  const kitArg = values.kit ?? plan.source.kit?.path;
+  if (!kitArg)
+    throw usageError(
+      'a capi run needs the kit whose Cluster API objects it sends, and the plan names none',
+      'pass --kit KIT (the directory ferry generate --provisioner capi wrote)',
+    );
+  const decommission = oneOf(
+    'decommission',
+    values.decommission,
+    ['manual', 'exec', 'lab'] as const,
+    'manual',
+  );
+  const { requireFileSync } = await import('../util/input-file.js');
+  requireFileSync(path(kubeconfig), {
+    flag: '--mgmt-kubeconfig',
+    provide: 'pass --mgmt-kubeconfig the kubeconfig of the Cluster API management cluster',
+  });
+  const { readCapiKit } = await import('../capi/kit-objects.js');
+  const kit = await readCapiKit(resolve(cwd, kitArg), kitArg);
+  return {
+    kubeconfig: path(kubeconfig),
+    ...(values['mgmt-context'] && { context: values['mgmt-context'] }),
+    kit,
+    decommission,
+  };
+}
 
 async function writeReports(
   plan: import('../plan/model.js').Plan,

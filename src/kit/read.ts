@@ -13,6 +13,7 @@ import { type KitMachine, type KitMachines, MACHINES_JSON_KIND } from '../genera
 import { KIT } from '../knowledge/kit-paths.js';
 import { jsonError, parseYamlDocuments } from '../snapshot/yaml.js';
 import { readTextFile, requireDirectory } from '../util/input-file.js';
+import { type CapiNames, readCapiNames } from './capi-names.js';
 
 export interface KitFile {
   path: string;
@@ -43,6 +44,8 @@ export interface KitSummary {
   machines: KitMachines | null;
   /** The kit's talosconfig (path inside the kit), when it has one. */
   talosconfig: string | null;
+  /** A capi kit's Cluster API object names (capi/cluster.yaml); absent for other kits. */
+  capi?: CapiNames;
 }
 
 const REGENERATE = 'point --kit at a directory written by `ferry generate`, or generate it again';
@@ -155,6 +158,10 @@ export async function readKit(dir: string, shown: string = dir): Promise<KitSumm
       ? await readMachines(dir, shown, new Set(files.map((f) => f.path)))
       : null,
     talosconfig: files.some((f) => f.path === KIT.talosconfig) ? KIT.talosconfig : null,
+    ...(targetField('provisioner') === 'capi' &&
+      files.some((f) => f.path === KIT.capiCluster && !f.secret) && {
+        capi: await readCapiNames(dir, shown),
+      }),
   };
 }
 

@@ -6,6 +6,8 @@
  */
 import type { DaemonSetFact } from '../facts/model.js';
 import type { Provisioner } from '../facts/target.js';
+import type { CapiNames } from '../kit/capi-names.js';
+import { capiHandoverStep } from './capi-steps.js';
 import { addressArg, cmd, kubectl, nodeArg, sq, talosctl } from './commands.js';
 import type { ExpectedState, ObjectExpectation, TalosNodeRef } from './expected-state.js';
 import { type DraftStep, nodeLabel } from './model.js';
@@ -20,6 +22,9 @@ export interface AfterCareContext {
   /** Cluster etcd minor vs the target Talos release's default etcd minor, when both are known. */
   etcdPin: { cluster: string; talos: string } | null;
   talosControlPlanes: number;
+  /** The kit directory and its Cluster API names (capi plans). */
+  kit: string | null;
+  capi: CapiNames | null;
   drillNode: TalosNodeRef | null;
 }
 
@@ -27,7 +32,7 @@ export function afterCareSteps(ctx: AfterCareContext): DraftStep[] {
   const steps: DraftStep[] = [tokenStep(ctx.tokenIds)];
   if (ctx.kubeProxy && ctx.kubeProxy.selector['tier'] !== 'node') steps.push(kubeProxyStep(ctx.kubeProxy));
   steps.push(wipeStep(ctx.copies));
-  if (ctx.provisioner === 'capi') steps.push(capiHandover(ctx.talosControlPlanes));
+  if (ctx.provisioner === 'capi') steps.push(capiHandoverStep(ctx.kit, ctx.capi, ctx.talosControlPlanes));
   if (ctx.etcdPin) steps.push(etcdUnpin(ctx.etcdPin));
   steps.push(drill(ctx.drillNode));
   return steps;
@@ -169,51 +174,6 @@ function wipeStep(copies: AfterCareContext['copies']): DraftStep {
 function shredCmd(path: string): string {
   const p = sq(path);
   return `if [ -d ${p} ]; then find ${p} -type f -exec shred -u {} + && rm -rf ${p}; elif [ -e ${p} ]; then shred -u ${p}; fi`;
-}
-
-function capiHandover(replicas: number): DraftStep {
-  return draft<'manual'>({
-    kind: 'manual',
-    subject: 'cluster',
-    title: `Cluster API: hand the control planes to the TalosControlPlane (replicas ${replicas})`,
-    target: {},
-    params: {
-      // docs/knowledge/capi.md H1, H13, adoption recipe (e)
-      instructions: [
-        `Only now that no kubeadm member remains: set spec.replicas to ${replicas} and remove the cluster.x-k8s.io/paused annotation (docs/rules.md#capi.tcp-etcd-audit).`,
-        'Back up the management cluster (clusterctl move --to-directory) only once it is steady and unpaused (docs/rules.md#capi.move-paused-or-unstable).',
-      ],
-    },
-    expect: {},
-    action: {
-      summary: 'Unpause the TalosControlPlane at its final size',
-      performer: 'operator',
-      commands: [
-        cmd(
-          `kubectl --kubeconfig "$MGMT_KUBECONFIG" patch taloscontrolplane <TCP> --type merge -p '{"spec":{"replicas":${replicas}}}'`,
-        ),
-        cmd(
-          `kubectl --kubeconfig "$MGMT_KUBECONFIG" annotate taloscontrolplane <TCP> cluster.x-k8s.io/paused-`,
-        ),
-      ],
-    },
-    verify: {
-      expect: { operator: { confirms: 'the TalosControlPlane is unpaused at its final size' } },
-      commands: [cmd('clusterctl describe cluster <CLUSTER> --kubeconfig "$MGMT_KUBECONFIG"')],
-    },
-    timeoutSeconds: TIMEOUTS.afterCare,
-    destructive: false,
-    undo: {
-      possible: true,
-      summary: 'Pause it again',
-      commands: [
-        cmd(
-          `kubectl --kubeconfig "$MGMT_KUBECONFIG" annotate taloscontrolplane <TCP> cluster.x-k8s.io/paused=true`,
-        ),
-      ],
-    },
-    idempotencyCheck: confirmed('the TalosControlPlane is unpaused at its final size', 'redo'),
-  });
 }
 
 function etcdUnpin(pin: { cluster: string; talos: string }): DraftStep {

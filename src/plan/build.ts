@@ -32,6 +32,7 @@ import {
 } from './batches/limits.js';
 import { type PlannedRoll, planWorkerBatches } from './batches/planner.js';
 import { timingFor } from './batches/timing.js';
+import { withCapiProvisionCommands } from './capi-steps.js';
 import { addressArg, setupCommands } from './commands.js';
 import { digestOf } from './digest.js';
 import { EtcdModel } from './etcd-sim.js';
@@ -386,9 +387,19 @@ export function buildPlan(input: PlanInput): Plan {
     copies: copiesToWipe(snapshot, input.kit),
     etcdPin: etcdPin(facts),
     talosControlPlanes: cpSwaps.length,
+    kit: input.kit?.path ?? null,
+    capi: input.kit?.capi ?? null,
     drillNode: cpSwaps[0]?.replacement ?? null,
   });
 
+  if (provisioner === 'capi') {
+    const ids = [0, 1, 2, 3, 4, 5] as const;
+    const withCmds = withCapiProvisionCommands(
+      ids.map((i) => drafts[i]),
+      input.kit?.capi ?? null,
+    );
+    for (const i of ids) drafts[i] = withCmds[i]!;
+  }
   const phases = numberPhases(drafts);
   const cluster = facts.cluster.name.value ?? null;
   return sealPlan({

@@ -15,6 +15,7 @@
  *   run time, e.g. leadership is moved only if the old member leads *then*.
  */
 import type { Provisioner } from '../facts/target.js';
+import type { CapiNames } from '../kit/capi-names.js';
 import type {
   BatchBound,
   BlockedPdb,
@@ -28,8 +29,10 @@ import type { Command, ExpectedState, MemberRef, NodeRef, TalosNodeRef } from '.
 /**
  * 2: worker batches are computed (workerRoll), and the scale-workload steps of --surge-replicas.
  * 3: a worker batch drains in one drain-batch step (its nodes in parallel), not one drain per node.
+ * 4: a capi plan adopts in a capi-adopt step (phase 1) and hands over in a capi-handover step
+ *    (phase 5), both carried out by ferry against the management cluster.
  */
-export const PLAN_FORMAT_VERSION = 3;
+export const PLAN_FORMAT_VERSION = 4;
 export const PLAN_KIND = 'FerryPlan';
 
 export const STRATEGIES = ['surge', 'replace'] as const;
@@ -281,6 +284,25 @@ export interface StepParams {
   'relabel-kube-proxy': { namespace: string; name: string; labels: Record<string, string> };
   'wipe-pki-copies': { copies: { where: string; path: string; why: string }[] };
   drill: { node: NodeRef | null };
+  /**
+   * Cluster API: apply the kit's objects to the management cluster in the order that keeps its
+   * controllers off the running cluster (src/capi/adopt-plan.ts), verifying each; the
+   * TalosControlPlane stays paused. `kit`: the kit directory as given to `ferry plan`; `names`:
+   * what it calls its objects (null without a kit: the run refuses the step).
+   */
+  'capi-adopt': { kit: string | null; names: CapiNames | null };
+  /**
+   * Cluster API: once no kubeadm etcd member remains, unpause the TalosControlPlane (and the
+   * Cluster, were it still paused), wait until it is ready with every replica ready, and watch the
+   * etcd member list for `settleSeconds`: a member removed by its etcd audit stops the run.
+   */
+  'capi-handover': {
+    kit: string | null;
+    names: CapiNames | null;
+    /** Talos control planes the TalosControlPlane has by then. */
+    replicas: number;
+    settleSeconds: number;
+  };
 }
 
 export type StepKind = keyof StepParams;
@@ -313,6 +335,8 @@ export const STEP_KINDS = [
   'relabel-kube-proxy',
   'wipe-pki-copies',
   'drill',
+  'capi-adopt',
+  'capi-handover',
 ] as const satisfies readonly StepKind[];
 
 /** Themes of the kubeadm-side preparation, used when there is no kit to read steps from. */

@@ -8,6 +8,7 @@
 import type { Facts } from '../facts/model.js';
 import type { KitSummary } from '../kit/read.js';
 import { TALOS_ENCRYPTION_KEY_NAMES } from '../knowledge/talos.js';
+import { capiAdoptStep } from './capi-steps.js';
 import {
   cmd,
   endpointReadyzCmd,
@@ -110,7 +111,6 @@ export function preflightSteps(ctx: PrepContext): DraftStep[] {
     }),
   );
 
-  if (ctx.facts.target.provisioner === 'capi') steps.push(capiPreflight());
   steps.push(
     etcdSnapshotStep(
       ctx.snapshotMember,
@@ -154,50 +154,15 @@ export function etcdSnapshotStep(
   });
 }
 
-function capiPreflight(): DraftStep {
-  // docs/knowledge/capi.md H1, H2, H6, H14
-  const instructions = [
-    'The TalosControlPlane carries the annotation cluster.x-k8s.io/paused until no kubeadm member remains (docs/rules.md#capi.tcp-etcd-audit: its etcd audit removes members it does not own).',
-    'The TalosControlPlane has status.bootstrapped: true before any of its Machines exists (docs/rules.md#capi.bootstrap-split-brain: otherwise it may bootstrap a second etcd).',
-    'The Secrets <cluster>-talos and <cluster>-ca exist, made from the kubeadm PKI, with an ownerRef to the Cluster (docs/rules.md#capi.secrets-not-precreated, docs/rules.md#capi.secret-not-moved).',
-  ];
-  return draft<'manual'>({
-    kind: 'manual',
-    subject: 'cluster',
-    title: 'Cluster API: the TalosControlPlane is paused and marked bootstrapped, the secrets exist',
-    target: {},
-    params: { instructions },
-    expect: {},
-    action: {
-      summary: 'Check the Cluster API hazards are defused before the first Talos Machine',
-      performer: 'operator',
-      commands: [
-        cmd(
-          `kubectl --kubeconfig "$MGMT_KUBECONFIG" get taloscontrolplanes -A -o custom-columns=NAME:.metadata.name,PAUSED:.metadata.annotations.cluster\\.x-k8s\\.io/paused,BOOTSTRAPPED:.status.bootstrapped`,
-        ),
-      ],
-    },
-    verify: {
-      expect: {
-        operator: { confirms: 'the TalosControlPlane is paused, marked bootstrapped, and the secrets exist' },
-      },
-      commands: [],
-    },
-    timeoutSeconds: TIMEOUTS.gate,
-    destructive: false,
-    undo: noUndo('a check changes nothing'),
-    idempotencyCheck: confirmed(
-      'the TalosControlPlane is paused, marked bootstrapped, and the secrets exist',
-      'redo',
-    ),
-  });
-}
-
 // ---------------------------------------------------------------------------------------------
 // Phase 1
 
 export function preparationSteps(ctx: PrepContext): DraftStep[] {
-  return ctx.kit ? fromKit(ctx, ctx.kit) : withoutKit(ctx);
+  const steps = ctx.kit ? fromKit(ctx, ctx.kit) : withoutKit(ctx);
+  // Last in phase 1: the kubeadm side is ready, no Talos Machine exists yet.
+  if (ctx.facts.target.provisioner === 'capi')
+    steps.push(capiAdoptStep(ctx.kit?.path ?? null, ctx.kit?.capi ?? null));
+  return steps;
 }
 
 function fromKit(ctx: PrepContext, kit: KitSummary): DraftStep[] {

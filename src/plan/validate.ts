@@ -6,6 +6,7 @@
  * steps (order, gates) are in invariants.ts and are checked once the shape holds.
  */
 import { PROVISIONERS } from '../facts/target.js';
+import type { CapiNames } from '../kit/capi-names.js';
 import { memberIdHex } from '../util/member-id.js';
 import type {
   BatchBound,
@@ -276,6 +277,15 @@ const workloadRef = fields<WorkloadRef>({
   name,
 });
 
+const capiNames = fields<CapiNames>({
+  namespace: name,
+  cluster: name,
+  controlPlane: name,
+  machineDeployments: arrayOf(
+    fields<CapiNames['machineDeployments'][number]>({ name, replaces: stringList }),
+  ),
+});
+
 /** What the orchestrator and the runbook read of each kind's parameters. */
 const PARAMS: { [K in StepKind]: Check } = {
   'preflight-audit': fields<StepParams['preflight-audit']>({
@@ -363,6 +373,13 @@ const PARAMS: { [K in StepKind]: Check } = {
     ),
   }),
   drill: fields<StepParams['drill']>({ node: nullable(nodeRef) }),
+  'capi-adopt': fields<StepParams['capi-adopt']>({ kit: nullable(str), names: nullable(capiNames) }),
+  'capi-handover': fields<StepParams['capi-handover']>({
+    kit: nullable(str),
+    names: nullable(capiNames),
+    replicas: int(0),
+    settleSeconds: seconds,
+  }),
 };
 
 const undo: Check = (v, path, out) => {

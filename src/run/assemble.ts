@@ -2,6 +2,9 @@
  * The composition root of a run: adapters built from connection settings, wired to the ports the
  * orchestrator drives. `ferry run`, `ferry rehearse` and the benchmark build their runs here.
  */
+
+import { ManagementCluster } from '../adapters/capi/management.js';
+import { MgmtApi } from '../adapters/capi/mgmt-api.js';
 import { EtcdAdmin, type EtcdTls } from '../adapters/etcd/admin.js';
 import { readEtcdTlsFiles } from '../adapters/etcd/tls-files.js';
 import { KubeAdmin } from '../adapters/kube/admin.js';
@@ -9,6 +12,7 @@ import { loadKubeconfig } from '../adapters/kube/kubeconfig.js';
 import { createRequester } from '../adapters/kube/request.js';
 import { readyzProbe, writeReadProbe } from '../adapters/probes/api.js';
 import { EtcdProbeProcess } from '../adapters/probes/etcd-process.js';
+import { CapiProvisioner } from '../adapters/provisioners/capi.js';
 import { ExecLoadBalancer, ExecProvisioner } from '../adapters/provisioners/exec.js';
 import {
   LabApiserverStatus,
@@ -18,11 +22,27 @@ import {
 } from '../adapters/provisioners/lab.js';
 import type { LabControl } from '../adapters/provisioners/lab-control.js';
 import { ManualProvisioner, newTalosNode } from '../adapters/provisioners/manual.js';
+import type { CapiKit } from '../capi/kit-objects.js';
 import { usageError } from '../errors.js';
+import { CrdValidator } from '../generate/schema/crd.js';
+import { capiNamesOf } from '../kit/capi-names.js';
 import type { RunDeps } from './deps.js';
 import type { OperatorPort, Probe, ProvisionerPort } from './ports.js';
 
-export type RunProvisioner = 'manual' | 'exec' | 'lab';
+export type RunProvisioner = 'manual' | 'exec' | 'lab' | 'capi';
+/** Who decommissions the old kubeadm machines of a capi run: Cluster API does not. */
+export type Decommissioner = Exclude<RunProvisioner, 'capi'>;
+
+export interface CapiConnection {
+  /** The management cluster's admin kubeconfig (--mgmt-kubeconfig) and context. */
+  kubeconfig: string;
+  context?: string;
+  /** The kit's Cluster API objects (capi/secrets.yaml, capi/cluster.yaml) and its directory as given. */
+  kit: CapiKit;
+  decommission: Decommissioner;
+  /** How long a Machine may sit in Provisioned without a providerID; default 300 s. */
+  providerIdGraceMs?: number;
+}
 
 export interface Connection {
   kubeconfig: string;
@@ -36,6 +56,8 @@ export interface AssembleOptions {
   exec?: { provisionCmd?: string; decommissionCmd?: string; lbCmd?: string; cwd?: string };
   /** For `lab`: how to reach the lab. */
   lab?: LabControl;
+  /** For `capi`: the management cluster and the kit. */
+  capi?: CapiConnection;
   /** A person at the terminal (ignored for the lab, which stands in for one). */
   operator: OperatorPort;
   /** `apiTimeoutMs`: an API probe's deadline (default 2 s); a slower answer counts as an error. */
@@ -65,7 +87,9 @@ export function assemble(o: AssembleOptions): Assembled {
   let lb: RunDeps['lb'];
   let operator = o.operator;
   let apiservers: RunDeps['apiservers'];
-  switch (o.provisioner) {
+  let mgmt: RunDeps['mgmt'];
+  const base: Decommissioner = o.provisioner === 'capi' ? (o.capi?.decommission ?? 'manual') : o.provisioner;
+  switch (base) {
     case 'lab': {
       if (!o.lab)
         throw usageError(
@@ -106,6 +130,31 @@ export function assemble(o: AssembleOptions): Assembled {
       break;
   }
 
+  if (o.provisioner === 'capi') {
+    if (!o.capi)
+      throw usageError(
+        '--provisioner capi needs the management cluster',
+        'pass --mgmt-kubeconfig FILE (the management cluster admin kubeconfig)',
+      );
+    const c = o.capi;
+    const req = createRequester(loadKubeconfig(c.kubeconfig, c.context));
+    const names = capiNamesOf(
+      c.kit.objects.filter((x) => x.kind !== 'Secret').map((value, line) => ({ value, line })),
+      `${c.kit.dir}/capi/cluster.yaml`,
+    );
+    const api = MgmtApi.fromKit(req, names, c.kit.objects);
+    mgmt = new ManagementCluster({ req, api, kit: c.kit.objects, crds: CrdValidator.fromSchemas() });
+    provisioner = new CapiProvisioner({
+      api,
+      workload: kube,
+      etcd,
+      decommissioner: provisioner,
+      templates: c.kit.objects.filter((x) => /MachineTemplate$/.test(x.kind)),
+      kitDir: c.kit.dir,
+      ...(c.providerIdGraceMs !== undefined && { providerIdGraceMs: c.providerIdGraceMs }),
+    });
+  }
+
   const probes: Probe[] = [];
   let etcdProbe: EtcdProbeProcess | undefined;
   if (o.probes) {
@@ -139,6 +188,7 @@ export function assemble(o: AssembleOptions): Assembled {
       lb,
       operator,
       ...(apiservers && { apiservers }),
+      ...(mgmt && { mgmt }),
       ...(etcdProbe && { etcdProbe }),
       etcdSnapshot: async (file, signal) => {
         const r = await etcd.snapshot(file, signal);

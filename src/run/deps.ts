@@ -11,6 +11,7 @@ import type {
   EtcdProbeControl,
   KubeAdminPort,
   LoadBalancerPort,
+  ManagementPort,
   OperatorPort,
   ProvisionerPort,
 } from './ports.js';
@@ -34,6 +35,8 @@ export interface RunOptions {
   gateGraceSeconds?: number;
   /** Pause between observations while waiting. Default 1 s. */
   pollMs?: number;
+  /** Replaces capi-handover's settle window: how long the etcd member list must stay whole. */
+  capiSettleSeconds?: number;
   /** Run only these phases (the others are journalled as skipped). */
   phases?: PhaseId[];
   /** Run the optional drill. */
@@ -62,6 +65,8 @@ export interface RunDeps {
   apiservers?: ApiserverStatusPort;
   /** The etcd write probe, steered away from a member before it is removed. */
   etcdProbe?: EtcdProbeControl;
+  /** The Cluster API management cluster (`--mgmt-kubeconfig`): capi-adopt and capi-handover need it. */
+  mgmt?: ManagementPort;
   /** Writes an etcd snapshot file (etcd-snapshot steps); without it they are operator steps. */
   etcdSnapshot?: (file: string, signal: AbortSignal) => Promise<void>;
   log: (line: string) => void;

@@ -296,3 +296,41 @@ export interface EtcdProbeControl {
   /** The first endpoint is written to first. Resolves once no write is on its way to a member left out. */
   setEndpoints(endpoints: string[]): Promise<void>;
 }
+
+// ---- Cluster API management cluster ----------------------------------------------------------
+
+/** What an adoption pass did (src/capi/adopt-apply.ts). */
+export interface AdoptOutcome {
+  /** Steps carried out and verified, described. */
+  applied: string[];
+  alreadyDone: string[];
+  nothingToDo: boolean;
+}
+
+/** The TalosControlPlane as the management cluster shows it. */
+export interface ControlPlaneView {
+  namespace: string;
+  name: string;
+  /** It carries the cluster.x-k8s.io/paused annotation. */
+  paused: boolean;
+  /** Its Cluster's spec.paused. */
+  clusterPaused: boolean;
+  /** spec.replicas; status.replicas (Machines by label), status.readyReplicas, status.ready. */
+  replicas: number | undefined;
+  statusReplicas: number | undefined;
+  readyReplicas: number | undefined;
+  ready: boolean;
+}
+
+export interface ManagementPort {
+  /**
+   * Applies the kit's Cluster API objects in the safe order, each verified; steps the cluster
+   * already shows are skipped. The TalosControlPlane is unpaused only with `kubeadmMembersRemain`
+   * false.
+   */
+  adopt(opts: { kubeadmMembersRemain: boolean }): Promise<AdoptOutcome>;
+  /** Undefined when the TalosControlPlane does not exist. */
+  controlPlane(): Promise<ControlPlaneView | undefined>;
+  /** Puts the paused annotation back on the TalosControlPlane. */
+  pauseControlPlane(): Promise<void>;
+}

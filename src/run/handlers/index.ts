@@ -4,6 +4,8 @@
  */
 import type { StepKind, StepOf } from '../../plan/model.js';
 import { handler as applyKitFile } from './apply-kit-file.js';
+import { handler as capiAdopt } from './capi-adopt.js';
+import { handler as capiHandover } from './capi-handover.js';
 import type { Handler, Handlers } from './context.js';
 import { handler as cordon } from './cordon.js';
 import { handler as decommission } from './decommission.js';
@@ -62,6 +64,8 @@ export const HANDLERS: Handlers = {
   'relabel-kube-proxy': relabelKubeProxy,
   'wipe-pki-copies': wipePkiCopies,
   drill,
+  'capi-adopt': capiAdopt,
+  'capi-handover': capiHandover,
 };
 
 /**

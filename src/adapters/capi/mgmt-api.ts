@@ -1,0 +1,129 @@
+/**
+ * The few management-cluster requests a capi run makes beyond adoption: read, pause, unpause and
+ * scale the TalosControlPlane, scale a MachineDeployment, list a cluster's Machines. Paths come
+ * from the kit's objects (their apiVersion), merge patches only: they need no OpenAPI and touch
+ * only the fields named.
+ */
+
+import { CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, PAUSED_ANNOTATION } from '../../capi/view.js';
+import type { CapiNames } from '../../kit/capi-names.js';
+import type { ControlPlaneView } from '../../run/ports.js';
+import type { KubeObject } from '../../snapshot/model.js';
+import type { KubeRequester } from '../kube/request.js';
+
+const MERGE = 'application/merge-patch+json';
+export const DEPLOYMENT_NAME_LABEL = 'cluster.x-k8s.io/deployment-name';
+
+export interface MgmtApiOptions {
+  req: KubeRequester;
+  names: CapiNames;
+  /** apiVersions of the kit's objects; defaults are the ones `ferry generate` writes. */
+  versions?: { cluster?: string; controlPlane?: string; machines?: string };
+}
+
+const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
+
+export class MgmtApi {
+  readonly names: CapiNames;
+  readonly #req: KubeRequester;
+  readonly #cluster: string;
+  readonly #tcp: string;
+  readonly #capi: string;
+
+  constructor(o: MgmtApiOptions) {
+    this.#req = o.req;
+    this.names = o.names;
+    const ns = encodeURIComponent(o.names.namespace);
+    this.#cluster = `/apis/${o.versions?.cluster ?? 'cluster.x-k8s.io/v1beta2'}/namespaces/${ns}/clusters/${encodeURIComponent(o.names.cluster)}`;
+    this.#tcp = `/apis/${o.versions?.controlPlane ?? 'controlplane.cluster.x-k8s.io/v1alpha3'}/namespaces/${ns}/taloscontrolplanes/${encodeURIComponent(o.names.controlPlane)}`;
+    this.#capi = `/apis/${o.versions?.machines ?? 'cluster.x-k8s.io/v1beta2'}/namespaces/${ns}`;
+  }
+
+  /** A kit's objects name the versions. */
+  static fromKit(req: KubeRequester, names: CapiNames, kit: KubeObject[]): MgmtApi {
+    const v = (kind: string) => kit.find((o) => o.kind === kind)?.apiVersion;
+    const cluster = v('Cluster');
+    const controlPlane = v('TalosControlPlane');
+    return new MgmtApi({
+      req,
+      names,
+      versions: {
+        ...(cluster && { cluster, machines: cluster }),
+        ...(controlPlane && { controlPlane }),
+      },
+    });
+  }
+
+  async #get(path: string): Promise<KubeObject | undefined> {
+    try {
+      return (await this.#req.request('GET', path)) as KubeObject;
+    } catch (err) {
+      if ((err as { status?: number }).status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async #patch(path: string, body: unknown): Promise<void> {
+    await this.#req.request('PATCH', path, { body, contentType: MERGE });
+  }
+
+  async controlPlane(): Promise<ControlPlaneView | undefined> {
+    const tcp = await this.#get(this.#tcp);
+    if (!tcp) return undefined;
+    const cluster = await this.#get(this.#cluster);
+    return {
+      namespace: this.names.namespace,
+      name: this.names.controlPlane,
+      paused: tcp.metadata.annotations?.[PAUSED_ANNOTATION] !== undefined,
+      clusterPaused: cluster?.spec?.['paused'] === true,
+      replicas: num(tcp.spec?.['replicas']),
+      statusReplicas: num(tcp.status?.['replicas']),
+      readyReplicas: num(tcp.status?.['readyReplicas']),
+      ready: tcp.status?.['ready'] === true,
+    };
+  }
+
+  pauseControlPlane(): Promise<void> {
+    return this.#patch(this.#tcp, { metadata: { annotations: { [PAUSED_ANNOTATION]: 'true' } } });
+  }
+
+  unpauseControlPlane(): Promise<void> {
+    return this.#patch(this.#tcp, { metadata: { annotations: { [PAUSED_ANNOTATION]: null } } });
+  }
+
+  setControlPlaneReplicas(replicas: number): Promise<void> {
+    return this.#patch(this.#tcp, { spec: { replicas } });
+  }
+
+  #md(name: string): string {
+    return `${this.#capi}/machinedeployments/${encodeURIComponent(name)}`;
+  }
+
+  async machineDeploymentReplicas(name: string): Promise<number | undefined> {
+    const md = await this.#get(this.#md(name));
+    if (!md) return undefined;
+    return num(md.spec?.['replicas']) ?? 0;
+  }
+
+  setMachineDeploymentReplicas(name: string, replicas: number): Promise<void> {
+    return this.#patch(this.#md(name), { spec: { replicas } });
+  }
+
+  /** The cluster's control-plane Machines, or the Machines of one MachineDeployment. */
+  async machines(of: { controlPlane: true } | { machineDeployment: string }): Promise<KubeObject[]> {
+    const selector =
+      'controlPlane' in of
+        ? `${CLUSTER_NAME_LABEL}=${this.names.cluster},${CONTROL_PLANE_LABEL}`
+        : `${CLUSTER_NAME_LABEL}=${this.names.cluster},${DEPLOYMENT_NAME_LABEL}=${of.machineDeployment}`;
+    const list = (await this.#req.request('GET', `${this.#capi}/machines`, {
+      query: { labelSelector: selector },
+    })) as { items?: KubeObject[] };
+    return list.items ?? [];
+  }
+}
+
+/** The Node a Machine's nodeRef names, if it has one. */
+export function nodeRefName(m: KubeObject): string | undefined {
+  const n = (m.status?.['nodeRef'] as { name?: unknown } | undefined)?.name;
+  return typeof n === 'string' && n !== '' ? n : undefined;
+}
