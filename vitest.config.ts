@@ -28,6 +28,7 @@ const REAL_SERVERS = [
   'src/lab/apiserver/{adapter,crd,crud,etcd,eviction,kubectl,semantics,watch}.test.ts',
   'src/lab/canary.test.ts',
   'src/mgmt/roundtrip.test.ts',
+  'src/mgmt/restore-kind/restore-kind.test.ts',
   'src/lab/capi/{bootstrap,etcd-audit,machineset,scale-down}.test.ts',
   'src/lab/cluster.test.ts',
   'src/lab/etcd/cluster.test.ts',

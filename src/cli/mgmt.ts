@@ -9,6 +9,9 @@ const usage = `usage: ferry mgmt bootstrap --config mgmt.yaml [...]
                          [--keep N] [--keep-daily N] [--keep-weekly N] [S3 flags] [-o text|json]
        ferry mgmt restore --from s3://BUCKET[/PREFIX] [--version ID] --to-kubeconfig FILE --identity FILE
                           [S3 flags] [-o text|json]
+       ferry mgmt restore --from s3://BUCKET[/PREFIX] [--version ID] --identity FILE [--state-dir DIR]
+                          [--kind-name NAME] [--kind-image IMAGE] [--provider-timeout SEC]
+                          [--bootstrap-config mgmt.yaml] [S3 flags] [-o text|json]
        ferry mgmt status [--kubeconfig FILE] [--from s3://BUCKET[/PREFIX] [--identity FILE] [--max-age DUR]]
                          [S3 flags] [-o table|json]
 
@@ -26,6 +29,11 @@ The management cluster (the one running Cluster API): build it, back it up, rest
            first write; creates the objects owners first, puts the statuses back, unpauses, verifies
            (every Cluster Ready, Machines with nodeRefs, none re-created). A failed write deletes
            what the restore created. The target must run Cluster API at the recorded versions.
+           Without --to-kubeconfig: into a new kind cluster (default ferry-restore), after a
+           clusterctl init pinned to the provider versions the backup recorded; journaled in DIR
+           (default .ferry-mgmt-restore): the same command again continues where a run stopped,
+           with the backup version it started. No backup at all: it names ferry mgmt bootstrap, or
+           runs it with --bootstrap-config mgmt.yaml.
   status   clusters, machines, providers and versions, what is paused; the newest backup's age and
            whether it verifies. Exit 1 when it is older than --max-age, does not verify, or is missing.
 
@@ -77,6 +85,11 @@ const restoreOptions = {
   'to-context': { type: 'string' },
   identity: { type: 'string' },
   output: { type: 'string', short: 'o' },
+  'state-dir': { type: 'string' },
+  'kind-name': { type: 'string' },
+  'kind-image': { type: 'string' },
+  'bootstrap-config': { type: 'string' },
+  'provider-timeout': { type: 'string' },
 } as const;
 
 const statusOptions = {
@@ -213,6 +226,30 @@ async function restore(argv: string[], io: Io): Promise<ExitCode> {
   );
   const { loadIdentities } = await import('../mgmt/age.js');
   const identities = await loadIdentities(idFile);
+  const intoKind = values['to-kubeconfig'] === undefined;
+  if (intoKind && values['to-context'] !== undefined)
+    throw usageError('--to-context names a context of --to-kubeconfig: give --to-kubeconfig too');
+  const kindOnly = (
+    ['state-dir', 'kind-name', 'kind-image', 'bootstrap-config', 'provider-timeout'] as const
+  ).find((f) => values[f] !== undefined);
+  if (!intoKind && kindOnly !== undefined)
+    throw usageError(`--${kindOnly} is about a restore into kind: drop it, or drop --to-kubeconfig`);
+  if (intoKind) {
+    const { loc, store } = await storeFor(io, from, '--from', values);
+    try {
+      const { restoreIntoKindCli } = await import('./mgmt-restore-kind.js');
+      return await restoreIntoKindCli(values, io, {
+        loc,
+        store,
+        identities,
+        identityFile: idFile,
+        format,
+        kubeFor: (file) => kubeFor(io, file, undefined, '--to-kubeconfig'),
+      });
+    } finally {
+      store.destroy();
+    }
+  }
   const kube = await kubeFor(io, values['to-kubeconfig'], values['to-context'], '--to-kubeconfig');
   const { loc, store } = await storeFor(io, from, '--from', values);
   const { fetchBackup, runRestore } = await import('../mgmt/restore.js');
