@@ -29,6 +29,7 @@ const REAL_SERVERS = [
   'src/lab/canary.test.ts',
   'src/mgmt/roundtrip.test.ts',
   'src/mgmt/restore-kind/restore-kind.test.ts',
+  'src/mgmt/via-clusterctl/via-clusterctl.test.ts',
   'src/lab/capi/{bootstrap,etcd-audit,machineset,scale-down}.test.ts',
   'src/lab/cluster.test.ts',
   'src/lab/etcd/cluster.test.ts',

@@ -43,7 +43,9 @@ The management cluster (the one running Cluster API): build it, back it up, rest
   --identity FILE            age identity file (age-keygen -o FILE)
   --keep N, --keep-daily N, --keep-weekly N
                              retention: newest N; newest of each of the last N days / ISO weeks
-  --via api|clusterctl       how to export (default api; clusterctl: not implemented here)
+  --via api|clusterctl       how to export (default api: ferry's own read through the API;
+                             clusterctl: \`clusterctl move --to-directory\` per namespace in a private
+                             temporary directory, removed afterwards, plus what move drops)
   --block-move-timeout SEC   how long a provider may block the export (default 60)
   --max-age DUR              e.g. 90m, 26h, 8d
   S3 flags: --s3-endpoint URL (or AWS_ENDPOINT_URL_S3), --s3-region R (or AWS_REGION),
@@ -166,16 +168,26 @@ function abortOnSignals(): { signal: AbortSignal; done: () => void } {
   };
 }
 
+/** `--via clusterctl`: the real clusterctl writes the graph (checked before anything is read). */
+async function clusterctlExport(io: Io, values: { kubeconfig?: string; context?: string }) {
+  const { Tools } = await import('../mgmt/tools/adapter.js');
+  const { moveToDirectory, requireClusterctl } = await import('../mgmt/via-clusterctl/move-dir.js');
+  const tools = new Tools({ env: io.env, sink: (tool, _s, line) => io.stderr(`${tool}: ${line}\n`) });
+  await requireClusterctl(tools);
+  const kubeconfig = resolve(io.cwd, (values.kubeconfig ?? io.env['KUBECONFIG'])!);
+  return (clusters: import('../mgmt/model.js').KubeObject[]) =>
+    moveToDirectory(
+      tools,
+      { kubeconfig, context: values.context },
+      [...new Set(clusters.map((c) => c.metadata.namespace ?? 'default'))].sort(),
+    );
+}
+
 async function backup(argv: string[], io: Io): Promise<ExitCode> {
   const { values, positionals } = parseFlags(argv, backupOptions, usage);
   noPositionals(positionals);
   const format = oneOf('output', values.output, ['text', 'json'] as const, 'text');
   const via = oneOf('via', values.via, ['api', 'clusterctl'] as const, 'api');
-  if (via === 'clusterctl')
-    throw usageError(
-      '--via clusterctl is not implemented here',
-      "use the default --via api: ferry's own export through the Kubernetes API, which also keeps what move drops",
-    );
   const to = need(values.to, '--to', 'say where to store the backup: --to s3://BUCKET/PREFIX');
   const retention = {
     ...(values.keep !== undefined && { keep: count('keep', values.keep)! }),
@@ -192,6 +204,7 @@ async function backup(argv: string[], io: Io): Promise<ExitCode> {
     (values['recipients-file'] ?? []).map((f) => resolve(io.cwd, f)),
   );
   const kube = await kubeFor(io, values.kubeconfig, values.context, '--kubeconfig');
+  const moveExport = via === 'clusterctl' ? await clusterctlExport(io, values) : undefined;
   const { loc, store } = await storeFor(io, to, '--to', values);
   const { runBackup } = await import('../mgmt/backup.js');
   const { renderBackup } = await import('../mgmt/render.js');
@@ -205,6 +218,7 @@ async function backup(argv: string[], io: Io): Promise<ExitCode> {
       retention,
       signal: sig.signal,
       ...(timeout !== undefined && { blockMoveTimeoutMs: timeout * 1000 }),
+      ...(moveExport && { moveExport }),
       log: (l) => io.stderr(`${l}\n`),
     });
     io.stdout(format === 'json' ? `${JSON.stringify(r, null, 2)}\n` : renderBackup(r, new Date()));
