@@ -43,9 +43,10 @@ The management cluster (the one running Cluster API): build it, back it up, rest
   --identity FILE            age identity file (age-keygen -o FILE)
   --keep N, --keep-daily N, --keep-weekly N
                              retention: newest N; newest of each of the last N days / ISO weeks
-  --via api|clusterctl       how to export (default api: ferry's own read through the API;
+  --via api|clusterctl       how to export or restore (default api: ferry's own, through the API;
                              clusterctl: \`clusterctl move --to-directory\` per namespace in a private
-                             temporary directory, removed afterwards, plus what move drops)
+                             temporary directory, removed afterwards, plus what move drops;
+                             restore: clusterctl move --from-directory, then the statuses)
   --block-move-timeout SEC   how long a provider may block the export (default 60)
   --max-age DUR              e.g. 90m, 26h, 8d
   S3 flags: --s3-endpoint URL (or AWS_ENDPOINT_URL_S3), --s3-region R (or AWS_REGION),
@@ -92,6 +93,7 @@ const restoreOptions = {
   'kind-image': { type: 'string' },
   'bootstrap-config': { type: 'string' },
   'provider-timeout': { type: 'string' },
+  via: { type: 'string' },
 } as const;
 
 const statusOptions = {
@@ -248,6 +250,9 @@ async function restore(argv: string[], io: Io): Promise<ExitCode> {
   ).find((f) => values[f] !== undefined);
   if (!intoKind && kindOnly !== undefined)
     throw usageError(`--${kindOnly} is about a restore into kind: drop it, or drop --to-kubeconfig`);
+  const via = oneOf('via', values.via, ['api', 'clusterctl'] as const, 'api');
+  if (intoKind && via === 'clusterctl')
+    throw usageError('--via clusterctl restores into a cluster you name: give --to-kubeconfig too');
   if (intoKind) {
     const { loc, store } = await storeFor(io, from, '--from', values);
     try {
@@ -265,6 +270,13 @@ async function restore(argv: string[], io: Io): Promise<ExitCode> {
     }
   }
   const kube = await kubeFor(io, values['to-kubeconfig'], values['to-context'], '--to-kubeconfig');
+  let viaClusterctl: import('../mgmt/tools/adapter.js').Tools | undefined;
+  if (via === 'clusterctl') {
+    const { Tools } = await import('../mgmt/tools/adapter.js');
+    const { requireClusterctl } = await import('../mgmt/via-clusterctl/move-dir.js');
+    viaClusterctl = new Tools({ env: io.env, sink: (tool, _s, line) => io.stderr(`${tool}: ${line}\n`) });
+    await requireClusterctl(viaClusterctl);
+  }
   const { loc, store } = await storeFor(io, from, '--from', values);
   const { fetchBackup, runRestore } = await import('../mgmt/restore.js');
   const { renderRestore } = await import('../mgmt/render.js');
@@ -276,7 +288,17 @@ async function restore(argv: string[], io: Io): Promise<ExitCode> {
       identities,
       identityFile: idFile,
     });
-    const r = await runRestore({ kube, backup, loc, log: (l) => io.stderr(`${l}\n`) });
+    const log = (l: string) => io.stderr(`${l}\n`);
+    const r = viaClusterctl
+      ? await (await import('../mgmt/via-clusterctl/restore.js')).restoreViaClusterctl({
+          kube,
+          backup,
+          loc,
+          tools: viaClusterctl,
+          target: { kubeconfig: resolve(io.cwd, values['to-kubeconfig']!), context: values['to-context'] },
+          log,
+        })
+      : await runRestore({ kube, backup, loc, log });
     io.stdout(format === 'json' ? `${JSON.stringify(r, null, 2)}\n` : renderRestore(r));
     return r.verify.ok ? 0 : 1;
   } finally {

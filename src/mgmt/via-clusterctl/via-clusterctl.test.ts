@@ -2,7 +2,9 @@
  * `ferry mgmt backup --via clusterctl` through the CLI: a stand-in clusterctl on PATH writes the
  * move directory the way clusterctl does (one `<Kind>_<Namespace>_<Name>.yaml` per object holding
  * the live object as JSON, 0600, Clusters with `spec.paused: true`, the unowned `<cluster>-talos`
- * Secret left out), ferry adds what move drops. Source lab 127.0.187.1; moto on 127.0.0.1:ephemeral.
+ * Secret left out), ferry adds what move drops; `restore --via clusterctl` has the stand-in do what
+ * `--from-directory` does with the real kubectl. Source lab 127.0.187.1, target lab 127.0.187.2;
+ * moto on 127.0.0.1:ephemeral.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -28,6 +30,7 @@ const ACCESS_KEY = 'AKIAVIACLUSTERCTL001';
 const SECRET_KEY = 'via-clusterctl-s3-secret-0a9b8c7d';
 let moto: Moto;
 let source: LabApiFixture;
+let target: LabApiFixture;
 let src: MgmtKube;
 let dir: string;
 let identity: string;
@@ -37,7 +40,15 @@ let moveFiles: { afterArg: string; name: string; content: string }[];
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ferry-via-clusterctl-'));
-  [moto, source] = await Promise.all([startMoto(), startLabApi({ host: '127.0.187.1' })]);
+  [moto, source, target] = await Promise.all([
+    startMoto(),
+    startLabApi({ host: '127.0.187.1' }),
+    startLabApi({ host: '127.0.187.2' }),
+  ]);
+  const dst = labKube(target.kc, target.server.url);
+  await installCapiCrds(dst);
+  await seedProviders(dst);
+  await writeAdminKubeconfig(target, join(dir, 'target.kubeconfig'));
   src = labKube(source.kc, source.server.url);
   await installCapiCrds(src);
   await seedProviders(src);
@@ -91,7 +102,7 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
-  await Promise.all([moto?.stop(), source?.stop()]);
+  await Promise.all([moto?.stop(), source?.stop(), target?.stop()]);
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
@@ -195,5 +206,55 @@ describe('ferry mgmt backup --via clusterctl', () => {
     expect(existsSync(dirname(moveDir))).toBe(false);
     const versions = await openBackupStore(parseS3Url('s3://via-cc/refused', '--from'), settings).versions();
     expect(versions).toEqual([]);
+  });
+
+  it('restore --via clusterctl: move --from-directory, then the statuses, then the pause annotations removed', async () => {
+    const tools = new Standins(await mkdtemp(join(dir, 'tools-')));
+    tools.script([
+      { tool: 'clusterctl', match: '^version -o short$', stdout: 'v1.14.0\n' },
+      {
+        tool: 'clusterctl',
+        match: '^move .*--from-directory ',
+        stdout: 'Moving Cluster API objects from directory\n',
+        fromDirectory: true,
+      },
+    ]);
+    const io = Object.assign(memoryIo({ cwd: dir }), { env: tools.env() });
+    const code = await runCli(
+      [
+        'mgmt',
+        'restore',
+        '--via',
+        'clusterctl',
+        '--from',
+        's3://via-cc/cc',
+        '--to-kubeconfig',
+        'target.kubeconfig',
+        '--identity',
+        'key.txt',
+        '--s3-endpoint',
+        moto.endpoint,
+        '--s3-credentials-file',
+        'credentials',
+      ],
+      io,
+    );
+    expect(io.err).not.toMatch(/^error/m);
+    expect(code).toBe(0);
+    expect(io.out).toContain('verify     every Cluster Ready');
+    const move = tools.called('clusterctl', /^move /)[0]!;
+    expect(move.args.slice(0, 3)).toEqual(['move', '--kubeconfig', join(dir, 'target.kubeconfig')]);
+    expect(existsSync(dirname(move.args.at(-1)!))).toBe(false);
+    const dst = labKube(target.kc, target.server.url);
+    await dst.discoverKinds();
+    const tcp = (await dst.list('controlplane.cluster.x-k8s.io/v1alpha3', 'TalosControlPlane'))[0];
+    expect(tcp?.status?.['bootstrapped']).toBe(true);
+    expect((await dst.list('v1', 'Secret')).some((x) => x.metadata.name === 'alpha-talos')).toBe(true);
+    for (const k of await dst.discoverKinds())
+      for (const o of await dst.listKind(k))
+        expect(
+          o.metadata.annotations?.['cluster.x-k8s.io/paused'],
+          `${o.kind} ${o.metadata.name}`,
+        ).toBeUndefined();
   });
 });
