@@ -29,6 +29,8 @@ const REAL_SERVERS = [
   'src/lab/apiserver/{adapter,crd,crud,etcd,eviction,kubectl,semantics,watch}.test.ts',
   'src/lab/canary.test.ts',
   'src/mgmt/roundtrip.test.ts',
+  'src/mgmt/restore-kind/restore-kind.test.ts',
+  'src/mgmt/via-clusterctl/via-clusterctl.test.ts',
   'src/lab/capi/{bootstrap,etcd-audit,machineset,scale-down}.test.ts',
   'src/lab/capi/{h4,reconciler,reconciler-h1}.test.ts',
   'src/lab/cluster.test.ts',

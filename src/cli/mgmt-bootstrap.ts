@@ -132,7 +132,6 @@ export async function runMgmtBootstrap(argv: string[], io: Io): Promise<ExitCode
         },
       );
     const { Tools } = await import('../mgmt/tools/adapter.js');
-    const { show } = await import('../mgmt/tools/versions.js');
     let current: StageKind | 'preflight' = 'preflight';
     const tools = new Tools({
       env: io.env,
@@ -144,20 +143,13 @@ export async function runMgmtBootstrap(argv: string[], io: Io): Promise<ExitCode
     });
     const progress = (line: string) => io.stderr(`${line}\n`);
     // Preflight: every tool present and in range before anything is created.
-    const runtime = await tools.runtime();
-    const found = [`${runtime} ${show(await tools.version(runtime))}`];
-    for (const t of ['kind', 'kubectl', 'helm'] as const) found.push(`${t} ${show(await tools.version(t))}`);
-    const cc = await tools.version('clusterctl');
-    progress(`tools: ${[...found, `clusterctl ${show(cc)}`].join(', ')}`);
-    const core = config.providers.core.replace(/^v/, '').split('.').map(Number);
-    if (cc.major !== core[0] || cc.minor !== core[1])
-      throw new FerryError(
-        'input',
-        `clusterctl ${cc.major}.${cc.minor}.${cc.patch} does not match providers.core ${config.providers.core}`,
-        {
-          remediation: `install clusterctl ${config.providers.core} (the same minor as the core provider)`,
-        },
-      );
+    const { preflightTools } = await import('../mgmt/bootstrap/preflight.js');
+    await preflightTools(tools, {
+      need: ['kind', 'kubectl', 'helm'],
+      core: config.providers.core,
+      coreSource: 'providers.core',
+      progress,
+    });
     if (config.infrastructure.kind === 'proxmox' && values['skip-template-check'] !== true) {
       const { readSecret } = await import('../mgmt/bootstrap/secrets.js');
       const { proxmoxApi, checkTemplate } = await import('../mgmt/bootstrap/proxmox-api.js');
@@ -181,7 +173,7 @@ export async function runMgmtBootstrap(argv: string[], io: Io): Promise<ExitCode
         );
       progress(`Proxmox template ${p.templateId} (${check.name ?? 'unnamed'}) on ${p.node}: fits`);
     }
-    const { runStages } = await import('../mgmt/bootstrap/run.js');
+    const { runStages, BOOTSTRAP_AGAIN } = await import('../mgmt/bootstrap/run.js');
     const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
     const outcome = await runStages(stages, {
       config,
@@ -189,6 +181,7 @@ export async function runMgmtBootstrap(argv: string[], io: Io): Promise<ExitCode
       tools,
       journal,
       progress: (line) => progress(line),
+      again: BOOTSTRAP_AGAIN,
       env: io.env,
       pollMs,
       sleep,

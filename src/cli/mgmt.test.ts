@@ -204,7 +204,13 @@ describe('ferry mgmt', () => {
     expect(boot.code).toBe(2);
     expect(boot.err).toContain('missing --config mgmt.yaml');
     expect((await ferry('mgmt', 'status', '--max-age', '3 days')).code).toBe(2);
-    expect((await ferry('mgmt', 'backup', '--via', 'clusterctl')).err).toContain('not implemented here');
+    // --via clusterctl without a clusterctl on PATH: exit 2 naming the flag to drop, before anything is read.
+    const noClusterctl = Object.assign(memoryIo({ cwd: dir }), { env: { PATH: dir } });
+    const argv = ['mgmt', 'backup', '--via', 'clusterctl', '--to', 's3://fleet/mgmt'];
+    const more = ['--kubeconfig', 'source.kubeconfig', '--recipients-file', 'recipients', ...s3()];
+    expect(await runCli([...argv, ...more], noClusterctl)).toBe(2);
+    expect(noClusterctl.err).toContain('clusterctl is not installed');
+    expect(noClusterctl.err).toContain('drop --via clusterctl');
   });
 
   it('never shows a secret in an argument list, an output or an error', async () => {

@@ -9,6 +9,9 @@ const usage = `usage: ferry mgmt bootstrap --config mgmt.yaml [...]
                          [--keep N] [--keep-daily N] [--keep-weekly N] [S3 flags] [-o text|json]
        ferry mgmt restore --from s3://BUCKET[/PREFIX] [--version ID] --to-kubeconfig FILE --identity FILE
                           [S3 flags] [-o text|json]
+       ferry mgmt restore --from s3://BUCKET[/PREFIX] [--version ID] --identity FILE [--state-dir DIR]
+                          [--kind-name NAME] [--kind-image IMAGE] [--provider-timeout SEC]
+                          [--bootstrap-config mgmt.yaml] [S3 flags] [-o text|json]
        ferry mgmt status [--kubeconfig FILE] [--from s3://BUCKET[/PREFIX] [--identity FILE] [--max-age DUR]]
                          [S3 flags] [-o table|json]
 
@@ -26,6 +29,11 @@ The management cluster (the one running Cluster API): build it, back it up, rest
            first write; creates the objects owners first, puts the statuses back, unpauses, verifies
            (every Cluster Ready, Machines with nodeRefs, none re-created). A failed write deletes
            what the restore created. The target must run Cluster API at the recorded versions.
+           Without --to-kubeconfig: into a new kind cluster (default ferry-restore), after a
+           clusterctl init pinned to the provider versions the backup recorded; journaled in DIR
+           (default .ferry-mgmt-restore): the same command again continues where a run stopped,
+           with the backup version it started. No backup at all: it names ferry mgmt bootstrap, or
+           runs it with --bootstrap-config mgmt.yaml.
   status   clusters, machines, providers and versions, what is paused; the newest backup's age and
            whether it verifies. Exit 1 when it is older than --max-age, does not verify, or is missing.
 
@@ -35,7 +43,10 @@ The management cluster (the one running Cluster API): build it, back it up, rest
   --identity FILE            age identity file (age-keygen -o FILE)
   --keep N, --keep-daily N, --keep-weekly N
                              retention: newest N; newest of each of the last N days / ISO weeks
-  --via api|clusterctl       how to export (default api; clusterctl: not implemented here)
+  --via api|clusterctl       how to export or restore (default api: ferry's own, through the API;
+                             clusterctl: \`clusterctl move --to-directory\` per namespace in a private
+                             temporary directory, removed afterwards, plus what move drops;
+                             restore: clusterctl move --from-directory, then the statuses)
   --block-move-timeout SEC   how long a provider may block the export (default 60)
   --max-age DUR              e.g. 90m, 26h, 8d
   S3 flags: --s3-endpoint URL (or AWS_ENDPOINT_URL_S3), --s3-region R (or AWS_REGION),
@@ -77,6 +88,12 @@ const restoreOptions = {
   'to-context': { type: 'string' },
   identity: { type: 'string' },
   output: { type: 'string', short: 'o' },
+  'state-dir': { type: 'string' },
+  'kind-name': { type: 'string' },
+  'kind-image': { type: 'string' },
+  'bootstrap-config': { type: 'string' },
+  'provider-timeout': { type: 'string' },
+  via: { type: 'string' },
 } as const;
 
 const statusOptions = {
@@ -153,16 +170,26 @@ function abortOnSignals(): { signal: AbortSignal; done: () => void } {
   };
 }
 
+/** `--via clusterctl`: the real clusterctl writes the graph (checked before anything is read). */
+async function clusterctlExport(io: Io, values: { kubeconfig?: string; context?: string }) {
+  const { Tools } = await import('../mgmt/tools/adapter.js');
+  const { moveToDirectory, requireClusterctl } = await import('../mgmt/via-clusterctl/move-dir.js');
+  const tools = new Tools({ env: io.env, sink: (tool, _s, line) => io.stderr(`${tool}: ${line}\n`) });
+  await requireClusterctl(tools);
+  const kubeconfig = resolve(io.cwd, (values.kubeconfig ?? io.env['KUBECONFIG'])!);
+  return (clusters: import('../mgmt/model.js').KubeObject[]) =>
+    moveToDirectory(
+      tools,
+      { kubeconfig, context: values.context },
+      [...new Set(clusters.map((c) => c.metadata.namespace ?? 'default'))].sort(),
+    );
+}
+
 async function backup(argv: string[], io: Io): Promise<ExitCode> {
   const { values, positionals } = parseFlags(argv, backupOptions, usage);
   noPositionals(positionals);
   const format = oneOf('output', values.output, ['text', 'json'] as const, 'text');
   const via = oneOf('via', values.via, ['api', 'clusterctl'] as const, 'api');
-  if (via === 'clusterctl')
-    throw usageError(
-      '--via clusterctl is not implemented here',
-      "use the default --via api: ferry's own export through the Kubernetes API, which also keeps what move drops",
-    );
   const to = need(values.to, '--to', 'say where to store the backup: --to s3://BUCKET/PREFIX');
   const retention = {
     ...(values.keep !== undefined && { keep: count('keep', values.keep)! }),
@@ -179,6 +206,7 @@ async function backup(argv: string[], io: Io): Promise<ExitCode> {
     (values['recipients-file'] ?? []).map((f) => resolve(io.cwd, f)),
   );
   const kube = await kubeFor(io, values.kubeconfig, values.context, '--kubeconfig');
+  const moveExport = via === 'clusterctl' ? await clusterctlExport(io, values) : undefined;
   const { loc, store } = await storeFor(io, to, '--to', values);
   const { runBackup } = await import('../mgmt/backup.js');
   const { renderBackup } = await import('../mgmt/render.js');
@@ -192,6 +220,7 @@ async function backup(argv: string[], io: Io): Promise<ExitCode> {
       retention,
       signal: sig.signal,
       ...(timeout !== undefined && { blockMoveTimeoutMs: timeout * 1000 }),
+      ...(moveExport && { moveExport }),
       log: (l) => io.stderr(`${l}\n`),
     });
     io.stdout(format === 'json' ? `${JSON.stringify(r, null, 2)}\n` : renderBackup(r, new Date()));
@@ -213,7 +242,41 @@ async function restore(argv: string[], io: Io): Promise<ExitCode> {
   );
   const { loadIdentities } = await import('../mgmt/age.js');
   const identities = await loadIdentities(idFile);
+  const intoKind = values['to-kubeconfig'] === undefined;
+  if (intoKind && values['to-context'] !== undefined)
+    throw usageError('--to-context names a context of --to-kubeconfig: give --to-kubeconfig too');
+  const kindOnly = (
+    ['state-dir', 'kind-name', 'kind-image', 'bootstrap-config', 'provider-timeout'] as const
+  ).find((f) => values[f] !== undefined);
+  if (!intoKind && kindOnly !== undefined)
+    throw usageError(`--${kindOnly} is about a restore into kind: drop it, or drop --to-kubeconfig`);
+  const via = oneOf('via', values.via, ['api', 'clusterctl'] as const, 'api');
+  if (intoKind && via === 'clusterctl')
+    throw usageError('--via clusterctl restores into a cluster you name: give --to-kubeconfig too');
+  if (intoKind) {
+    const { loc, store } = await storeFor(io, from, '--from', values);
+    try {
+      const { restoreIntoKindCli } = await import('./mgmt-restore-kind.js');
+      return await restoreIntoKindCli(values, io, {
+        loc,
+        store,
+        identities,
+        identityFile: idFile,
+        format,
+        kubeFor: (file) => kubeFor(io, file, undefined, '--to-kubeconfig'),
+      });
+    } finally {
+      store.destroy();
+    }
+  }
   const kube = await kubeFor(io, values['to-kubeconfig'], values['to-context'], '--to-kubeconfig');
+  let viaClusterctl: import('../mgmt/tools/adapter.js').Tools | undefined;
+  if (via === 'clusterctl') {
+    const { Tools } = await import('../mgmt/tools/adapter.js');
+    const { requireClusterctl } = await import('../mgmt/via-clusterctl/move-dir.js');
+    viaClusterctl = new Tools({ env: io.env, sink: (tool, _s, line) => io.stderr(`${tool}: ${line}\n`) });
+    await requireClusterctl(viaClusterctl);
+  }
   const { loc, store } = await storeFor(io, from, '--from', values);
   const { fetchBackup, runRestore } = await import('../mgmt/restore.js');
   const { renderRestore } = await import('../mgmt/render.js');
@@ -225,7 +288,17 @@ async function restore(argv: string[], io: Io): Promise<ExitCode> {
       identities,
       identityFile: idFile,
     });
-    const r = await runRestore({ kube, backup, loc, log: (l) => io.stderr(`${l}\n`) });
+    const log = (l: string) => io.stderr(`${l}\n`);
+    const r = viaClusterctl
+      ? await (await import('../mgmt/via-clusterctl/restore.js')).restoreViaClusterctl({
+          kube,
+          backup,
+          loc,
+          tools: viaClusterctl,
+          target: { kubeconfig: resolve(io.cwd, values['to-kubeconfig']!), context: values['to-context'] },
+          log,
+        })
+      : await runRestore({ kube, backup, loc, log });
     io.stdout(format === 'json' ? `${JSON.stringify(r, null, 2)}\n` : renderRestore(r));
     return r.verify.ok ? 0 : 1;
   } finally {

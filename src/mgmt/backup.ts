@@ -25,6 +25,7 @@ import { describePauseProblems, pauseProblems } from './paused.js';
 import { applyRetention, type RetentionPolicy } from './retention.js';
 import type { S3Location } from './s3-config.js';
 import type { BackupStore } from './s3-store.js';
+import { mergeMoved } from './via-clusterctl/merge.js';
 
 /** Concurrent pause/unpause writes, as for restore. */
 const PARALLEL = 8;
@@ -47,6 +48,12 @@ export interface BackupOptions {
   blockMoveTimeoutMs?: number;
   log?: (line: string) => void;
   signal?: AbortSignal;
+  /**
+   * `--via clusterctl`: the objects `clusterctl move --to-directory` writes for these Clusters. It
+   * runs before ferry's own read (it pauses and unpauses by itself and refuses what is paused);
+   * ferry's read then adds what move drops.
+   */
+  moveExport?: (clusters: KubeObject[]) => Promise<KubeObject[]>;
 }
 
 export interface BackupReport {
@@ -190,6 +197,8 @@ export async function runBackup(o: BackupOptions): Promise<BackupReport> {
   };
   refuse(pauseProblems(clusters, classes));
   check();
+  const moved = o.moveExport ? await o.moveExport(clusters) : undefined;
+  check();
   const seen = await whilePaused(o.kube, clusters, classes, log, async () => {
     const deadline = Date.now() + (o.blockMoveTimeoutMs ?? 60_000);
     for (let wait = 500; ; wait = Math.min(wait * 1.5, 5000)) {
@@ -239,7 +248,7 @@ export async function runBackup(o: BackupOptions): Promise<BackupReport> {
   }
   const created = now();
   const archive = buildArchive({
-    selected: seen.selection.selected,
+    selected: moved ? mergeMoved(seen.selection.selected, moved) : seen.selection.selected,
     kinds: seen.kinds,
     providers: seen.providers,
     leftBehind: seen.selection.leftBehind,

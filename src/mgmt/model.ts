@@ -24,7 +24,8 @@ export interface KindInfo {
 /**
  * Why an object is in the backup. The first five are what `clusterctl move` carries (capi.md §5.1);
  * `talos-secret` is what move drops and ferry needs back (H14); `inventory` is clusterctl's provider
- * inventory, recorded to check the target, never re-created.
+ * inventory, recorded to check the target, never re-created; `clusterctl-move` is an object only
+ * `clusterctl move --to-directory` wrote (`--via clusterctl`), not ferry's own export.
  */
 export type Reason =
   | 'root'
@@ -33,7 +34,8 @@ export type Reason =
   | 'move-label'
   | 'cluster-class'
   | 'talos-secret'
-  | 'inventory';
+  | 'inventory'
+  | 'clusterctl-move';
 
 export interface ObjectEntry {
   apiVersion: string;

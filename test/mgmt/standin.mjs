@@ -51,6 +51,14 @@ for (const f of rule.writeFiles ?? []) {
   } else writeFileSync(at, f.content, { mode: 0o600 });
 }
 if (rule.sleepMs) await new Promise((r) => setTimeout(r, rule.sleepMs));
+if (rule.fromDirectory) {
+  const { fromDirectory } = await import('./standin-from-directory.mjs');
+  const code = fromDirectory(
+    args[args.indexOf('--from-directory') + 1],
+    args[args.indexOf('--kubeconfig') + 1],
+  );
+  if (code !== 0) process.exit(code);
+}
 if (rule.stdout) process.stdout.write(rule.stdout);
 if (rule.stderr) process.stderr.write(rule.stderr);
 process.exitCode = rule.code ?? 0;

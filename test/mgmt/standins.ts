@@ -19,6 +19,8 @@ export interface Rule {
   mark?: string;
   sleepMs?: number;
   writeFiles?: { afterArg: string; name?: string; content: string }[];
+  /** Do what `clusterctl move --from-directory` does, with the real kubectl (standin-from-directory.mjs). */
+  fromDirectory?: boolean;
 }
 
 export interface Call {

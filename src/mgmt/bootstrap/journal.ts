@@ -4,15 +4,16 @@
  * committed before the stage's work starts, so a SIGKILL leaves "started" on disk and the next run
  * continues at that stage. Tool output lines are stored with secrets already masked.
  */
+import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { StageKind } from './stages.js';
 
 export type StageState = 'started' | 'done' | 'failed';
 
-export interface StageEvent {
+export interface StageEvent<K extends string = StageKind> {
   seq: number;
   runId: number;
-  stage: StageKind;
+  stage: K;
   state: StageState;
   detail: string;
 }
@@ -25,7 +26,8 @@ CREATE TRIGGER IF NOT EXISTS stages_no_update BEFORE UPDATE ON stages BEGIN SELE
 CREATE TRIGGER IF NOT EXISTS stages_no_delete BEFORE DELETE ON stages BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
 `;
 
-export class BootstrapJournal {
+/** The stage journal of `ferry mgmt bootstrap`, and of `ferry mgmt restore` into kind (K: its stage kinds). */
+export class BootstrapJournal<K extends string = StageKind> {
   private readonly db: Database.Database;
   readonly runId: number;
 
@@ -35,7 +37,7 @@ export class BootstrapJournal {
   }
 
   /** Opens (or creates) the journal and records a new run of it. */
-  static open(path: string, configDigest: string): BootstrapJournal {
+  static open<K extends string = StageKind>(path: string, configDigest: string): BootstrapJournal<K> {
     const db = new Database(path);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
@@ -43,7 +45,23 @@ export class BootstrapJournal {
     const r = db
       .prepare('INSERT INTO runs (started_at, pid, config_digest) VALUES (?, ?, ?)')
       .run(new Date().toISOString(), process.pid, configDigest);
-    return new BootstrapJournal(db, Number(r.lastInsertRowid));
+    return new BootstrapJournal<K>(db, Number(r.lastInsertRowid));
+  }
+
+  /** The digest {@link stagesDigest} would answer, read without recording a run; undefined without a journal. */
+  static peekDigest(path: string): string | undefined {
+    if (!existsSync(path)) return undefined;
+    const db = new Database(path, { readonly: true });
+    try {
+      const r = db
+        .prepare(
+          'SELECT r.config_digest AS d FROM runs r WHERE EXISTS (SELECT 1 FROM stages s WHERE s.run_id = r.id) ORDER BY r.id DESC LIMIT 1',
+        )
+        .get() as { d: string } | undefined;
+      return r?.d;
+    } finally {
+      db.close();
+    }
   }
 
   /** Read-only view for tests and status. */
@@ -84,25 +102,25 @@ export class BootstrapJournal {
     return r?.d;
   }
 
-  record(stage: StageKind, state: StageState, detail = ''): void {
+  record(stage: K, state: StageState, detail = ''): void {
     this.db
       .prepare('INSERT INTO stages (run_id, stage, state, at, detail) VALUES (?, ?, ?, ?, ?)')
       .run(this.runId, stage, state, new Date().toISOString(), detail);
   }
 
-  line(stage: StageKind | 'preflight', tool: string, stream: string, line: string): void {
+  line(stage: K | 'preflight', tool: string, stream: string, line: string): void {
     this.db
       .prepare('INSERT INTO output (run_id, stage, tool, stream, line) VALUES (?, ?, ?, ?, ?)')
       .run(this.runId, stage, tool, stream, line);
   }
 
   /** The last state of each stage over all runs. */
-  lastStates(): Map<StageKind, StageState> {
+  lastStates(): Map<K, StageState> {
     const rows = this.db.prepare('SELECT stage, state FROM stages ORDER BY seq').all() as {
-      stage: StageKind;
+      stage: K;
       state: StageState;
     }[];
-    const out = new Map<StageKind, StageState>();
+    const out = new Map<K, StageState>();
     for (const r of rows) out.set(r.stage, r.state);
     return out;
   }

@@ -17,12 +17,19 @@ import { credentialsSecret } from './manifests.js';
 import { readSecret } from './secrets.js';
 import { type Cmd, MOVE_LABEL_ARG, type Stage, type StageKind, type StatePaths } from './stages.js';
 
-export interface RunContext {
+/** What the stages bootstrap and restore share (kind, clusterctl.yaml, clusterctl init) need. */
+export interface StageContext {
+  paths: Pick<StatePaths, 'kindKubeconfig' | 'xdg'>;
+  tools: Tools;
+  progress: (line: string) => void;
+  /** How to continue after a stage stopped: the command the operator runs again. */
+  again: string;
+}
+
+export interface RunContext extends StageContext {
   config: MgmtConfig;
   paths: StatePaths;
-  tools: Tools;
   journal: BootstrapJournal;
-  progress: (line: string) => void;
   env: NodeJS.ProcessEnv;
   pollMs: number;
   sleep: (ms: number) => Promise<void>;
@@ -31,13 +38,17 @@ export interface RunContext {
   onStage?: (kind: StageKind) => void;
 }
 
-type Handler<K extends StageKind> = (s: Extract<Stage, { kind: K }>, ctx: RunContext) => Promise<void>;
-type Handlers = { [K in StageKind]: Handler<K> };
+type Handler<K extends StageKind, C> = (s: Extract<Stage, { kind: K }>, ctx: C) => Promise<void>;
+type Handlers = { [K in StageKind]: Handler<K, RunContext> };
+type Shared = 'kind-cluster' | 'clusterctl-config' | 'clusterctl-init';
 
-async function exec(ctx: RunContext, cmd: Cmd, what: string, remediation: string) {
+async function exec(ctx: StageContext, cmd: Cmd, what: string, remediation: string) {
   let stdin = cmd.stdin;
-  if (typeof stdin === 'object')
-    stdin = JSON.stringify(credentialsSecret(ctx.config, await proxmoxSecret(ctx)));
+  if (typeof stdin === 'object') {
+    if (!('config' in ctx)) throw new FerryError('internal', 'a credentials Secret outside the bootstrap');
+    const run = ctx as RunContext;
+    stdin = JSON.stringify(credentialsSecret(run.config, await proxmoxSecret(run)));
+  }
   return await ctx.tools.ok(
     {
       tool: cmd.tool,
@@ -63,15 +74,15 @@ async function proxmoxSecret(ctx: RunContext): Promise<string> {
   return v;
 }
 
-const again =
+export const BOOTSTRAP_AGAIN =
   'fix the cause, then run the same ferry mgmt bootstrap command again: it continues at this stage';
 
 async function json(ctx: RunContext, cmd: Cmd, what: string): Promise<Record<string, unknown>> {
-  const r = await exec(ctx, cmd, what, again);
+  const r = await exec(ctx, cmd, what, ctx.again);
   try {
     return JSON.parse(r.stdout) as Record<string, unknown>;
   } catch (cause) {
-    throw new FerryError('gate', `${what}: kubectl printed no JSON`, { remediation: again, cause });
+    throw new FerryError('gate', `${what}: kubectl printed no JSON`, { remediation: ctx.again, cause });
   }
 }
 
@@ -99,17 +110,18 @@ async function waitFor(
     if (done(status)) return;
     if (ctx.now() >= deadline)
       throw new FerryError('gate', `timed out after ${s.timeoutSeconds} s: ${s.title}\n${tree}`, {
-        remediation: `look at the conditions above (clusterctl describe cluster … --show-conditions all); ${again}`,
+        remediation: `look at the conditions above (clusterctl describe cluster … --show-conditions all); ${ctx.again}`,
       });
     await ctx.sleep(ctx.pollMs);
   }
 }
 
 async function runAll(ctx: RunContext, s: Stage, what: string) {
-  for (const c of s.commands) await exec(ctx, c, what, again);
+  for (const c of s.commands) await exec(ctx, c, what, ctx.again);
 }
 
-export const HANDLERS: Handlers = {
+/** The handlers of the stages `ferry mgmt restore` runs too: they need no mgmt.yaml. */
+export const KIND_HANDLERS: { [K in Shared]: Handler<K, StageContext> } = {
   'kind-cluster': async (s, ctx) => {
     const list = await ctx.tools.run({ tool: 'kind', args: ['get', 'clusters'] });
     const exists = list.code === 0 && list.stdout.split('\n').some((l) => l.trim() === s.name);
@@ -119,7 +131,7 @@ export const HANDLERS: Handlers = {
         ctx,
         create,
         `kind could not create the cluster ${s.name}`,
-        `look at kind's error above (is docker/podman running?); ${again}`,
+        `look at kind's error above (is docker/podman running?); ${ctx.again}`,
       );
     } else {
       ctx.progress(`kind cluster ${s.name} exists already (an earlier run created it)`);
@@ -167,7 +179,7 @@ export const HANDLERS: Handlers = {
         { tool: 'kubectl', args: [] },
         inv,
         'cannot read the clusterctl inventory in kind',
-        again,
+        ctx.again,
         ctx.tools.secrets,
       );
     }
@@ -184,11 +196,20 @@ export const HANDLERS: Handlers = {
         'gate',
         `kind holds ${installed.length} provider(s) but not the ${want.length} this bootstrap pins (an interrupted clusterctl init?)`,
         {
-          remediation: `delete the kind cluster (kind delete cluster --name ${ctx.config.kind.name}) and run ferry mgmt bootstrap again`,
+          remediation: `delete the kind cluster (kind delete cluster --name ${s.kindName}), then: ${ctx.again}`,
         },
       );
-    await exec(ctx, s.commands[0] as Cmd, 'clusterctl init failed (a provider did not become ready?)', again);
+    await exec(
+      ctx,
+      s.commands[0] as Cmd,
+      'clusterctl init failed (a provider did not become ready?)',
+      ctx.again,
+    );
   },
+};
+
+export const HANDLERS: Handlers = {
+  ...KIND_HANDLERS,
   credentials: async (s, ctx) => runAll(ctx, s, `cannot create the Secret ${s.secretName}`),
   manifests: async (s, ctx) => {
     const v = CrdValidator.fromSchemas();
@@ -207,11 +228,11 @@ export const HANDLERS: Handlers = {
   'wait-control-plane': async (s, ctx) => waitFor(ctx, s, (st) => st['ready'] === true),
   'fetch-secrets': async (s, ctx) => {
     for (const f of s.files) {
-      const r = await exec(ctx, f.cmd, `cannot read the ${f.what} Secret`, again);
+      const r = await exec(ctx, f.cmd, `cannot read the ${f.what} Secret`, ctx.again);
       const text = Buffer.from(r.stdout.trim(), 'base64').toString('utf8');
       if (text.trim() === '')
         throw new FerryError('gate', `the ${f.what} Secret is empty`, {
-          remediation: `wait for the control plane provider to write it; ${again}`,
+          remediation: `wait for the control plane provider to write it; ${ctx.again}`,
         });
       registerSecrets(ctx, text);
       await writeFileAtomic(f.path, text, { mode: 0o600 });
@@ -232,7 +253,7 @@ export const HANDLERS: Handlers = {
   'pivot-export': async (s, ctx) => {
     rmSync(ctx.paths.moveDir, { recursive: true, force: true });
     mkdirSync(ctx.paths.moveDir, { recursive: true, mode: 0o700 });
-    const list = await exec(ctx, s.listSecrets, 'cannot list the Secrets to move', again);
+    const list = await exec(ctx, s.listSecrets, 'cannot list the Secrets to move', ctx.again);
     const names = list.stdout
       .split('\n')
       .map((l) => l.trim())
@@ -242,7 +263,7 @@ export const HANDLERS: Handlers = {
         ctx,
         { tool: 'kubectl', args: [...s.labelArgs, ...names, MOVE_LABEL_ARG] },
         'cannot label the Secrets for the move',
-        again,
+        ctx.again,
       );
     const ns = ctx.config.cluster.namespace;
     const name = ctx.config.cluster.name;
@@ -250,7 +271,7 @@ export const HANDLERS: Handlers = {
       ctx,
       s.commands[0] as Cmd,
       'clusterctl move --to-directory refused',
-      `clusterctl refuses paused Clusters (H13): if nobody paused ${ns}/${name} on purpose, unpause it: kubectl --kubeconfig ${s.kubeconfig} --namespace ${ns} patch cluster ${name} --type merge -p '{"spec":{"paused":false}}'; ${again}`,
+      `clusterctl refuses paused Clusters (H13): if nobody paused ${ns}/${name} on purpose, unpause it: kubectl --kubeconfig ${s.kubeconfig} --namespace ${ns} patch cluster ${name} --type merge -p '{"spec":{"paused":false}}'; ${ctx.again}`,
     );
     const written = readdirSync(ctx.paths.moveDir);
     if (!written.includes(`Cluster_${ns}_${name}.yaml`))
@@ -258,7 +279,7 @@ export const HANDLERS: Handlers = {
         'gate',
         `clusterctl move wrote no Cluster_${ns}_${name}.yaml into ${ctx.paths.moveDir} (${written.length} files)`,
         {
-          remediation: `check that the Cluster ${ns}/${name} exists in kind; ${again}`,
+          remediation: `check that the Cluster ${ns}/${name} exists in kind; ${ctx.again}`,
         },
       );
   },
@@ -268,7 +289,7 @@ export const HANDLERS: Handlers = {
     const obj = await json(ctx, s.verify, 'the moved Cluster is not in the new management cluster');
     if ((obj['spec'] as { paused?: unknown } | undefined)?.paused === true)
       throw new FerryError('gate', 'the moved Cluster is still paused in the new management cluster', {
-        remediation: again,
+        remediation: ctx.again,
       });
     // The directory holds the cluster's Secrets (CA keys, kubeconfig): not a file to keep.
     rmSync(ctx.paths.moveDir, { recursive: true, force: true });
@@ -300,9 +321,25 @@ export interface RunOutcome {
   skipped: StageKind[];
 }
 
-export async function runStages(stages: Stage[], ctx: RunContext): Promise<RunOutcome> {
+/** What the journaled runner needs: the journal, where progress goes, the secrets to mask. */
+export interface JournaledContext<K extends string> {
+  journal: BootstrapJournal<K>;
+  tools: Tools;
+  progress: (line: string) => void;
+  onStage?: (kind: K) => void;
+}
+
+/**
+ * Runs stages in order, each transition journaled before its work: done stages are skipped, the one
+ * in flight when the last run died runs again (its handler looks at the world first).
+ */
+export async function runJournaled<K extends string, S extends { kind: K; title: string }>(
+  stages: S[],
+  ctx: JournaledContext<K>,
+  dispatch: (s: S) => Promise<void>,
+): Promise<{ ran: K[]; skipped: K[] }> {
   const last = ctx.journal.lastStates();
-  const out: RunOutcome = { ran: [], skipped: [] };
+  const out: { ran: K[]; skipped: K[] } = { ran: [], skipped: [] };
   const total = stages.length;
   for (const [i, s] of stages.entries()) {
     const n = `[${i + 1}/${total}]`;
@@ -317,7 +354,7 @@ export async function runStages(stages: Stage[], ctx: RunContext): Promise<RunOu
     ctx.onStage?.(s.kind);
     ctx.journal.record(s.kind, 'started');
     try {
-      await dispatch(s, ctx);
+      await dispatch(s);
     } catch (err) {
       ctx.journal.record(
         s.kind,
@@ -330,6 +367,10 @@ export async function runStages(stages: Stage[], ctx: RunContext): Promise<RunOu
     out.ran.push(s.kind);
   }
   return out;
+}
+
+export async function runStages(stages: Stage[], ctx: RunContext): Promise<RunOutcome> {
+  return runJournaled<StageKind, Stage>(stages, ctx, (s) => dispatch(s, ctx));
 }
 
 function dispatch(s: Stage, ctx: RunContext): Promise<void> {

@@ -79,7 +79,11 @@ interface Base {
 export type Stage =
   | (Base & { kind: 'kind-cluster'; name: string })
   | (Base & { kind: 'clusterctl-config'; path: string; text: string })
-  | (Base & { kind: 'clusterctl-init'; providers: { type: string; name: string; version: string }[] })
+  | (Base & {
+      kind: 'clusterctl-init';
+      kindName: string;
+      providers: { type: string; name: string; version: string }[];
+    })
   | (Base & { kind: 'credentials'; secretName: string })
   | (Base & { kind: 'manifests'; path: string; text: string; objects: Record<string, unknown>[] })
   | (Base & {
@@ -120,70 +124,107 @@ export const MOVE_LABEL_ARG = 'clusterctl.cluster.x-k8s.io/move=';
 
 const GITHUB = 'https://github.com';
 
-function providerList(c: MgmtConfig) {
-  const infra = c.infrastructure.kind;
+export type ProviderType =
+  | 'CoreProvider'
+  | 'BootstrapProvider'
+  | 'ControlPlaneProvider'
+  | 'InfrastructureProvider'
+  | 'IPAMProvider';
+
+/** A provider pinned to one release: its `clusterctl init` flag and its components URL (never `latest`). */
+export interface ProviderPin {
+  type: ProviderType;
+  flag: string;
+  name: string;
+  version: string;
+  url: string;
+}
+
+const FLAGS: Record<ProviderType, string> = {
+  CoreProvider: '--core',
+  BootstrapProvider: '--bootstrap',
+  ControlPlaneProvider: '--control-plane',
+  InfrastructureProvider: '--infrastructure',
+  IPAMProvider: '--ipam',
+};
+
+// The repositories and file names of clusterctl's built-in providers ferry works with (capi.md §5.2).
+const RELEASES: Record<string, { repo: string; file: string }> = {
+  'CoreProvider/cluster-api': { repo: 'kubernetes-sigs/cluster-api', file: 'core-components.yaml' },
+  'BootstrapProvider/talos': {
+    repo: 'siderolabs/cluster-api-bootstrap-provider-talos',
+    file: 'bootstrap-components.yaml',
+  },
+  'ControlPlaneProvider/talos': {
+    repo: 'siderolabs/cluster-api-control-plane-provider-talos',
+    file: 'control-plane-components.yaml',
+  },
+  'InfrastructureProvider/proxmox': {
+    repo: 'ionos-cloud/cluster-api-provider-proxmox',
+    file: 'infrastructure-components.yaml',
+  },
+  'InfrastructureProvider/vsphere': {
+    repo: 'kubernetes-sigs/cluster-api-provider-vsphere',
+    file: 'infrastructure-components.yaml',
+  },
+  'IPAMProvider/in-cluster': {
+    repo: 'kubernetes-sigs/cluster-api-ipam-provider-in-cluster',
+    file: 'ipam-components.yaml',
+  },
+};
+
+/** The pin of a provider ferry knows, or undefined (a provider ferry cannot pin is not installed blindly). */
+export function pinProvider(type: string, name: string, version: string): ProviderPin | undefined {
+  const r = RELEASES[`${type}/${name}`];
+  if (!r || !(type in FLAGS)) return undefined;
+  const t = type as ProviderType;
+  return { type: t, flag: FLAGS[t], name, version, url: `${GITHUB}/${r.repo}/releases/${version}/${r.file}` };
+}
+
+export const KNOWN_PROVIDERS = Object.keys(RELEASES);
+
+function providerList(c: MgmtConfig): ProviderPin[] {
   const v = c.providers;
-  return [
-    {
-      type: 'CoreProvider',
-      flag: '--core',
-      name: 'cluster-api',
-      version: v.core,
-      url: `${GITHUB}/kubernetes-sigs/cluster-api/releases/${v.core}/core-components.yaml`,
-    },
-    {
-      type: 'BootstrapProvider',
-      flag: '--bootstrap',
-      name: 'talos',
-      version: v.bootstrapTalos,
-      url: `${GITHUB}/siderolabs/cluster-api-bootstrap-provider-talos/releases/${v.bootstrapTalos}/bootstrap-components.yaml`,
-    },
-    {
-      type: 'ControlPlaneProvider',
-      flag: '--control-plane',
-      name: 'talos',
-      version: v.controlPlaneTalos,
-      url: `${GITHUB}/siderolabs/cluster-api-control-plane-provider-talos/releases/${v.controlPlaneTalos}/control-plane-components.yaml`,
-    },
-    {
-      type: 'InfrastructureProvider',
-      flag: '--infrastructure',
-      name: infra,
-      version: v.infrastructure,
-      url:
-        infra === 'proxmox'
-          ? `${GITHUB}/ionos-cloud/cluster-api-provider-proxmox/releases/${v.infrastructure}/infrastructure-components.yaml`
-          : `${GITHUB}/kubernetes-sigs/cluster-api-provider-vsphere/releases/${v.infrastructure}/infrastructure-components.yaml`,
-    },
-    {
-      type: 'IPAMProvider',
-      flag: '--ipam',
-      name: 'in-cluster',
-      version: v.ipamInCluster,
-      url: `${GITHUB}/kubernetes-sigs/cluster-api-ipam-provider-in-cluster/releases/${v.ipamInCluster}/ipam-components.yaml`,
-    },
+  const pins: [ProviderType, string, string][] = [
+    ['CoreProvider', 'cluster-api', v.core],
+    ['BootstrapProvider', 'talos', v.bootstrapTalos],
+    ['ControlPlaneProvider', 'talos', v.controlPlaneTalos],
+    ['InfrastructureProvider', c.infrastructure.kind, v.infrastructure],
+    ['IPAMProvider', 'in-cluster', v.ipamInCluster],
   ];
+  return pins.map(([t, n, ver]) => pinProvider(t, n, ver)!);
+}
+
+/** clusterctl.yaml for pinned providers; cert-manager pinned when the version is known. */
+export function clusterctlYamlFor(
+  providers: ProviderPin[],
+  o: { origin: string; certManager?: string | undefined; imageRepository?: string | undefined },
+): string {
+  const doc: Record<string, unknown> = {
+    providers: providers.map((p) => ({ name: p.name, url: p.url, type: p.type })),
+  };
+  if (o.certManager !== undefined) doc['cert-manager'] = { version: o.certManager };
+  if (o.imageRepository !== undefined) doc['images'] = { all: { repository: o.imageRepository } };
+  return `# written by ${o.origin}\n${stringify(doc)}`;
 }
 
 /** clusterctl.yaml: every provider pinned to a release URL (never `latest`), cert-manager pinned, images. */
 export function clusterctlYaml(c: MgmtConfig): string {
-  const doc: Record<string, unknown> = {
-    providers: providerList(c).map((p) => ({ name: p.name, url: p.url, type: p.type })),
-    'cert-manager': { version: c.certManager.version },
-  };
-  if (c.imageRepository !== undefined) doc['images'] = { all: { repository: c.imageRepository } };
-  return `# written by ferry mgmt bootstrap from ${c.file}\n${stringify(doc)}`;
+  return clusterctlYamlFor(providerList(c), {
+    origin: `ferry mgmt bootstrap from ${c.file}`,
+    certManager: c.certManager.version,
+    imageRepository: c.imageRepository,
+  });
 }
 
 export function kindConfig(c: MgmtConfig): string {
+  return kindConfigFor(c.kind.name, c.kind.image);
+}
+
+export function kindConfigFor(name: string, image?: string): string {
   const node: Record<string, unknown> = { role: 'control-plane' };
-  if (c.kind.image !== undefined) node['image'] = c.kind.image;
-  return stringify({
-    kind: 'Cluster',
-    apiVersion: 'kind.x-k8s.io/v1alpha4',
-    name: c.kind.name,
-    nodes: [node],
-  });
+  if (image !== undefined) node['image'] = image;
+  return stringify({ kind: 'Cluster', apiVersion: 'kind.x-k8s.io/v1alpha4', name, nodes: [node] });
 }
 
 function ciliumValues(): string {
@@ -262,12 +303,90 @@ export interface PlanOptions {
   providerTimeoutSeconds: number;
 }
 
+type StageOf<K extends StageKind> = Extract<Stage, { kind: K }>;
+
+/** The ephemeral kind cluster with a private kubeconfig, Ready checked by ferry (bootstrap and restore). */
+export function kindClusterStage(o: {
+  name: string;
+  config: string;
+  kubeconfig: string;
+}): StageOf<'kind-cluster'> {
+  const kk = o.kubeconfig;
+  return {
+    kind: 'kind-cluster',
+    title: `ephemeral kind cluster ${o.name}`,
+    name: o.name,
+    commands: [
+      {
+        tool: 'kind',
+        // A private kubeconfig: kind would otherwise switch the operator's current context (mgmt.md §1).
+        args: ['create', 'cluster', '--name', o.name, '--kubeconfig', kk, '--config', '-', '--wait', '5m'],
+        stdin: o.config,
+      },
+      // --wait expiring still exits 0 (mgmt.md §1): check Ready ourselves.
+      {
+        tool: 'kubectl',
+        args: ['--kubeconfig', kk, 'wait', '--for=condition=Ready', 'nodes', '--all', '--timeout=300s'],
+      },
+    ],
+  };
+}
+
+export function clusterctlConfigStage(
+  path: string,
+  text: string,
+  providers: ProviderPin[],
+): StageOf<'clusterctl-config'> {
+  return {
+    kind: 'clusterctl-config',
+    title: `clusterctl.yaml with pinned providers (${providers.map((p) => `${p.name} ${p.version}`).join(', ')})`,
+    path,
+    text,
+    commands: [],
+  };
+}
+
+/** The environment every clusterctl call gets: no version check, a private config directory (mgmt.md §2). */
+export const clusterctlEnv = (xdg: string) => ({
+  CLUSTERCTL_DISABLE_VERSIONCHECK: 'true',
+  XDG_CONFIG_HOME: xdg,
+});
+
+export function clusterctlInitStage(
+  providers: ProviderPin[],
+  o: { kindName: string; kubeconfig: string; config: string; xdg: string; providerTimeoutSeconds: number },
+): StageOf<'clusterctl-init'> {
+  return {
+    kind: 'clusterctl-init',
+    title: `clusterctl init: ${providers.map((p) => `${p.type} ${p.name} ${p.version}`).join(', ')}`,
+    kindName: o.kindName,
+    providers: providers.map((p) => ({ type: p.type, name: p.name, version: p.version })),
+    commands: [
+      {
+        tool: 'clusterctl',
+        args: [
+          'init',
+          '--config',
+          o.config,
+          '--kubeconfig',
+          o.kubeconfig,
+          ...providers.flatMap((p) => [p.flag, `${p.name}:${p.version}`]),
+          '--wait-providers',
+          '--wait-provider-timeout',
+          String(o.providerTimeoutSeconds),
+        ],
+        env: clusterctlEnv(o.xdg),
+      },
+    ],
+  };
+}
+
 export function buildStages(c: MgmtConfig, paths: StatePaths, opts: PlanOptions): Stage[] {
   const kk = paths.kindKubeconfig;
   const mk = paths.mgmtKubeconfig;
   const ns = c.cluster.namespace;
   const name = c.cluster.name;
-  const clusterctlEnv = { CLUSTERCTL_DISABLE_VERSIONCHECK: 'true', XDG_CONFIG_HOME: paths.xdg };
+  const ccEnv = clusterctlEnv(paths.xdg);
   const objects = managementManifests(c);
   const tcp = names(name).tcp;
   const describe: Cmd = {
@@ -283,7 +402,7 @@ export function buildStages(c: MgmtConfig, paths: StatePaths, opts: PlanOptions)
       '--config',
       paths.clusterctlConfig,
     ],
-    env: clusterctlEnv,
+    env: ccEnv,
   };
   const getTcp = (kubeconfig: string): Cmd => ({
     tool: 'kubectl',
@@ -297,65 +416,15 @@ export function buildStages(c: MgmtConfig, paths: StatePaths, opts: PlanOptions)
     src === undefined ? '' : src.kind === 'file' ? q(src.path) : `<(printf '%s' "$${src.name}")`;
 
   const stages: Stage[] = [
-    {
-      kind: 'kind-cluster',
-      title: `ephemeral kind cluster ${c.kind.name}`,
-      name: c.kind.name,
-      commands: [
-        {
-          tool: 'kind',
-          // A private kubeconfig: kind would otherwise switch the operator's current context (mgmt.md §1).
-          args: [
-            'create',
-            'cluster',
-            '--name',
-            c.kind.name,
-            '--kubeconfig',
-            kk,
-            '--config',
-            '-',
-            '--wait',
-            '5m',
-          ],
-          stdin: kindConfig(c),
-        },
-        // --wait expiring still exits 0 (mgmt.md §1): check Ready ourselves.
-        {
-          tool: 'kubectl',
-          args: ['--kubeconfig', kk, 'wait', '--for=condition=Ready', 'nodes', '--all', '--timeout=300s'],
-        },
-      ],
-    },
-    {
-      kind: 'clusterctl-config',
-      title: `clusterctl.yaml with pinned providers (${providers.map((p) => `${p.name} ${p.version}`).join(', ')})`,
-      path: paths.clusterctlConfig,
-      text: clusterctlYaml(c),
-      commands: [],
-    },
-    {
-      kind: 'clusterctl-init',
-      title:
-        'clusterctl init: Cluster API, Talos bootstrap and control plane, infrastructure, in-cluster IPAM',
-      providers: providers.map((p) => ({ type: p.type, name: p.name, version: p.version })),
-      commands: [
-        {
-          tool: 'clusterctl',
-          args: [
-            'init',
-            '--config',
-            paths.clusterctlConfig,
-            '--kubeconfig',
-            kk,
-            ...providers.flatMap((p) => [p.flag, `${p.name}:${p.version}`]),
-            '--wait-providers',
-            '--wait-provider-timeout',
-            String(opts.providerTimeoutSeconds),
-          ],
-          env: clusterctlEnv,
-        },
-      ],
-    },
+    kindClusterStage({ name: c.kind.name, config: kindConfig(c), kubeconfig: kk }),
+    clusterctlConfigStage(paths.clusterctlConfig, clusterctlYaml(c), providers),
+    clusterctlInitStage(providers, {
+      kindName: c.kind.name,
+      kubeconfig: kk,
+      config: paths.clusterctlConfig,
+      xdg: paths.xdg,
+      providerTimeoutSeconds: opts.providerTimeoutSeconds,
+    }),
     {
       kind: 'credentials',
       title: `namespace ${ns} and the credentials Secret ${secretName} (label platform.ionos.com/secret-type)`,
@@ -515,7 +584,7 @@ export function buildStages(c: MgmtConfig, paths: StatePaths, opts: PlanOptions)
             '--to-directory',
             paths.moveDir,
           ],
-          env: clusterctlEnv,
+          env: ccEnv,
         },
       ],
     },
@@ -561,7 +630,7 @@ export function buildStages(c: MgmtConfig, paths: StatePaths, opts: PlanOptions)
             '--from-directory',
             paths.moveDir,
           ],
-          env: clusterctlEnv,
+          env: ccEnv,
         },
       ],
     },
