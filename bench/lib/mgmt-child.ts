@@ -30,7 +30,7 @@ async function main(): Promise<void> {
     string,
     string,
   ];
-  const kube = new MgmtKube(createRequester(loadKubeconfig(kubeconfig)));
+  const kube = new MgmtKube(createRequester(loadKubeconfig(kubeconfig), { keepAlive: true }));
   const loc = parseS3Url(url, 'url');
   const store = openBackupStore(loc, await resolveS3Settings({ endpoint }, process.env));
   const identities = op === 'restore' ? await loadIdentities(key) : [];

@@ -118,7 +118,8 @@ async function kubeFor(io: Io, file: string | undefined, context: string | undef
   const { loadKubeconfig } = await import('../adapters/kube/kubeconfig.js');
   const { createRequester } = await import('../adapters/kube/request.js');
   const { MgmtKube } = await import('../mgmt/kube.js');
-  return new MgmtKube(createRequester(loadKubeconfig(resolve(io.cwd, given), context)));
+  // Backup and restore make hundreds of requests: one TLS handshake per connection, not per request.
+  return new MgmtKube(createRequester(loadKubeconfig(resolve(io.cwd, given), context), { keepAlive: true }));
 }
 
 async function storeFor(io: Io, url: string, flag: string, values: Record<string, unknown>) {
