@@ -8,7 +8,7 @@
  * out); kubectl's is the whole process, its own start included, which is what listing costs.
  * Issue 14 targets backup ≤ 2× and restore ≤ 5× the list.
  *
- *   npm run bench -- mgmt [--clusters N] [--repeat R] [--phases] [--profile DIR]
+ *   npm run bench -- mgmt [--clusters N] [--repeat R] [--phases] [--profile DIR] [--write-concurrency N]
  *
  * --profile DIR writes a CPU profile of the lab API servers (this process) over each restore.
  */
@@ -71,6 +71,7 @@ export const bench: Bench = {
         repeat: { type: 'string' },
         phases: { type: 'boolean' },
         profile: { type: 'string' },
+        'write-concurrency': { type: 'string' },
       },
     });
     const clusters = Math.max(1, Number(values.clusters ?? 35));
@@ -126,6 +127,7 @@ export const bench: Bench = {
             's3://bench/mgmt',
             moto.endpoint,
             key,
+            ...(values['write-concurrency'] ? [values['write-concurrency']] : []),
           ],
           env,
         );

@@ -135,6 +135,8 @@ describe('ferry mgmt', () => {
       'target.kubeconfig',
       '--identity',
       'key.txt',
+      '--write-concurrency',
+      '4',
       ...s3(),
     );
     expect(r.err).not.toMatch(/^error/m);
@@ -204,6 +206,14 @@ describe('ferry mgmt', () => {
     expect(boot.code).toBe(2);
     expect(boot.err).toContain('missing --config mgmt.yaml');
     expect((await ferry('mgmt', 'status', '--max-age', '3 days')).code).toBe(2);
+    for (const [n, says] of [
+      ['0', '--write-concurrency must be a whole number ≥ 1; got "0"'],
+      ['201', '--write-concurrency must be at most 200; got 201'],
+    ] as const) {
+      const wc = await ferry('mgmt', 'restore', '--from', 's3://fleet/mgmt', '--write-concurrency', n);
+      expect(wc.code).toBe(2);
+      expect(wc.err).toContain(says);
+    }
     expect((await ferry('mgmt', 'backup', '--via', 'clusterctl')).err).toContain('not implemented here');
   });
 

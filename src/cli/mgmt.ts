@@ -8,7 +8,7 @@ const usage = `usage: ferry mgmt bootstrap --config mgmt.yaml [...]
        ferry mgmt backup --to s3://BUCKET[/PREFIX] --kubeconfig FILE (--recipient age1… | --recipients-file FILE)...
                          [--keep N] [--keep-daily N] [--keep-weekly N] [S3 flags] [-o text|json]
        ferry mgmt restore --from s3://BUCKET[/PREFIX] [--version ID] --to-kubeconfig FILE --identity FILE
-                          [S3 flags] [-o text|json]
+                          [--write-concurrency N] [S3 flags] [-o text|json]
        ferry mgmt status [--kubeconfig FILE] [--from s3://BUCKET[/PREFIX] [--identity FILE] [--max-age DUR]]
                          [S3 flags] [-o table|json]
 
@@ -35,6 +35,8 @@ The management cluster (the one running Cluster API): build it, back it up, rest
   --identity FILE            age identity file (age-keygen -o FILE)
   --keep N, --keep-daily N, --keep-weekly N
                              retention: newest N; newest of each of the last N days / ISO weeks
+  --write-concurrency N      restore: writes in flight at most (default 16, at most 200); each
+                             object is created as soon as its owners exist
   --via api|clusterctl       how to export (default api; clusterctl: not implemented here)
   --block-move-timeout SEC   how long a provider may block the export (default 60)
   --max-age DUR              e.g. 90m, 26h, 8d
@@ -76,8 +78,12 @@ const restoreOptions = {
   'to-kubeconfig': { type: 'string' },
   'to-context': { type: 'string' },
   identity: { type: 'string' },
+  'write-concurrency': { type: 'string' },
   output: { type: 'string', short: 'o' },
 } as const;
+
+/** kube-apiserver's default --max-mutating-requests-inflight: more writes at once only earn 429s. */
+const MAX_WRITE_CONCURRENCY = 200;
 
 const statusOptions = {
   ...s3Options,
@@ -207,6 +213,12 @@ async function restore(argv: string[], io: Io): Promise<ExitCode> {
   const { values, positionals } = parseFlags(argv, restoreOptions, usage);
   noPositionals(positionals);
   const format = oneOf('output', values.output, ['text', 'json'] as const, 'text');
+  const writeConcurrency = count('write-concurrency', values['write-concurrency']);
+  if (writeConcurrency !== undefined && writeConcurrency > MAX_WRITE_CONCURRENCY)
+    throw usageError(
+      `--write-concurrency must be at most ${MAX_WRITE_CONCURRENCY}; got ${writeConcurrency}`,
+      'an API server answers more concurrent writes than its in-flight limit with 429 Too Many Requests',
+    );
   const from = need(values.from, '--from', 'name the backup: --from s3://BUCKET/PREFIX');
   const idFile = resolve(
     io.cwd,
@@ -226,7 +238,13 @@ async function restore(argv: string[], io: Io): Promise<ExitCode> {
       identities,
       identityFile: idFile,
     });
-    const r = await runRestore({ kube, backup, loc, log: (l) => io.stderr(`${l}\n`) });
+    const r = await runRestore({
+      kube,
+      backup,
+      loc,
+      log: (l) => io.stderr(`${l}\n`),
+      ...(writeConcurrency !== undefined && { writeConcurrency }),
+    });
     io.stdout(format === 'json' ? `${JSON.stringify(r, null, 2)}\n` : renderRestore(r));
     return r.verify.ok ? 0 : 1;
   } finally {
