@@ -245,6 +245,30 @@ describe('backup', () => {
     expect(left[0]!.versionId).toBe(r.versionId);
     expect(r.retention.deleted.length).toBe(2);
   });
+  it('reads the graph with parallel lists, at most 8 at once, and archives the same objects', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const watched = new MgmtKube({
+      address: src.req.address,
+      server: src.req.server,
+      request: async (method, path, opts) => {
+        const list = method === 'GET' && opts?.query?.['limit'] !== undefined;
+        if (list) most = Math.max(most, ++inFlight);
+        try {
+          return await src.req.request(method, path, opts);
+        } finally {
+          if (list) inFlight--;
+        }
+      },
+    });
+    const l = parseS3Url('s3://mgmt-backups/parallel', '--to');
+    const r = await runBackup(backupOpts({ kube: watched, loc: l, store: openBackupStore(l, settings) }));
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(8);
+    const again = await runBackup(backupOpts({ loc: l, store: openBackupStore(l, settings) }));
+    expect(r.counts).toEqual(again.counts);
+    expect(r.objects).toBe(36);
+  });
 });
 
 describe('restore', () => {
