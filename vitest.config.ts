@@ -17,6 +17,7 @@ if (slowness > 1)
 const REAL_SERVERS = [
   'src/adapters/etcd/admin.test.ts',
   'src/adapters/kube/admin.test.ts',
+  'src/adapters/kube/request.test.ts',
   'src/adapters/probes/probes.test.ts',
   'src/adapters/provisioners/manual-errors.test.ts',
   'src/adapters/provisioners/capi.test.ts',

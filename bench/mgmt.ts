@@ -2,16 +2,19 @@
  * bench/mgmt: backup and restore of a management cluster with 35 workload clusters (the field
  * report's fleet: ~35 × 18 objects with their Secrets) through moto, against the time kubectl
  * takes to list the same objects (`kubectl get <every kind the backup reads> -A -o json`) in the
- * same run. Lab API servers (source 127.0.144.1, one fresh target per restore on 127.0.144.2+)
+ * same run. Lab API servers (source 127.0.180.1, one fresh target per restore on 127.0.180.2+)
  * serve the CAPI CRDs of schemas/capi; ferry and kubectl each run as their own process, so their
  * peak RSS is theirs alone. ferry's wall time starts at its first request (module loading left
  * out); kubectl's is the whole process, its own start included, which is what listing costs.
  * Issue 14 targets backup ≤ 2× and restore ≤ 5× the list.
  *
- *   npm run bench -- mgmt [--clusters N] [--repeat R] [--phases]
+ *   npm run bench -- mgmt [--clusters N] [--repeat R] [--phases] [--profile DIR] [--write-concurrency N]
+ *
+ * --profile DIR writes a CPU profile of the lab API servers (this process) over each restore.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -63,13 +66,19 @@ export const bench: Bench = {
   async run(args: string[]): Promise<void> {
     const { values } = parseArgs({
       args,
-      options: { clusters: { type: 'string' }, repeat: { type: 'string' }, phases: { type: 'boolean' } },
+      options: {
+        clusters: { type: 'string' },
+        repeat: { type: 'string' },
+        phases: { type: 'boolean' },
+        profile: { type: 'string' },
+        'write-concurrency': { type: 'string' },
+      },
     });
     const clusters = Math.max(1, Number(values.clusters ?? 35));
     const repeat = Math.max(1, Number(values.repeat ?? 3));
     const dir = await mkdtemp(join(tmpdir(), 'ferry-bench-mgmt-'));
     const moto = await startMoto();
-    const source = await startLabApi({ host: '127.0.144.1' });
+    const source = await startLabApi({ host: '127.0.180.1' });
     const targets: { stop(): Promise<void> }[] = [];
     try {
       const src = labKube(source.kc, source.server.url);
@@ -118,6 +127,7 @@ export const bench: Bench = {
             's3://bench/mgmt',
             moto.endpoint,
             key,
+            ...(values['write-concurrency'] ? [values['write-concurrency']] : []),
           ],
           env,
         );
@@ -162,13 +172,27 @@ export const bench: Bench = {
           objects: (JSON.parse(l.stdout) as { items: unknown[] }).items.length,
         });
         backups.push(await child('backup', join(dir, 'source.kubeconfig'), recipient));
-        const target = await startLabApi({ host: `127.0.144.${2 + i}` });
+        const target = await startLabApi({ host: `127.0.180.${2 + i}` });
         targets.push(target);
         const dst = labKube(target.kc, target.server.url);
         await installCapiCrds(dst);
         await seedProviders(dst);
         await writeAdminKubeconfig(target, join(dir, `target-${i}.kubeconfig`));
+        const session = values.profile === undefined ? undefined : new Session();
+        if (session) {
+          session.connect();
+          await session.post('Profiler.enable');
+          await session.post('Profiler.start');
+        }
         const r = await child('restore', join(dir, `target-${i}.kubeconfig`), join(dir, 'key.txt'));
+        if (session && values.profile !== undefined) {
+          const { profile } = await session.post('Profiler.stop');
+          await mkdir(values.profile, { recursive: true });
+          const file = join(values.profile, `lab-restore-${i}.cpuprofile`);
+          await writeFile(file, JSON.stringify(profile));
+          session.disconnect();
+          console.log(`lab API server CPU profile over restore ${i + 1}: ${file}`);
+        }
         if (!r.ok) throw new Error('the restore did not verify');
         restores.push(r);
         await target.stop();

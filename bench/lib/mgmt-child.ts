@@ -3,7 +3,7 @@
  * CLI calls, timed from the first request to the report (module loading left out), with the
  * process's peak RSS. Prints one JSON line. S3 credentials come from the environment.
  *   mgmt-child.ts backup KUBECONFIG S3URL ENDPOINT RECIPIENT
- *   mgmt-child.ts restore KUBECONFIG S3URL ENDPOINT IDENTITY_FILE
+ *   mgmt-child.ts restore KUBECONFIG S3URL ENDPOINT IDENTITY_FILE [WRITE_CONCURRENCY]
  */
 import { performance } from 'node:perf_hooks';
 import { loadKubeconfig } from '../../src/adapters/kube/kubeconfig.js';
@@ -23,14 +23,15 @@ export interface MgmtChildResult {
 }
 
 async function main(): Promise<void> {
-  const [op, kubeconfig, url, endpoint, key] = process.argv.slice(2) as [
+  const [op, kubeconfig, url, endpoint, key, concurrency] = process.argv.slice(2) as [
     string,
     string,
     string,
     string,
     string,
+    string | undefined,
   ];
-  const kube = new MgmtKube(createRequester(loadKubeconfig(kubeconfig)));
+  const kube = new MgmtKube(createRequester(loadKubeconfig(kubeconfig), { keepAlive: true }));
   const loc = parseS3Url(url, 'url');
   const store = openBackupStore(loc, await resolveS3Settings({ endpoint }, process.env));
   const identities = op === 'restore' ? await loadIdentities(key) : [];
@@ -46,7 +47,13 @@ async function main(): Promise<void> {
   } else {
     const backup = await fetchBackup({ store, loc, identities, identityFile: key });
     log('downloaded, verified and decrypted');
-    const r = await runRestore({ kube, backup, loc, log });
+    const r = await runRestore({
+      kube,
+      backup,
+      loc,
+      log,
+      ...(concurrency !== undefined && { writeConcurrency: Number(concurrency) }),
+    });
     objects = r.created;
     ok = r.verify.ok;
   }

@@ -135,6 +135,8 @@ describe('ferry mgmt', () => {
       'target.kubeconfig',
       '--identity',
       'key.txt',
+      '--write-concurrency',
+      '4',
       ...s3(),
     );
     expect(r.err).not.toMatch(/^error/m);
@@ -211,6 +213,14 @@ describe('ferry mgmt', () => {
     expect(await runCli([...argv, ...more], noClusterctl)).toBe(2);
     expect(noClusterctl.err).toContain('clusterctl is not installed');
     expect(noClusterctl.err).toContain('drop --via clusterctl');
+    for (const [n, says] of [
+      ['0', '--write-concurrency must be a whole number ≥ 1; got "0"'],
+      ['201', '--write-concurrency must be at most 200; got 201'],
+    ] as const) {
+      const wc = await ferry('mgmt', 'restore', '--from', 's3://fleet/mgmt', '--write-concurrency', n);
+      expect(wc.code).toBe(2);
+      expect(wc.err).toContain(says);
+    }
   });
 
   it('never shows a secret in an argument list, an output or an error', async () => {

@@ -8,7 +8,7 @@ const usage = `usage: ferry mgmt bootstrap --config mgmt.yaml [...]
        ferry mgmt backup --to s3://BUCKET[/PREFIX] --kubeconfig FILE (--recipient age1… | --recipients-file FILE)...
                          [--keep N] [--keep-daily N] [--keep-weekly N] [S3 flags] [-o text|json]
        ferry mgmt restore --from s3://BUCKET[/PREFIX] [--version ID] --to-kubeconfig FILE --identity FILE
-                          [S3 flags] [-o text|json]
+                          [--write-concurrency N] [S3 flags] [-o text|json]
        ferry mgmt restore --from s3://BUCKET[/PREFIX] [--version ID] --identity FILE [--state-dir DIR]
                           [--kind-name NAME] [--kind-image IMAGE] [--provider-timeout SEC]
                           [--bootstrap-config mgmt.yaml] [S3 flags] [-o text|json]
@@ -43,6 +43,8 @@ The management cluster (the one running Cluster API): build it, back it up, rest
   --identity FILE            age identity file (age-keygen -o FILE)
   --keep N, --keep-daily N, --keep-weekly N
                              retention: newest N; newest of each of the last N days / ISO weeks
+  --write-concurrency N      restore: writes in flight at most (default 16, at most 200); each
+                             object is created as soon as its owners exist
   --via api|clusterctl       how to export or restore (default api: ferry's own, through the API;
                              clusterctl: \`clusterctl move --to-directory\` per namespace in a private
                              temporary directory, removed afterwards, plus what move drops;
@@ -87,6 +89,7 @@ const restoreOptions = {
   'to-kubeconfig': { type: 'string' },
   'to-context': { type: 'string' },
   identity: { type: 'string' },
+  'write-concurrency': { type: 'string' },
   output: { type: 'string', short: 'o' },
   'state-dir': { type: 'string' },
   'kind-name': { type: 'string' },
@@ -95,6 +98,9 @@ const restoreOptions = {
   'provider-timeout': { type: 'string' },
   via: { type: 'string' },
 } as const;
+
+/** kube-apiserver's default --max-mutating-requests-inflight: more writes at once only earn 429s. */
+const MAX_WRITE_CONCURRENCY = 200;
 
 const statusOptions = {
   ...s3Options,
@@ -135,7 +141,8 @@ async function kubeFor(io: Io, file: string | undefined, context: string | undef
   const { loadKubeconfig } = await import('../adapters/kube/kubeconfig.js');
   const { createRequester } = await import('../adapters/kube/request.js');
   const { MgmtKube } = await import('../mgmt/kube.js');
-  return new MgmtKube(createRequester(loadKubeconfig(resolve(io.cwd, given), context)));
+  // Backup and restore make hundreds of requests: one TLS handshake per connection, not per request.
+  return new MgmtKube(createRequester(loadKubeconfig(resolve(io.cwd, given), context), { keepAlive: true }));
 }
 
 async function storeFor(io: Io, url: string, flag: string, values: Record<string, unknown>) {
@@ -235,6 +242,12 @@ async function restore(argv: string[], io: Io): Promise<ExitCode> {
   const { values, positionals } = parseFlags(argv, restoreOptions, usage);
   noPositionals(positionals);
   const format = oneOf('output', values.output, ['text', 'json'] as const, 'text');
+  const writeConcurrency = count('write-concurrency', values['write-concurrency']);
+  if (writeConcurrency !== undefined && writeConcurrency > MAX_WRITE_CONCURRENCY)
+    throw usageError(
+      `--write-concurrency must be at most ${MAX_WRITE_CONCURRENCY}; got ${writeConcurrency}`,
+      'an API server answers more concurrent writes than its in-flight limit with 429 Too Many Requests',
+    );
   const from = need(values.from, '--from', 'name the backup: --from s3://BUCKET/PREFIX');
   const idFile = resolve(
     io.cwd,
@@ -298,7 +311,13 @@ async function restore(argv: string[], io: Io): Promise<ExitCode> {
           target: { kubeconfig: resolve(io.cwd, values['to-kubeconfig']!), context: values['to-context'] },
           log,
         })
-      : await runRestore({ kube, backup, loc, log });
+      : await runRestore({
+          kube,
+          backup,
+          loc,
+          log,
+          ...(writeConcurrency !== undefined && { writeConcurrency }),
+        });
     io.stdout(format === 'json' ? `${JSON.stringify(r, null, 2)}\n` : renderRestore(r));
     return r.verify.ok ? 0 : 1;
   } finally {

@@ -27,8 +27,8 @@ import type { S3Location } from './s3-config.js';
 import type { BackupStore } from './s3-store.js';
 import { mergeMoved } from './via-clusterctl/merge.js';
 
-/** Concurrent pause/unpause writes, as for restore. */
-const PARALLEL = 8;
+/** Concurrent pause/unpause writes. */
+const PARALLEL = 16;
 
 export const META = {
   sha256: 'ferry-sha256',
@@ -78,11 +78,24 @@ interface Observed {
   providers: ProviderEntry[];
 }
 
+/** Lists in flight at once while reading the graph (one per kind, as kubectl get makes them). */
+const READ_CONCURRENCY = 8;
+
 async function observe(kube: MgmtKube, kinds: KindInfo[]): Promise<Observed> {
+  // Every kind at once (bounded) while the clusters are paused: the pause lasts as long as the slowest lists, not their sum.
+  const reads: (() => Promise<KubeObject[]>)[] = [
+    ...kinds.map((k) => () => kube.listKind(k)),
+    () => kube.list('v1', 'Secret'),
+    () => kube.list('v1', 'ConfigMap'),
+  ];
+  const lists: KubeObject[][] = new Array(reads.length);
+  await inParallel([...reads.keys()], READ_CONCURRENCY, async (i) => {
+    lists[i] = await reads[i]!();
+  });
   const custom: KubeObject[] = [];
   let providers: ProviderEntry[] = [];
-  for (const k of kinds) {
-    const items = await kube.listKind(k);
+  kinds.forEach((k, i) => {
+    const items = lists[i]!;
     if (k.crd === INVENTORY_CRD)
       providers = items.map((p) => ({
         namespace: p.metadata.namespace ?? '',
@@ -92,9 +105,9 @@ async function observe(kube: MgmtKube, kinds: KindInfo[]): Promise<Observed> {
         version: String(p['version'] ?? ''),
       }));
     else custom.push(...items);
-  }
-  const secrets = await kube.list('v1', 'Secret');
-  const configMaps = await kube.list('v1', 'ConfigMap');
+  });
+  const secrets = lists[kinds.length]!;
+  const configMaps = lists[kinds.length + 1]!;
   const selection = selectGraph({ custom, secrets, configMaps });
   const clusters = selection.selected.map((s) => s.object).filter((o) => o.kind === 'Cluster');
   return { kinds, selection, clusters, providers };
@@ -188,8 +201,10 @@ export async function runBackup(o: BackupOptions): Promise<BackupReport> {
     const k = kinds.find((x) => x.crd === crd);
     return k ? o.kube.listKind(k) : [];
   };
-  const clusters = await listed('clusters.cluster.x-k8s.io');
-  const classes = await listed('clusterclasses.cluster.x-k8s.io');
+  const [clusters, classes] = await Promise.all([
+    listed('clusters.cluster.x-k8s.io'),
+    listed('clusterclasses.cluster.x-k8s.io'),
+  ]);
   const refuse = (problems: ReturnType<typeof pauseProblems>) => {
     if (problems.length === 0) return;
     const d = describePauseProblems(problems);

@@ -34,6 +34,30 @@ export function restoreLevels(archive: Archive): number[][] {
   return levels;
 }
 
+/**
+ * For each archived object, the archived owners whose create it waits for (their new UIDs go in
+ * its ownerReferences): the owners at a lower level of restoreLevels. An ownerRef cycle's back
+ * edge points up a level and is not waited on, so the waits never form a cycle.
+ */
+export function restoreOwners(archive: Archive): number[][] {
+  const levelOf = new Map<number, number>();
+  restoreLevels(archive).forEach((level, d) => {
+    for (const i of level) levelOf.set(i, d);
+  });
+  const index = new Map<string, number>();
+  archive.objects.forEach((o, i) => {
+    if (o.metadata.uid) index.set(o.metadata.uid, i);
+  });
+  return archive.objects.map((o, i) => [
+    ...new Set(
+      (o.metadata.ownerReferences ?? []).flatMap((r) => {
+        const j = index.get(r.uid);
+        return j !== undefined && levelOf.get(j)! < levelOf.get(i)! ? [j] : [];
+      }),
+    ),
+  ]);
+}
+
 const SERVER_FIELDS = [
   'uid',
   'resourceVersion',

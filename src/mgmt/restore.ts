@@ -5,6 +5,7 @@
  * statuses back through the status subresource (what move drops, H12), unpause, and verify.
  * A write that fails midway deletes what this run created: nothing is left half-applied.
  */
+import { isKubeApiError } from '../adapters/kube/port.js';
 import { FerryError, inputError } from '../errors.js';
 import { decrypt } from './age.js';
 import { unpackArchive } from './archive.js';
@@ -12,13 +13,16 @@ import { META } from './backup.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
 import { INVENTORY_CRD, type MgmtKube, refOf } from './kube.js';
 import { type Archive, CLUSTER_NAME_LABEL, describeObject, type KubeObject, objectName } from './model.js';
-import { inParallel } from './parallel.js';
-import { createBody, restoreLevels, unpausePatch } from './restore-plan.js';
+import { inDependencyOrder, inParallel } from './parallel.js';
+import { createBody, restoreOwners, unpausePatch } from './restore-plan.js';
 import type { S3Location } from './s3-config.js';
 import type { BackupStore, Downloaded } from './s3-store.js';
 
-/** Concurrent writes to the target: enough to hide round trips, few enough not to trip its rate limits. */
-const PARALLEL = 8;
+/**
+ * Concurrent writes to the target by default (`--write-concurrency`): enough to hide round trips,
+ * well under kube-apiserver's default --max-mutating-requests-inflight of 200.
+ */
+export const WRITE_CONCURRENCY = 16;
 
 export interface FetchedBackup {
   archive: Archive;
@@ -125,6 +129,8 @@ export async function runRestore(o: {
   backup: FetchedBackup;
   loc: S3Location;
   log?: (line: string) => void;
+  /** Writes in flight at most (default WRITE_CONCURRENCY). */
+  writeConcurrency?: number;
 }): Promise<RestoreReport> {
   const log = o.log ?? (() => {});
   const { archive } = o.backup;
@@ -139,46 +145,68 @@ export async function runRestore(o: {
 
   const createdNs: string[] = [];
   const created: KubeObject[] = [];
+  // Creates whose answer never came (connection lost, deadline): the object may exist. Nothing of
+  // the backup existed before the first write (checkTarget), so the rollback deletes these too.
+  const inDoubt: KubeObject[] = [];
   const uids = new Map<string, string>();
   const droppedOwners: string[] = [];
+  const limit = o.writeConcurrency ?? WRITE_CONCURRENCY;
   let statuses = 0;
   try {
-    for (const ns of archive.manifest.namespaces) {
-      if (existingNamespaces.has(ns)) continue;
-      await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-      createdNs.push(ns);
-    }
-    const fresh = new Map<number, KubeObject>();
-    // Owners of a level exist before it is created: their new UIDs are known.
-    for (const level of restoreLevels(archive)) {
-      await inParallel(level, PARALLEL, async (i) => {
+    await inParallel(
+      archive.manifest.namespaces.filter((ns) => !existingNamespaces.has(ns)),
+      limit,
+      async (ns) => {
+        await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+        createdNs.push(ns);
+      },
+    );
+    // Each object as soon as its owners exist (their new UIDs are known), its status right after.
+    const owners = restoreOwners(archive);
+    await inDependencyOrder(
+      archive.objects.length,
+      (i) => owners[i]!,
+      limit,
+      async (i) => {
         const a = archive.objects[i]!;
         const sub = kube.kindOf(a.apiVersion, a.kind)?.statusSubresource ?? false;
-        const { body, droppedOwners: dropped } = createBody(a, uids, sub);
+        // Only the owners waited on: a cycle's back edge is dropped whether or not its owner won the race.
+        const known = new Map<string, string>();
+        for (const j of owners[i]!) {
+          const was = archive.objects[j]!.metadata.uid!;
+          known.set(was, uids.get(was)!);
+        }
+        const { body, droppedOwners: dropped } = createBody(a, known, sub);
         droppedOwners.push(...dropped.map((d) => `${describeObject(a)} → ${d}`));
-        const c = await kube.create(body);
+        let c: KubeObject;
+        try {
+          c = await kube.create(body);
+        } catch (err) {
+          if (!isKubeApiError(err)) inDoubt.push(body);
+          throw err;
+        }
         created.push(c);
-        fresh.set(i, c);
         if (a.metadata.uid && c.metadata.uid) uids.set(a.metadata.uid, c.metadata.uid);
-      });
-    }
-    log(`created ${created.length} object(s) in ${archive.manifest.namespaces.length} namespace(s)`);
-    // H12: what move drops. The status subresource takes the whole object; the created one carries the right resourceVersion.
-    await inParallel([...fresh], PARALLEL, async ([i, c]) => {
-      const a = archive.objects[i]!;
-      if (a.status === undefined || !kube.kindOf(a.apiVersion, a.kind)?.statusSubresource) return;
-      await kube.putStatus({ ...c, status: a.status });
-      statuses++;
-    });
-    log(`restored ${statuses} status(es)`);
-    await inParallel([...fresh.keys()], PARALLEL, async (i) => {
-      const a = archive.objects[i]!;
-      const patch = unpausePatch(a);
-      if (patch) await kube.mergePatch(refOf(a), patch);
-    });
+        // H12: what move drops. The status subresource takes the whole object; the created one carries the right resourceVersion.
+        if (a.status !== undefined && sub) {
+          await kube.putStatus({ ...c, status: a.status });
+          statuses++;
+        }
+      },
+    );
+    log(
+      `created ${created.length} object(s) in ${archive.manifest.namespaces.length} namespace(s), restored ${statuses} status(es)`,
+    );
+    await inParallel(
+      archive.objects.filter((a) => unpausePatch(a) !== undefined),
+      limit,
+      async (a) => {
+        await kube.mergePatch(refOf(a), unpausePatch(a));
+      },
+    );
     log('unpaused');
   } catch (err) {
-    const left = await rollback(kube, created, createdNs);
+    const left = await rollback(kube, [...created, ...inDoubt], createdNs);
     throw new FerryError(
       'internal',
       `restore failed after creating ${created.length} object(s); ${left.length === 0 ? 'they were deleted again' : `could not delete ${left.join(', ')}`}`,

@@ -1,6 +1,6 @@
 /**
  * Backup → moto → restore between two lab API servers serving the real CAPI CRDs (schemas/capi).
- * Loopback subnets: source lab 127.0.140.1, target lab 127.0.141.1; moto on 127.0.0.1:ephemeral.
+ * Loopback subnets: source lab 127.0.140.1, target labs 127.0.141.1–3; moto on 127.0.0.1:ephemeral.
  */
 import { createConnection, createServer, type Server } from 'node:net';
 import {
@@ -245,6 +245,30 @@ describe('backup', () => {
     expect(left[0]!.versionId).toBe(r.versionId);
     expect(r.retention.deleted.length).toBe(2);
   });
+  it('reads the graph with parallel lists, at most 8 at once, and archives the same objects', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const watched = new MgmtKube({
+      address: src.req.address,
+      server: src.req.server,
+      request: async (method, path, opts) => {
+        const list = method === 'GET' && opts?.query?.['limit'] !== undefined;
+        if (list) most = Math.max(most, ++inFlight);
+        try {
+          return await src.req.request(method, path, opts);
+        } finally {
+          if (list) inFlight--;
+        }
+      },
+    });
+    const l = parseS3Url('s3://mgmt-backups/parallel', '--to');
+    const r = await runBackup(backupOpts({ kube: watched, loc: l, store: openBackupStore(l, settings) }));
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(8);
+    const again = await runBackup(backupOpts({ loc: l, store: openBackupStore(l, settings) }));
+    expect(r.counts).toEqual(again.counts);
+    expect(r.objects).toBe(36);
+  });
 });
 
 describe('restore', () => {
@@ -418,6 +442,57 @@ describe('restore', () => {
       ).toEqual([]);
     } finally {
       await third.stop();
+    }
+  });
+
+  it('deletes a create whose answer was lost too, with writes kept within writeConcurrency', async () => {
+    const fourth = await startLabApi({ host: '127.0.141.3' });
+    try {
+      const kube = labKube(fourth.kc, fourth.server.url);
+      await installCapiCrds(kube);
+      await seedProviders(kube);
+      // The namespaces exist already: the rollback cannot lean on deleting them (a namespace takes its objects along).
+      for (const ns of ['alpha', 'beta'])
+        await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+      let posts = 0;
+      let inFlight = 0;
+      let most = 0;
+      let lost: string | undefined;
+      const failing = new MgmtKube({
+        address: kube.req.address,
+        server: kube.req.server,
+        request: async (method, path, opts) => {
+          const write = method !== 'GET';
+          if (write) most = Math.max(most, ++inFlight);
+          try {
+            const answer = await kube.req.request(method, path, opts);
+            // The server applied the create; its answer never reaches ferry.
+            if (method === 'POST' && ++posts === 20) {
+              lost = `${path.split('/').pop()} ${(opts!.body as KubeObject).metadata.name}`;
+              throw new Error('injected: connection reset before the answer');
+            }
+            return answer;
+          } finally {
+            if (write) inFlight--;
+          }
+        },
+      });
+      const fetched = await fetchBackup({
+        store: openBackupStore(loc, settings),
+        loc,
+        identities: [identity],
+        identityFile: 'id',
+      });
+      const err = await caught(runRestore({ kube: failing, backup: fetched, loc, writeConcurrency: 3 }));
+      expect(err.message).toMatch(/restore failed after creating \d+ object\(s\); they were deleted again/);
+      expect(lost).toBeDefined();
+      expect(most).toBeGreaterThan(1);
+      expect(most).toBeLessThanOrEqual(3);
+      expect(
+        (await all(kube)).filter((x) => ['alpha', 'beta'].includes(x.metadata.namespace ?? '')).map(key),
+      ).toEqual([]);
+    } finally {
+      await fourth.stop();
     }
   });
 

@@ -17,7 +17,7 @@ const SPECS = new URL('../../schemas/capi/', import.meta.url);
 
 export function labKube(kc: KubeConfig, server: string): MgmtKube {
   const loaded: LoadedKubeconfig = { kc, file: '(lab)', context: kc.getCurrentContext(), server };
-  return new MgmtKube(createRequester(loaded));
+  return new MgmtKube(createRequester(loaded, { keepAlive: true }));
 }
 
 export async function installCapiCrds(kube: MgmtKube): Promise<void> {

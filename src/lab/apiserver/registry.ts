@@ -128,14 +128,30 @@ export class Registry {
     if (BUILTIN_RESOURCES.some((r) => r.group === group)) return undefined;
     const crd = await this.store.get(objectKey(CRDS, undefined, `${plural}.${group}`));
     if (!crd) return undefined;
-    return defsFromCrd(crd.value).find((d) => d.version === version);
+    return this.#crdRows(crd).find((d) => d.version === version);
   }
 
   /** Every served row, CRD-backed ones included (discovery). */
   async allDefs(): Promise<ResourceDef[]> {
     const crds = await this.store.list(resourcePrefix(CRDS));
-    return [...BUILTIN_RESOURCES, ...crds.items.flatMap((c) => defsFromCrd(c.value))];
+    return [...BUILTIN_RESOURCES, ...crds.items.flatMap((c) => this.#crdRows(c))];
   }
+
+  /**
+   * A CRD's rows, kept per key and mod revision: the store is still read on every request (a
+   * changed or deleted CRD is seen at once), but a stored version never changes, so it is parsed
+   * once. Parsing Cluster API's CRDs (up to 240 KB of schema each) on every request was most of
+   * a create's cost (bench/mgmt).
+   */
+  #crdRows(s: StoredObject): ResourceDef[] {
+    const hit = this.#crdDefs.get(s.key);
+    if (hit?.rev === s.modRevision) return hit.defs;
+    const defs = defsFromCrd(s.value);
+    this.#crdDefs.set(s.key, { rev: s.modRevision, defs });
+    return defs;
+  }
+
+  readonly #crdDefs = new Map<string, { rev: number; defs: ResourceDef[] }>();
 
   // ---- presentation ----------------------------------------------------------------------------
 
