@@ -85,6 +85,18 @@ export async function runMgmtBootstrap(argv: string[], io: Io): Promise<ExitCode
       out.push(...pveumCommands(config, config.infrastructure));
       out.push('', '# the Talos template (Image Factory schematic with qemu-guest-agent, nocloud image)');
       out.push(...templateCommands(config, config.infrastructure));
+    } else {
+      const v = await import('../mgmt/bootstrap/vsphere.js');
+      const i = config.infrastructure;
+      out.push(
+        '',
+        '# vSphere, once, as a vCenter administrator: export GOVC_USERNAME and GOVC_PASSWORD yourself (govc reads them from the environment; no password on a command line)',
+      );
+      out.push(...v.govcEnvCommands(i));
+      out.push('', "# CAPV's role with least privilege, and where it holds");
+      out.push(...v.govcRoleCommands(i));
+      out.push('', '# the Talos template (Image Factory schematic with vmtoolsd-guest-agent, vmware OVA)');
+      out.push(...v.govcTemplateCommands(config, i));
     }
     out.push('', `mkdir -p -m 0700 ${stateDir}`);
     for (const [i, s] of stages.entries()) {
@@ -132,14 +144,12 @@ export async function runMgmtBootstrap(argv: string[], io: Io): Promise<ExitCode
         },
       );
     const { Tools } = await import('../mgmt/tools/adapter.js');
+    const { secretEnv } = await import('../mgmt/bootstrap/secrets.js');
     let current: StageKind | 'preflight' = 'preflight';
     const tools = new Tools({
       env: io.env,
       sink: (tool, stream, line) => journal.line(current, tool, stream, line),
-      dropEnv:
-        config.infrastructure.kind === 'proxmox' && config.infrastructure.tokenSecret.kind === 'env'
-          ? [config.infrastructure.tokenSecret.name]
-          : [],
+      dropEnv: secretEnv(config.infrastructure),
     });
     const progress = (line: string) => io.stderr(`${line}\n`);
     // Preflight: every tool present and in range before anything is created.

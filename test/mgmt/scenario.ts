@@ -16,17 +16,20 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 const tcp = (status: Record<string, unknown>) =>
   JSON.stringify({ apiVersion: 'controlplane.cluster.x-k8s.io/v1alpha3', kind: 'TalosControlPlane', status });
 
-const inventory = JSON.stringify({
-  items: [
-    ['cluster-api', 'CoreProvider', 'v1.14.0'],
-    ['talos', 'BootstrapProvider', 'v0.6.12'],
-    ['talos', 'ControlPlaneProvider', 'v0.5.13'],
-    ['proxmox', 'InfrastructureProvider', 'v0.9.0'],
-    ['in-cluster', 'IPAMProvider', 'v1.1.0'],
-  ].map(([providerName, type, version]) => ({ kind: 'Provider', providerName, type, version })),
-});
+const inventoryOf = (infra: [string, string]) =>
+  JSON.stringify({
+    items: [
+      ['cluster-api', 'CoreProvider', 'v1.14.0'],
+      ['talos', 'BootstrapProvider', 'v0.6.12'],
+      ['talos', 'ControlPlaneProvider', 'v0.5.13'],
+      [infra[0], 'InfrastructureProvider', infra[1]],
+      ['in-cluster', 'IPAMProvider', 'v1.1.0'],
+    ].map(([providerName, type, version]) => ({ kind: 'Provider', providerName, type, version })),
+  });
 
-export function happyRules(): Rule[] {
+/** The happy path; `infrastructure` names the provider clusterctl init installs (CAPMOX by default). */
+export function happyRules(infrastructure: [name: string, version: string] = ['proxmox', 'v0.9.0']): Rule[] {
+  const inventory = inventoryOf(infrastructure);
   return [
     { tool: 'docker', match: '^-v$', stdout: 'Docker version 27.3.1, build ce12230\n' },
     { tool: 'kind', match: '^version$', stdout: 'kind v0.32.0 go1.24.4 linux/amd64\n' },
@@ -165,5 +168,14 @@ export function writeConfig(dir: string, edit: (text: string) => string = (t) =>
   writeFileSync(join(dir, 'proxmox-token'), `${TOKEN_SECRET}\n`, { mode: 0o600 });
   const path = join(dir, 'mgmt.yaml');
   writeFileSync(path, edit(fixture('minimal.yaml')));
+  return path;
+}
+
+export const VSPHERE_PASSWORD = 'vsphere-Pa55word-for-capv-7f3a';
+
+/** A vSphere mgmt.yaml in `dir` whose password comes from the environment variable VSPHERE_PW. */
+export function writeVsphereConfig(dir: string, edit: (text: string) => string = (t) => t): string {
+  const path = join(dir, 'mgmt.yaml');
+  writeFileSync(path, edit(fixture('vsphere.yaml')));
   return path;
 }

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { thrown } from '../../../test/support/errors.js';
 import { CrdValidator } from '../../generate/schema/crd.js';
 import { parseMgmtConfig } from './config.js';
 import { credentialsSecret, managementManifests } from './manifests.js';
@@ -53,20 +52,6 @@ describe('the management cluster manifests (the CAPI generator, made for a new c
     expect(byKind(objs, 'TalosControlPlane')[0]?.spec['replicas']).toBe(5);
     expect(byKind(objs, 'MachineDeployment')[0]?.spec['replicas']).toBe(2);
     expect(JSON.stringify(objs)).not.toContain('cloud-provider');
-  });
-
-  it('vSphere: refused with a clear error (not built yet)', () => {
-    const vs = `apiVersion: ferry.dev/v1alpha1
-kind: ManagementCluster
-infrastructure:
-  vsphere: {server: vc.example, thumbprint: '${Array(20).fill('AB').join(':')}', username: u, password: {env: VP}, datacenter: dc, datastore: ds, network: vm, template: talos}
-cluster:
-  name: kmgt
-  endpoint: {host: mgmt.example}
-  network: {dhcp: true, dns: [10.0.0.1]}
-`;
-    const e = thrown(() => managementManifests(parseMgmtConfig(vs, 'mgmt.yaml', '/')), 2);
-    expect(e.message).toMatch(/on Proxmox only/);
   });
 
   it('the credentials Secret says insecure explicitly (unset means insecure in CAPMOX)', () => {

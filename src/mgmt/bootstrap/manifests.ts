@@ -16,17 +16,26 @@ import {
 } from '../../generate/capi/objects.js';
 import { proxmoxInfra } from '../../generate/capi/proxmox.js';
 import { MOVE_LABEL } from '../../generate/capi/secrets.js';
+import { vsphereInfra } from '../../generate/capi/vsphere.js';
 import type { TalosValues } from '../../generate/talos/model.js';
 import type { SourceRef } from '../../snapshot/model.js';
-import { endpointHost, type MgmtConfig, type ProxmoxInfra } from './config.js';
+import { endpointHost, type MgmtConfig, type ProxmoxInfra, type VsphereInfra } from './config.js';
 
 export const CAPI_POOL = 'capi';
 export const TEMPLATE_POOL = 'templates';
 
 export const PROXMOX_SECRET_LABEL = { 'platform.ionos.com/secret-type': 'proxmox-credentials' } as const;
 
+/** The namespace CAPV's controller runs in: a VSphereClusterIdentity's Secret must live there (mgmt.md §5). */
+export const CAPV_NAMESPACE = 'capv-system';
+
 export function credentialsSecretName(c: MgmtConfig): string {
-  return `${c.cluster.name}-proxmox-credentials`;
+  return `${c.cluster.name}-${c.infrastructure.kind}-credentials`;
+}
+
+/** Where the credentials Secret lives: the cluster's namespace (CAPMOX credentialsRef) or CAPV's. */
+export function credentialsNamespace(c: MgmtConfig): string {
+  return c.infrastructure.kind === 'proxmox' ? c.cluster.namespace : CAPV_NAMESPACE;
 }
 
 type Obj = Record<string, unknown> & {
@@ -99,21 +108,68 @@ function patch(c: MgmtConfig, role: 'controlplane' | 'worker'): string {
   return stringify({ machine, cluster });
 }
 
-export function managementManifests(c: MgmtConfig): Obj[] {
+/** The infrastructure objects of the management cluster, Proxmox or vSphere. */
+function infraObjects(c: MgmtConfig, host: string) {
+  const endpoint = { host, port: c.cluster.endpoint.port };
+  const a = c.cluster.addressing;
   const infra = c.infrastructure;
-  if (infra.kind !== 'proxmox')
-    throw new FerryError(
-      'input',
-      'ferry mgmt bootstrap builds the management cluster on Proxmox only, so far',
-      {
-        location: { file: c.file, field: 'infrastructure.vsphere' },
-        remediation:
-          'use infrastructure.proxmox; for vSphere, create the management cluster by hand and use ferry mgmt backup/restore',
-      },
-    );
-  if (c.cluster.addressing.kind !== 'pool')
-    throw new FerryError('internal', 'Proxmox config without an IP pool');
-  const p: ProxmoxInfra = infra;
+  switch (infra.kind) {
+    case 'proxmox': {
+      if (a.kind !== 'pool') throw new FerryError('internal', 'Proxmox config without an IP pool');
+      const p: ProxmoxInfra = infra;
+      return proxmoxInfra(
+        {
+          sourceNode: p.node,
+          templateId: p.templateId,
+          bridge: p.bridge,
+          ...(p.vlan !== undefined ? { vlan: p.vlan } : {}),
+          ipv4Addresses: a.addresses,
+          ipv4Prefix: a.prefix,
+          ipv4Gateway: a.gateway,
+          dnsServers: c.cluster.dns,
+          allowedNodes: [p.node],
+          credentialsSecret: credentialsSecretName(c),
+          bootDisk: p.bootDisk,
+          ...(p.storage !== undefined ? { storage: p.storage } : {}),
+        },
+        c.cluster.name,
+        c.cluster.namespace,
+        endpoint,
+      );
+    }
+    case 'vsphere': {
+      const v: VsphereInfra = infra;
+      return vsphereInfra(
+        {
+          server: v.server,
+          thumbprint: v.thumbprint,
+          // A VSphereClusterIdentity (cluster-scoped) naming a Secret in capv-system, usable only from
+          // this cluster's namespace (vsphere.ts: allowedNamespaces).
+          credentialsSecret: credentialsSecretName(c),
+          datacenter: v.datacenter,
+          datastore: v.datastore,
+          template: v.template,
+          network: v.network,
+          ...(a.kind === 'pool'
+            ? {
+                ipPool: {
+                  addresses: a.addresses,
+                  prefix: a.prefix,
+                  gateway: a.gateway,
+                  dnsServers: c.cluster.dns,
+                },
+              }
+            : {}),
+        },
+        c.cluster.name,
+        c.cluster.namespace,
+        endpoint,
+      );
+    }
+  }
+}
+
+export function managementManifests(c: MgmtConfig): Obj[] {
   const v = values(c);
   const built = capiObjects({
     namespace: c.cluster.namespace,
@@ -123,25 +179,7 @@ export function managementManifests(c: MgmtConfig): Obj[] {
     controlPlaneSize: c.cluster.controlPlane,
     // One pool: the management cluster's workers are all alike.
     pools: [{ group: '', size: c.cluster.worker, patches: [patch(c, 'worker')], replaces: [] }],
-    infra: proxmoxInfra(
-      {
-        sourceNode: p.node,
-        templateId: p.templateId,
-        bridge: p.bridge,
-        ...(p.vlan !== undefined ? { vlan: p.vlan } : {}),
-        ipv4Addresses: c.cluster.addressing.addresses,
-        ipv4Prefix: c.cluster.addressing.prefix,
-        ipv4Gateway: c.cluster.addressing.gateway,
-        dnsServers: c.cluster.dns,
-        allowedNodes: [p.node],
-        credentialsSecret: credentialsSecretName(c),
-        bootDisk: p.bootDisk,
-        ...(p.storage !== undefined ? { storage: p.storage } : {}),
-      },
-      c.cluster.name,
-      c.cluster.namespace,
-      { host: v.endpointHost, port: c.cluster.endpoint.port },
-    ),
+    infra: infraObjects(c, v.endpointHost),
   });
   const objs = built.objects as Obj[];
   for (const o of objs) {
@@ -174,26 +212,42 @@ export function managementManifests(c: MgmtConfig): Obj[] {
   return objs;
 }
 
-/** The credentials Secret CAPMOX reads through credentialsRef, moved with the cluster. */
+/**
+ * The credentials Secret: CAPMOX's (read through credentialsRef, moved with the cluster), or the
+ * username/password Secret CAPV's VSphereClusterIdentity names, in capv-system (mgmt.md §5; CAPV sets
+ * the identity as its owner, so clusterctl move carries it along with the identity).
+ */
 export function credentialsSecret(c: MgmtConfig, secret: string): Record<string, unknown> {
-  if (c.infrastructure.kind !== 'proxmox') throw new FerryError('internal', 'credentials for Proxmox only');
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: {
-      name: credentialsSecretName(c),
-      namespace: c.cluster.namespace,
-      labels: { ...PROXMOX_SECRET_LABEL, [MOVE_LABEL]: '' },
-    },
-    type: 'Opaque',
-    stringData: {
-      url: c.infrastructure.url,
-      token: c.infrastructure.tokenId,
-      secret,
-      // Unset means insecure TLS in CAPMOX (capi.md §7): always say it.
-      insecure: String(c.infrastructure.insecure),
-    },
-  };
+  const infra = c.infrastructure;
+  const metadata = (labels: Record<string, string>) => ({
+    name: credentialsSecretName(c),
+    namespace: credentialsNamespace(c),
+    labels: { ...labels, [MOVE_LABEL]: '' },
+  });
+  switch (infra.kind) {
+    case 'proxmox':
+      return {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: metadata(PROXMOX_SECRET_LABEL),
+        type: 'Opaque',
+        stringData: {
+          url: infra.url,
+          token: infra.tokenId,
+          secret,
+          // Unset means insecure TLS in CAPMOX (capi.md §7): always say it.
+          insecure: String(infra.insecure),
+        },
+      };
+    case 'vsphere':
+      return {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: metadata({}),
+        type: 'Opaque',
+        stringData: { username: infra.username, password: secret },
+      };
+  }
 }
 
 export function namespaceObject(c: MgmtConfig): Record<string, unknown> {

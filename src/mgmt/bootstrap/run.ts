@@ -47,7 +47,7 @@ async function exec(ctx: StageContext, cmd: Cmd, what: string, remediation: stri
   if (typeof stdin === 'object') {
     if (!('config' in ctx)) throw new FerryError('internal', 'a credentials Secret outside the bootstrap');
     const run = ctx as RunContext;
-    stdin = JSON.stringify(credentialsSecret(run.config, await proxmoxSecret(run)));
+    stdin = JSON.stringify(credentialsSecret(run.config, await infraSecret(run)));
   }
   return await ctx.tools.ok(
     {
@@ -62,14 +62,13 @@ async function exec(ctx: StageContext, cmd: Cmd, what: string, remediation: stri
   );
 }
 
-async function proxmoxSecret(ctx: RunContext): Promise<string> {
-  if (ctx.config.infrastructure.kind !== 'proxmox')
-    throw new FerryError('internal', 'no Proxmox secret for vSphere');
-  const v = await readSecret(
-    ctx.config.infrastructure.tokenSecret,
-    ctx.env,
-    'infrastructure.proxmox.tokenSecret',
-  );
+/** The Proxmox token secret or the vSphere password, registered so that the adapter masks and refuses it. */
+async function infraSecret(ctx: RunContext): Promise<string> {
+  const infra = ctx.config.infrastructure;
+  const v =
+    infra.kind === 'proxmox'
+      ? await readSecret(infra.tokenSecret, ctx.env, 'infrastructure.proxmox.tokenSecret')
+      : await readSecret(infra.password, ctx.env, 'infrastructure.vsphere.password');
   ctx.tools.secrets.add(v);
   return v;
 }

@@ -5,7 +5,7 @@
 import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { FerryError } from '../../errors.js';
-import type { SecretSource } from './config.js';
+import type { Infrastructure, SecretSource } from './config.js';
 
 export async function readSecret(src: SecretSource, env: NodeJS.ProcessEnv, field: string): Promise<string> {
   let value: string | undefined;
@@ -44,4 +44,10 @@ export async function readSecret(src: SecretSource, env: NodeJS.ProcessEnv, fiel
       remediation: 'store the whole token value (shown once by pveum user token add)',
     });
   return value.trim();
+}
+
+/** The environment variable holding the infrastructure's secret, kept out of every child's environment. */
+export function secretEnv(infra: Infrastructure): string[] {
+  const src = infra.kind === 'proxmox' ? infra.tokenSecret : infra.password;
+  return src.kind === 'env' ? [src.name] : [];
 }

@@ -9,8 +9,14 @@ import { stringify } from 'yaml';
 import { names } from '../../generate/capi/objects.js';
 import { CILIUM_ON_TALOS } from '../../knowledge/talos-config.js';
 import type { ToolName } from '../tools/versions.js';
-import type { Chart, MgmtConfig } from './config.js';
-import { credentialsSecretName, managementManifests, toYamlStream } from './manifests.js';
+import type { Chart, MgmtConfig, SecretSource } from './config.js';
+import {
+  CAPV_NAMESPACE,
+  credentialsNamespace,
+  credentialsSecretName,
+  managementManifests,
+  toYamlStream,
+} from './manifests.js';
 
 export const STAGE_KINDS = [
   'kind-cluster',
@@ -198,14 +204,40 @@ function providerList(c: MgmtConfig): ProviderPin[] {
 /** clusterctl.yaml for pinned providers; cert-manager pinned when the version is known. */
 export function clusterctlYamlFor(
   providers: ProviderPin[],
-  o: { origin: string; certManager?: string | undefined; imageRepository?: string | undefined },
+  o: {
+    origin: string;
+    certManager?: string | undefined;
+    imageRepository?: string | undefined;
+    variables?: Record<string, string>;
+  },
 ): string {
   const doc: Record<string, unknown> = {
+    ...o.variables,
     providers: providers.map((p) => ({ name: p.name, url: p.url, type: p.type })),
   };
   if (o.certManager !== undefined) doc['cert-manager'] = { version: o.certManager };
   if (o.imageRepository !== undefined) doc['images'] = { all: { repository: o.imageRepository } };
   return `# written by ${o.origin}\n${stringify(doc)}`;
+}
+
+/**
+ * The variables CAPV's components and templates read (mgmt.md §5). The manager-wide fallback
+ * credentials are set empty on purpose: CAPV then uses only the VSphereClusterIdentity, whose Secret
+ * ferry creates from stdin, and no password sits in clusterctl.yaml or on a command line.
+ */
+export function vsphereVariables(c: MgmtConfig): Record<string, string> {
+  const v = c.infrastructure;
+  if (v.kind !== 'vsphere') return {};
+  return {
+    VSPHERE_SERVER: v.server,
+    VSPHERE_TLS_THUMBPRINT: v.thumbprint,
+    VSPHERE_DATACENTER: v.datacenter,
+    VSPHERE_DATASTORE: v.datastore,
+    VSPHERE_NETWORK: v.network,
+    VSPHERE_TEMPLATE: v.template,
+    VSPHERE_USERNAME: '',
+    VSPHERE_PASSWORD: '',
+  };
 }
 
 /** clusterctl.yaml: every provider pinned to a release URL (never `latest`), cert-manager pinned, images. */
@@ -214,6 +246,7 @@ export function clusterctlYaml(c: MgmtConfig): string {
     origin: `ferry mgmt bootstrap from ${c.file}`,
     certManager: c.certManager.version,
     imageRepository: c.imageRepository,
+    variables: vsphereVariables(c),
   });
 }
 
@@ -260,7 +293,13 @@ function operatorValues(c: MgmtConfig): string {
     core: { 'cluster-api': entry(v.core) },
     bootstrap: { talos: entry(v.bootstrapTalos) },
     controlPlane: { talos: entry(v.controlPlaneTalos) },
-    infrastructure: { [c.infrastructure.kind]: entry(v.infrastructure) },
+    // CAPV reads a VSphereClusterIdentity's Secret from its own namespace; clusterctl move brings it to capv-system.
+    infrastructure: {
+      [c.infrastructure.kind]:
+        c.infrastructure.kind === 'vsphere'
+          ? { ...entry(v.infrastructure), namespace: CAPV_NAMESPACE }
+          : entry(v.infrastructure),
+    },
     ipam: { 'in-cluster': entry(v.ipamInCluster) },
   });
 }
@@ -381,6 +420,56 @@ export function clusterctlInitStage(
   };
 }
 
+/** `<(…)` or a quoted path: where a printed command reads the secret from, never the value itself. */
+function secretArg(src: SecretSource): string {
+  return src.kind === 'file' ? q(src.path) : `<(printf '%s' "$${src.name}")`;
+}
+
+/** The credentials Secret, applied from stdin; what --dry-run prints builds the same one with kubectl. */
+function credentialsStage(c: MgmtConfig, kk: string, secretName: string): StageOf<'credentials'> {
+  const ns = c.cluster.namespace;
+  const sns = credentialsNamespace(c);
+  const infra = c.infrastructure;
+  const create = (data: string, labels: string) =>
+    `kubectl --kubeconfig ${q(kk)} --namespace ${sns} create secret generic ${secretName} ${data} --dry-run=client -o yaml | kubectl label --local -f - ${labels}-o yaml | kubectl --kubeconfig ${q(kk)} apply -f -`;
+  let title: string;
+  let shown: string;
+  switch (infra.kind) {
+    case 'proxmox':
+      title = `namespace ${ns} and the credentials Secret ${secretName} (label platform.ionos.com/secret-type)`;
+      shown = create(
+        `--from-literal=url=${q(infra.url)} --from-literal=token=${q(infra.tokenId)} --from-file=secret=${secretArg(infra.tokenSecret)} --from-literal=insecure=${infra.insecure}`,
+        `platform.ionos.com/secret-type=proxmox-credentials ${MOVE_LABEL_ARG} `,
+      );
+      break;
+    case 'vsphere':
+      title = `namespace ${ns} and the vSphere identity Secret ${sns}/${secretName} (username, password) for the VSphereClusterIdentity ${c.cluster.name}`;
+      shown = create(
+        `--from-literal=username=${q(infra.username)} --from-file=password=${secretArg(infra.password)}`,
+        `${MOVE_LABEL_ARG} `,
+      );
+      break;
+  }
+  return {
+    kind: 'credentials',
+    title,
+    secretName,
+    commands: [
+      {
+        tool: 'kubectl',
+        args: ['--kubeconfig', kk, 'apply', '-f', '-'],
+        stdin: stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }),
+      },
+      {
+        tool: 'kubectl',
+        args: ['--kubeconfig', kk, 'apply', '-f', '-'],
+        stdin: { credentialsSecret: true },
+        shown,
+      },
+    ],
+  };
+}
+
 export function buildStages(c: MgmtConfig, paths: StatePaths, opts: PlanOptions): Stage[] {
   const kk = paths.kindKubeconfig;
   const mk = paths.mgmtKubeconfig;
@@ -411,10 +500,6 @@ export function buildStages(c: MgmtConfig, paths: StatePaths, opts: PlanOptions)
   const providers = providerList(c);
   const manifestsText = toYamlStream(objects);
   const secretName = credentialsSecretName(c);
-  const src = c.infrastructure.kind === 'proxmox' ? c.infrastructure.tokenSecret : undefined;
-  const secretFrom =
-    src === undefined ? '' : src.kind === 'file' ? q(src.path) : `<(printf '%s' "$${src.name}")`;
-
   const stages: Stage[] = [
     kindClusterStage({ name: c.kind.name, config: kindConfig(c), kubeconfig: kk }),
     clusterctlConfigStage(paths.clusterctlConfig, clusterctlYaml(c), providers),
@@ -425,27 +510,7 @@ export function buildStages(c: MgmtConfig, paths: StatePaths, opts: PlanOptions)
       xdg: paths.xdg,
       providerTimeoutSeconds: opts.providerTimeoutSeconds,
     }),
-    {
-      kind: 'credentials',
-      title: `namespace ${ns} and the credentials Secret ${secretName} (label platform.ionos.com/secret-type)`,
-      secretName,
-      commands: [
-        {
-          tool: 'kubectl',
-          args: ['--kubeconfig', kk, 'apply', '-f', '-'],
-          stdin: stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }),
-        },
-        {
-          tool: 'kubectl',
-          args: ['--kubeconfig', kk, 'apply', '-f', '-'],
-          stdin: { credentialsSecret: true },
-          shown:
-            c.infrastructure.kind === 'proxmox'
-              ? `kubectl --kubeconfig ${q(kk)} --namespace ${ns} create secret generic ${secretName} --from-literal=url=${q(c.infrastructure.url)} --from-literal=token=${q(c.infrastructure.tokenId)} --from-file=secret=${secretFrom} --from-literal=insecure=${c.infrastructure.insecure} --dry-run=client -o yaml | kubectl label --local -f - platform.ionos.com/secret-type=proxmox-credentials ${MOVE_LABEL_ARG} -o yaml | kubectl --kubeconfig ${q(kk)} apply -f -`
-              : '',
-        },
-      ],
-    },
+    credentialsStage(c, kk, secretName),
     {
       kind: 'manifests',
       title: `the management cluster's manifests (${objects.map((o) => o.kind).join(', ')}) → ${paths.manifests}`,
