@@ -41,7 +41,9 @@ export async function readSecret(src: SecretSource, env: NodeJS.ProcessEnv, fiel
   if (value.length < 8)
     throw new FerryError('input', `${field}: the secret is empty or too short to be a token`, {
       location: src.kind === 'file' ? { file: src.shown, field } : { field },
-      remediation: 'store the whole token value (shown once by pveum user token add)',
+      remediation: field.includes('vsphere')
+        ? "store the vSphere user's whole password"
+        : 'store the whole token value (shown once by pveum user token add)',
     });
   return value.trim();
 }

@@ -5,12 +5,14 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { happyRules, VSPHERE_PASSWORD, writeVsphereConfig } from '../../../test/mgmt/scenario.js';
 import { Standins } from '../../../test/mgmt/standins.js';
+import { rejected } from '../../../test/support/errors.js';
 import { memoryIo } from '../../cli/io.js';
 import { runMgmtBootstrap } from '../../cli/mgmt-bootstrap.js';
 import { CrdValidator } from '../../generate/schema/crd.js';
 import { loadMgmtConfig } from './config.js';
 import { managementManifests } from './manifests.js';
 import { schematicId } from './proxmox.js';
+import { readSecret } from './secrets.js';
 import { CAPV_PRIVILEGES, VMTOOLSD_GUEST_AGENT } from './vsphere.js';
 
 // vSphere through the same stages as Proxmox: the production adapter runs stand-in tools on PATH.
@@ -63,6 +65,15 @@ describe('ferry mgmt bootstrap on vSphere', () => {
       VSPHERE_PASSWORD: '',
     });
     expect(text).toContain('VSphereClusterIdentity, VSphereCluster, InClusterIPPool, VSphereMachineTemplate');
+  });
+
+  it('examples/mgmt/mgmt-vsphere.yaml: --dry-run accepts it and prints the whole plan', async () => {
+    const out = io({});
+    const example = join(REPO, 'examples/mgmt/mgmt-vsphere.yaml');
+    expect(await runMgmtBootstrap(['--config', example, '--state-dir', state(), '--dry-run'], out)).toBe(0);
+    expect(out.out).toContain('# [16/16] delete-kind');
+    expect(out.out).toContain(`--from-file=password=<(printf '%s' "$CAPV_VSPHERE_PASSWORD")`);
+    expect(out.out).toContain('govc import.ova -ds=datastore1 -name=talos-v1.13.7 ');
   });
 
   it('--dry-run with the password in a file names the file', async () => {
@@ -155,5 +166,15 @@ describe('the vSphere manifests', () => {
     expect(JSON.stringify(objs)).toContain('"dhcp4":true');
     const v = CrdValidator.fromSchemas();
     expect(objs.flatMap((o) => v.validate(o))).toEqual([]);
+  });
+});
+
+describe('the vSphere password', () => {
+  it('too short: the remediation speaks of the vSphere password, not of a Proxmox token', async () => {
+    const e = await rejected(
+      readSecret({ kind: 'env', name: 'VP' }, { VP: 'short' }, 'infrastructure.vsphere.password'),
+      2,
+    );
+    expect(e.remediation).toMatch(/vSphere user's whole password/);
   });
 });
