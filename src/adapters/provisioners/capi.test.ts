@@ -3,8 +3,8 @@
  * engineer's range 127.0.165–169), with a test-side stand-in for the controllers
  * (adapters/capi/testing-mgmt.ts): a control plane comes from one TalosControlPlane scale step
  * with the pause put back, a worker from its pool's MachineDeployment; a Machine held in
- * Provisioned without a providerID stops the run at the CCM gate; a member lost while the
- * TalosControlPlane was unpaused is a stop naming it; a Machine left by an earlier attempt is
+ * Provisioned without a providerID stops the run at the CCM gate; the 2nd control plane's unpause
+ * is refused while kubeadm members remain (the stand-in's audit shows what it would cost); a Machine left by an earlier attempt is
  * taken, not scaled for again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -91,19 +91,35 @@ describe('capi provisioner', () => {
     }
   });
 
-  it('a member its etcd audit removes in the unpause window stops the run, naming it', async () => {
+  it('the 2nd control plane: refused before anything is unpaused, as the audit would remove the kubeadm members', async () => {
     const etcd = new TestEtcd(['cp-1', 'cp-2', 'cp-3']);
     const first = (await m.api.machines({ controlPlane: true }))[0]!;
     etcd.add(first.metadata.name);
     const ctl = standInControllers(m, { etcd, audit: true });
+    const replicas = (await m.api.controlPlane())?.replicas;
     try {
+      const c = ctx();
       const err = await provisioner(etcd)
-        .provision(req('cp-2', 'controlplane', ['cp-1', 'cp-2', 'cp-3', first.metadata.name]), ctx())
+        .provision(req('cp-2', 'controlplane', ['cp-1', 'cp-2', 'cp-3', first.metadata.name]), c)
         .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(FerryError);
       expect((err as FerryError).kind).toBe('gate');
-      expect((err as FerryError).message).toMatch(/lost member\(s\) cp-1, cp-2, cp-3/);
+      expect((err as FerryError).message).toMatch(/refusing to unpause[\s\S]*cp-1, cp-2, cp-3/);
+      expect(c.lines.join('\n')).not.toMatch(/unpaused/);
       expect(await tcpPaused()).toBe(true);
+      expect((await m.api.controlPlane())?.replicas).toBe(replicas);
+      expect(etcd.members.map((x) => x.name)).toEqual(['cp-1', 'cp-2', 'cp-3', first.metadata.name]);
+      expect(ctl.log.join('\n')).not.toMatch(/audit removed/);
+
+      // Without the guard: the same TalosControlPlane unpaused, and the audit takes the kubeadm members.
+      await m.api.unpauseControlPlane();
+      try {
+        for (let i = 0; i < 200 && etcd.members.length > 1; i++) await new Promise((r) => setTimeout(r, 20));
+      } finally {
+        await m.api.pauseControlPlane();
+      }
+      expect(etcd.members.map((x) => x.name)).toEqual([first.metadata.name]);
+      expect(ctl.log.join('\n')).toMatch(/audit removed cp-1[\s\S]*audit removed cp-3/);
     } finally {
       await ctl.stop();
     }

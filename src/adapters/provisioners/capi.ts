@@ -2,8 +2,10 @@
  * The `capi` provisioner: a replacement comes from Cluster API on the management cluster.
  * - Control plane: the TalosControlPlane is unpaused for the one scale step (replicas + 1, never
  *   down: capi.md H3, H8), paused again as soon as its new Machine exists, and ferry waits for the
- *   Machine's nodeRef. The etcd member list is compared before and after that window: a member
- *   lost in it (its etcd audit, H1) stops the run at once, naming it.
+ *   Machine's nodeRef. It is never unpaused while a control-plane Machine has a Node and an etcd
+ *   member no Machine names remains: its etcd audit (H1) would remove those members in that window
+ *   (a gate stop). The member list is compared before and after the window too: a member lost in
+ *   it stops the run at once, naming it.
  * - Worker: the MachineDeployment whose `ferry.dev/replaces` names the kubeadm node is scaled by
  *   one (never down); same wait.
  * A Machine sitting in Provisioned without a providerID past a bound stops the run (H11) with the
@@ -12,6 +14,7 @@
  * (ferry has drained it and removed its member itself, H3, H4).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { auditGuard } from '../../capi/audit-guard.js';
 import { providerIdGate } from '../../capi/providerid-gate.js';
 import { tcpScale } from '../../capi/tcp-scale.js';
 import { inputError } from '../../errors.js';
@@ -124,6 +127,14 @@ export class CapiProvisioner implements ProvisionerPort {
       if (s.kind === 'refused') throw gateError(s.reason, s.remediation);
     }
     const before = await this.#members();
+    // Prevent, not only detect: once a control-plane Machine has a Node, the unpaused
+    // TalosControlPlane's etcd audit removes every kubeadm member before it creates a Machine (H1).
+    const guard = auditGuard(before, existing);
+    if (guard.kind === 'refused')
+      throw gateError(
+        `refusing to unpause TalosControlPlane ${api.names.controlPlane}: Machine(s) ${guard.machinesWithNode.join(', ')} already have a Node, so its etcd audit would remove the member(s) ${guard.unowned.join(', ')} that no Machine names (the kubeadm members) before it creates the next Machine; it stays paused`,
+        'keep the TalosControlPlane paused and create the next control-plane Machine while it is paused (a ferry built with that scale step does it), or finish replacing every kubeadm etcd member first; then run ferry run --resume',
+      );
     const known = new Set(existing.map((m) => m.metadata.name));
     let created: string | undefined;
     ctx.log(
