@@ -4,7 +4,7 @@
  *   its etcd audit (H1) removes every kubeadm member as soon as a control-plane Machine has a
  *   Node, before it even creates the next Machine. So ferry raises its replicas by one (never
  *   down: H3, H8) and creates the Machine, TalosConfig and infrastructure machine itself, as CACPPT
- *   would (capi/cp-machine.ts, CRD-checked first); the Machine and infrastructure controllers boot
+ *   would (capi/cp-create.ts, CRD-checked first); the Machine and infrastructure controllers boot
  *   it (only a paused Cluster stops them). A TalosControlPlane found unpaused is a stop.
  * - Worker: the MachineDeployment whose `ferry.dev/replaces` names the kubeadm node is scaled by
  *   one (never down); same wait.
@@ -15,10 +15,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { auditGuard } from '../../capi/audit-guard.js';
-import { cpMachineObjects, infraTemplateRef, nameSuffix } from '../../capi/cp-machine.js';
 import { providerIdGate } from '../../capi/providerid-gate.js';
-import { tcpScale } from '../../capi/tcp-scale.js';
-import { FerryError, inputError } from '../../errors.js';
+import { inputError } from '../../errors.js';
 import type { CrdValidator } from '../../generate/schema/crd.js';
 import type {
   ActionContext,
@@ -32,6 +30,7 @@ import type {
 } from '../../run/ports.js';
 import { errText, gateError } from '../../run/stop.js';
 import type { KubeObject } from '../../snapshot/model.js';
+import { addControlPlaneMachine } from '../capi/cp-create.js';
 import { type MgmtApi, nodeRefName } from '../capi/mgmt-api.js';
 
 export interface CapiProvisionerOptions {
@@ -119,8 +118,7 @@ export class CapiProvisioner implements ProvisionerPort {
   async #scaleControlPlane(existing: KubeObject[], ctx: ActionContext): Promise<string> {
     const { api } = this.#o;
     const tcp = await api.controlPlane();
-    const raw = await api.controlPlaneObject();
-    if (!tcp || !raw)
+    if (!tcp)
       throw gateError(
         `TalosControlPlane ${api.names.namespace}/${api.names.controlPlane} does not exist`,
         'adopt first (the capi-adopt step of phase 1), then run ferry run --resume',
@@ -131,7 +129,7 @@ export class CapiProvisioner implements ProvisionerPort {
       const g = auditGuard(members, existing);
       throw gateError(
         `TalosControlPlane ${api.names.controlPlane} is not paused${g.kind === 'refused' ? `, and its etcd audit may remove the member(s) ${g.unowned.join(', ')} that no Machine names (the kubeadm members) at any moment` : ''}: ferry adds control planes only while it is paused`,
-        `pause it now: ${pauseCmd(api.names.namespace, api.names.controlPlane)}; check the etcd member list (ferry status); then run ferry run --resume`,
+        `pause it now: ${pauseCmd(api.names.namespace, api.names.controlPlane)}; check that the etcd member list still holds every kubeadm member; then run ferry run --resume`,
       );
     }
     if (tcp.clusterPaused)
@@ -139,61 +137,7 @@ export class CapiProvisioner implements ProvisionerPort {
         `Cluster ${api.names.namespace}/${api.names.cluster} is paused: no controller would boot a new Machine`,
         `unpause the Cluster (kubectl --kubeconfig "$MGMT_KUBECONFIG" -n ${api.names.namespace} patch clusters.cluster.x-k8s.io ${api.names.cluster} --type merge -p '{"spec":{"paused":false}}'), then run ferry run --resume`,
       );
-    const ref = infraTemplateRef(raw);
-    if ('error' in ref) throw this.#badTcp(ref.error);
-    const template = await api.getObject(ref.apiVersion, ref.kind, ref.name);
-    if (!template)
-      throw gateError(
-        `${ref.kind} ${api.names.namespace}/${ref.name}, the TalosControlPlane's infrastructure template, does not exist`,
-        'adopt again (the capi-adopt step of phase 1), then run ferry run --resume',
-      );
-    const built = cpMachineObjects({ tcp: raw, template, cluster: api.names.cluster, suffix: nameSuffix() });
-    if ('error' in built) throw this.#badTcp(built.error);
-    const invalid = [built.infra, built.talosConfig, built.machine].flatMap((o) => this.#invalid(o));
-    if (invalid.length > 0)
-      throw new FerryError(
-        'internal',
-        `the control-plane Machine objects do not match their CRDs: ${invalid.join('; ')}`,
-        {
-          remediation: 'this is a ferry bug: report it with the kit; nothing was created',
-        },
-      );
-    // Replicas first, while paused: the hand-over's unpause then finds nothing to scale.
-    const current = tcp.replicas ?? 0;
-    const target = existing.length + 1;
-    if (current !== target) {
-      const s = tcpScale(current, target);
-      if (s.kind === 'refused') throw gateError(s.reason, s.remediation);
-      await api.setControlPlaneReplicas(target);
-    }
-    ctx.log(
-      `TalosControlPlane ${api.names.controlPlane} kept paused: replicas ${current} → ${target}; ferry creates Machine ${built.name} as it would`,
-    );
-    await api.create(built.infra);
-    await api.create(built.talosConfig);
-    await api.create(built.machine);
-    ctx.log(`Machine ${built.name} created with the TalosControlPlane paused`);
-    return built.name;
-  }
-
-  #badTcp(why: string): FerryError {
-    const { api } = this.#o;
-    return gateError(
-      `TalosControlPlane ${api.names.namespace}/${api.names.controlPlane}: ${why}`,
-      'adopt again from the kit (the capi-adopt step of phase 1), then run ferry run --resume',
-    );
-  }
-
-  /** CRD errors of one object; an infrastructure kind without a CRD here is checked as its template. */
-  #invalid(o: KubeObject): string[] {
-    const { crds } = this.#o;
-    const obj = crds.knows(o.apiVersion, o.kind)
-      ? o
-      : crds.knows(o.apiVersion, `${o.kind}Template`)
-        ? { ...o, kind: `${o.kind}Template`, spec: { template: { spec: o.spec } } }
-        : undefined;
-    if (!obj) return [`${o.kind} ${o.metadata.name}: no CRD for ${o.apiVersion} ${o.kind}`];
-    return crds.validate(obj).map((e) => `${e.document} ${e.path} ${e.message}`);
+    return addControlPlaneMachine(api, this.#o.crds, existing.length + 1, ctx.log);
   }
 
   async #scaleWorkers(
