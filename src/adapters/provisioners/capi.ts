@@ -37,7 +37,7 @@ export interface CapiProvisionerOptions {
   api: MgmtApi;
   /** The workload cluster: the new Node and its InternalIP. */
   workload: Pick<KubeAdminPort, 'getObject'>;
-  /** The workload cluster's etcd: the members before and after an unpause window. */
+  /** The workload cluster's etcd: a TalosControlPlane found unpaused is told with the members its audit would remove. */
   etcd: Pick<EtcdAdminPort, 'observe'>;
   /** Does what Cluster API does not: decommissioning the old kubeadm machines. */
   decommissioner: ProvisionerPort;
