@@ -34,6 +34,7 @@ const REAL_SERVERS = [
   'src/mgmt/via-clusterctl/via-clusterctl.test.ts',
   'src/lab/capi/{bootstrap,etcd-audit,machineset,scale-down}.test.ts',
   'src/lab/capi/{h4,reconciler,reconciler-h1}.test.ts',
+  'src/lab/capi/recipe-c.test.ts',
   'src/lab/cluster.test.ts',
   'src/lab/etcd/cluster.test.ts',
   'src/lab/lb/balancer.test.ts',

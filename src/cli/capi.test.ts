@@ -142,3 +142,54 @@ describe('ferry capi adopt', () => {
     expect(usage.err).toMatch(/missing --mgmt-kubeconfig/);
   });
 });
+
+describe('ferry capi add-control-plane', () => {
+  it('adds one Machine with the TalosControlPlane paused; again: nothing; refuses more than one, an unpaused TCP, bad --replicas', async () => {
+    const { installLabCapiCrds } = await import('../lab/capi/crds.js');
+    const { createRequester } = await import('../adapters/kube/request.js');
+    const req = createRequester({
+      kc: mgmt.kc,
+      file: 'lab',
+      context: mgmt.kc.getCurrentContext(),
+      server: mgmt.server.url,
+    });
+    await installLabCapiCrds(req);
+    const kit = await writeKit('kit-cp', 'epsilon');
+    expect((await ferry('capi', 'adopt', kit, '--mgmt-kubeconfig', 'mgmt.kubeconfig')).code).toBe(0);
+    const add = (n: string) =>
+      ferry('capi', 'add-control-plane', kit, '--mgmt-kubeconfig', 'mgmt.kubeconfig', '--replicas', n);
+    const tcpPath =
+      '/apis/controlplane.cluster.x-k8s.io/v1alpha3/namespaces/epsilon/taloscontrolplanes/lab-control-plane';
+    const machines = async () =>
+      (
+        (await req.request('GET', '/apis/cluster.x-k8s.io/v1beta2/namespaces/epsilon/machines')) as {
+          items: { metadata: { name: string } }[];
+        }
+      ).items.map((x) => x.metadata.name);
+
+    const first = await add('1');
+    expect(first.code).toBe(0);
+    expect(first.out).toMatch(/kept paused: replicas 0 → 1[\s\S]*created with the TalosControlPlane paused/);
+    expect(await machines()).toEqual([expect.stringMatching(/^lab-control-plane-[a-z0-9]{5}$/)]);
+    const again = await add('1');
+    expect(again.code).toBe(0);
+    expect(again.out).toMatch(/nothing to do/);
+    expect(await machines()).toHaveLength(1);
+
+    const leap = await add('3');
+    expect(leap.code).toBe(3);
+    expect(leap.err).toMatch(/more than one[\s\S]*--replicas 2/);
+    const bad = await add('0');
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/--replicas must be a whole number/);
+
+    await req.request('PATCH', tcpPath, {
+      contentType: 'application/merge-patch+json',
+      body: { metadata: { annotations: { 'cluster.x-k8s.io/paused': null } } },
+    });
+    const unpaused = await add('2');
+    expect(unpaused.code).toBe(3);
+    expect(unpaused.err).toMatch(/is not paused[\s\S]*cluster\.x-k8s\.io\/paused=true/);
+    expect(await machines()).toHaveLength(1);
+  });
+});

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { type ExitCode, usageError } from '../errors.js';
 import { oneOf, parseFlags } from './args.js';
+import { addControlPlaneCommand, addCpUsage } from './capi-add-cp.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
 
@@ -114,13 +115,16 @@ async function adoptCommand(argv: string[], io: Io): Promise<ExitCode> {
 
 export const command: Command = {
   name: 'capi',
-  summary: 'Cluster API: adopt the running cluster into the management cluster (capi adopt)',
-  usage,
+  summary:
+    'Cluster API: adopt the running cluster into the management cluster (capi adopt), add a control plane (capi add-control-plane)',
+  usage: `${usage}\n${addCpUsage}`,
   async run(argv, io) {
     const [sub, ...rest] = argv;
     switch (sub) {
       case 'adopt':
         return adoptCommand(rest, io);
+      case 'add-control-plane':
+        return addControlPlaneCommand(rest, io);
       default:
         throw usageError(
           sub === undefined ? 'missing subcommand' : `unknown subcommand "${sub}"`,

@@ -397,6 +397,7 @@ export function buildPlan(input: PlanInput): Plan {
     const withCmds = withCapiProvisionCommands(
       ids.map((i) => drafts[i]),
       input.kit?.capi ?? null,
+      input.kit?.path ?? null,
     );
     for (const i of ids) drafts[i] = withCmds[i]!;
   }

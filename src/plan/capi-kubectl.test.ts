@@ -1,16 +1,18 @@
 /**
- * The runbook of a capi plan, typed as written: the kubectl commands of its provision steps (the
- * TalosControlPlane unpaused for one scale step, scaled, paused again; a pool's MachineDeployment
- * scaled), of adoption's status-subresource patch and of the hand-over's unpause are run by bash
- * with the real kubectl against a lab API server serving the Cluster API CRDs (127.0.167.1; this
+ * The runbook of a capi plan, typed as written: the commands of its provision steps (`ferry capi
+ * add-control-plane` with the TalosControlPlane kept paused; a pool's MachineDeployment scaled),
+ * of adoption's status-subresource patch and of the hand-over's unpause are run by bash (ferry
+ * being this checkout's CLI) with the real kubectl against a lab API server serving the Cluster API CRDs (127.0.167.1; this
  * engineer's range 127.0.165–169), with the controllers' test-side stand-in creating Machines.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import { exampleSnapshot } from '../../test/support/example.js';
 import { inputsFor } from '../../test/support/example-plan.js';
 import { standInControllers, startTestMgmt, type TestMgmt } from '../adapters/capi/testing-mgmt.js';
@@ -18,6 +20,7 @@ import { adopt } from '../capi/adopt-apply.js';
 import { CrdValidator } from '../generate/schema/crd.js';
 import type { KitSummary } from '../kit/read.js';
 import { writeAdminKubeconfig } from '../lab/apiserver/testing.js';
+import { installLabCapiCrds } from '../lab/capi/crds.js';
 import { buildPlan } from './build.js';
 import { allSteps, type Plan, type Step } from './model.js';
 
@@ -35,6 +38,25 @@ beforeAll(async () => {
   m = await startTestMgmt('127.0.167.1');
   dir = await mkdtemp(join(tmpdir(), 'ferry-capi-runbook-'));
   await writeAdminKubeconfig(m.lab, join(dir, 'mgmt.kubeconfig'));
+  await installLabCapiCrds(m.req);
+  // The kit on disk, as `ferry capi add-control-plane kit` reads it.
+  await mkdir(join(dir, 'kit/capi'), { recursive: true });
+  const docs = (xs: unknown[]) => xs.map((o) => stringify(o)).join('---\n');
+  await writeFile(join(dir, 'kit/capi/secrets.yaml'), docs(m.kit.filter((o) => o.kind === 'Secret')), {
+    mode: 0o600,
+  });
+  await writeFile(join(dir, 'kit/capi/cluster.yaml'), docs(m.kit.filter((o) => o.kind !== 'Secret')));
+  await writeFile(
+    join(dir, 'kit/provenance.json'),
+    JSON.stringify({
+      kind: 'FerryKitProvenance',
+      target: { provisioner: 'capi', infra: 'proxmox' },
+      files: [
+        { path: 'capi/secrets.yaml', step: 40, secret: true },
+        { path: 'capi/cluster.yaml', step: 41, secret: false },
+      ],
+    }),
+  );
   const snapshot = await exampleSnapshot();
   const base = inputsFor(snapshot, { target: { provisioner: 'capi' } });
   const workers = buildPlan(base).workers.map((w) => w.node);
@@ -68,8 +90,12 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
+/** The runbook's `ferry` is this checkout's CLI; commands run in the directory holding the kit. */
+const FERRY = `ferry() { node --import ${JSON.stringify(pathToFileURL(resolve('node_modules/tsx/dist/loader.mjs')).href)} ${JSON.stringify(resolve('src/cli/main.ts'))} "$@"; }`;
+
 async function bash(commands: string[]): Promise<void> {
-  await run('bash', ['-euo', 'pipefail', '-c', commands.join('\n')], {
+  await run('bash', ['-euo', 'pipefail', '-c', [FERRY, ...commands].join('\n')], {
+    cwd: dir,
     env: { ...process.env, MGMT_KUBECONFIG: join(dir, 'mgmt.kubeconfig') },
     timeout: 120_000,
   });
@@ -79,7 +105,7 @@ const runs = (s: Step | undefined) => (s?.action.commands ?? []).map((c) => c.ru
 const notWatching = (c: string) => !c.includes(' -w');
 
 describe.skipIf(kubectlMissing)("a capi plan's runbook, typed as written", () => {
-  it('adoption leaves it bootstrapped and paused; the provision steps scale by one in an unpause window; the hand-over unpauses', async () => {
+  it('adoption leaves it bootstrapped and paused; a control plane is added with the TalosControlPlane kept paused; the hand-over unpauses', async () => {
     await adopt(m.req, m.kit, { kubeadmMembersRemain: true, crds: CrdValidator.fromSchemas() });
     // Adoption's own kubectl: the status subresource patch and the pause, again (idempotent).
     const adoptCmds = runs(allSteps(plan).find((s) => s.kind === 'capi-adopt')).filter(
@@ -94,8 +120,12 @@ describe.skipIf(kubectlMissing)("a capi plan's runbook, typed as written", () =>
       const cp = allSteps(plan).find((s) => s.kind === 'provision' && s.params.role === 'controlplane');
       const cpCmds = runs(cp);
       expect(cpCmds.some((c) => c.includes(' -w'))).toBe(true);
+      expect(cpCmds.join('\n')).not.toMatch(/paused-|unpause/);
       await bash(cpCmds.filter(notWatching));
       expect(await m.api.controlPlane()).toMatchObject({ paused: true, replicas: 1 });
+      expect(await m.api.machines({ controlPlane: true })).toHaveLength(1);
+      // Typed twice: no second Machine.
+      await bash(cpCmds.filter(notWatching));
       expect(await m.api.machines({ controlPlane: true })).toHaveLength(1);
 
       const worker = allSteps(plan).find((s) => s.kind === 'provision' && s.params.role === 'worker');

@@ -122,14 +122,19 @@ export function capiHandoverStep(kit: string | null, n: CapiNames | null, replic
 }
 
 /**
- * A capi plan's provision steps, in run order, get the kubectl an operator types instead of ferry:
- * a control plane is one TalosControlPlane scale step in an unpause window (replicas to the count
- * of Talos control planes so far, never down), a worker its pool's MachineDeployment to the count
- * of its replacements so far; then the Machines are watched until the new one has a nodeRef.
- * Replica counts are absolute: typing a command twice does not add a second machine.
+ * A capi plan's provision steps, in run order, get the commands an operator types instead of ferry
+ * run: a control plane is `ferry capi add-control-plane` (the Machine made with the
+ * TalosControlPlane kept paused, replicas to the count of Talos control planes so far, never
+ * down), a worker its pool's MachineDeployment to the count of its replacements so far; then the
+ * Machines are watched until the new one has a nodeRef. Counts are absolute: typing a command
+ * twice does not add a second machine.
  */
-export function withCapiProvisionCommands(phases: DraftStep[][], n: CapiNames | null): DraftStep[][] {
-  const { ns, cluster, tcp } = names(n);
+export function withCapiProvisionCommands(
+  phases: DraftStep[][],
+  n: CapiNames | null,
+  kit: string | null = null,
+): DraftStep[][] {
+  const { ns, cluster } = names(n);
   const k = MGMT_KUBECTL;
   let cps = 0;
   const perPool = new Map<string, number>();
@@ -144,18 +149,9 @@ export function withCapiProvisionCommands(phases: DraftStep[][], n: CapiNames | 
           action: {
             ...s.action,
             commands: [
-              cmd(capiKubectl.unpauseTcp(k, ns, tcp), 'for this one scale step only'),
               cmd(
-                capiKubectl.scaleTcp(k, ns, tcp, cps),
-                `Talos control plane ${cps}, for ${replaces}; never lower`,
-              ),
-              cmd(
-                `until ${k} -n ${sq(ns)} get machines.cluster.x-k8s.io -l ${sq(`cluster.x-k8s.io/cluster-name=${cluster},cluster.x-k8s.io/control-plane`)} -o name | wc -l | grep -qx ${cps}; do sleep 2; done`,
-                'wait for its new Machine',
-              ),
-              cmd(
-                capiKubectl.pauseTcp(k, ns, tcp),
-                'at once: unpaused with Machines that have Nodes, it removes the kubeadm etcd members',
+                `ferry capi add-control-plane ${kit === null ? '<KIT>' : sq(kit)} --mgmt-kubeconfig "$MGMT_KUBECONFIG" --replicas ${cps}`,
+                `Talos control plane ${cps}, for ${replaces}: the TalosControlPlane stays paused (unpaused with Machines that have Nodes, it removes the kubeadm etcd members), ferry creates the Machine as it would`,
               ),
               cmd(
                 capiKubectl.watchMachines(

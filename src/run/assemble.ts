@@ -143,12 +143,14 @@ export function assemble(o: AssembleOptions): Assembled {
       `${c.kit.dir}/capi/cluster.yaml`,
     );
     const api = MgmtApi.fromKit(req, names, c.kit.objects);
-    mgmt = new ManagementCluster({ req, api, kit: c.kit.objects, crds: CrdValidator.fromSchemas() });
+    const crds = CrdValidator.fromSchemas();
+    mgmt = new ManagementCluster({ req, api, kit: c.kit.objects, crds });
     provisioner = new CapiProvisioner({
       api,
       workload: kube,
       etcd,
       decommissioner: provisioner,
+      crds,
       templates: c.kit.objects.filter((x) => /MachineTemplate$/.test(x.kind)),
       kitDir: c.kit.dir,
       ...(c.providerIdGraceMs !== undefined && { providerIdGraceMs: c.providerIdGraceMs }),

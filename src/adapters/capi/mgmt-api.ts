@@ -83,6 +83,28 @@ export class MgmtApi {
     };
   }
 
+  /** The TalosControlPlane as the server holds it (uid, spec), for making its Machines. */
+  controlPlaneObject(): Promise<KubeObject | undefined> {
+    return this.#get(this.#tcp);
+  }
+
+  #path(apiVersion: string, kind: string, name?: string): string {
+    const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+    const ns = encodeURIComponent(this.names.namespace);
+    return `${base}/namespaces/${ns}/${kind.toLowerCase()}s${name ? `/${encodeURIComponent(name)}` : ''}`;
+  }
+
+  /** A namespaced object of the cluster's namespace; undefined when it does not exist. */
+  getObject(apiVersion: string, kind: string, name: string): Promise<KubeObject | undefined> {
+    return this.#get(this.#path(apiVersion, kind, name));
+  }
+
+  async create(obj: KubeObject): Promise<KubeObject> {
+    return (await this.#req.request('POST', this.#path(obj.apiVersion, obj.kind), {
+      body: obj,
+    })) as KubeObject;
+  }
+
   pauseControlPlane(): Promise<void> {
     return this.#patch(this.#tcp, { metadata: { annotations: { [PAUSED_ANNOTATION]: 'true' } } });
   }

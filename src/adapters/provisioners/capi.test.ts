@@ -1,16 +1,17 @@
 /**
- * The capi provisioner against a lab API server serving the Cluster API CRDs (127.0.165.1; this
- * engineer's range 127.0.165–169), with a test-side stand-in for the controllers
- * (adapters/capi/testing-mgmt.ts): a control plane comes from one TalosControlPlane scale step
- * with the pause put back, a worker from its pool's MachineDeployment; a Machine held in
- * Provisioned without a providerID stops the run at the CCM gate; a member lost while the
- * TalosControlPlane was unpaused is a stop naming it; a Machine left by an earlier attempt is
- * taken, not scaled for again.
+ * The capi provisioner against a lab API server serving the Cluster API CRDs (127.0.165.1), with a
+ * test-side stand-in for the controllers (adapters/capi/testing-mgmt.ts, its etcd audit on): each
+ * control plane is a Machine ferry makes itself while the TalosControlPlane stays paused (three in
+ * a row keep every kubeadm member; the Machines are CRD-valid and shaped as CACPPT's; the hand-over
+ * unpause then removes nothing); a TalosControlPlane found unpaused is a stop (the audit shows
+ * what it costs); a worker comes from its pool's MachineDeployment; a Machine held in Provisioned
+ * without a providerID stops at the CCM gate; a Machine left by an earlier attempt is taken.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adopt } from '../../capi/adopt-apply.js';
 import { FerryError } from '../../errors.js';
 import { CrdValidator } from '../../generate/schema/crd.js';
+import { installLabCapiCrds } from '../../lab/capi/crds.js';
 import type { ActionContext, ProvisionerPort, ProvisionRequest } from '../../run/ports.js';
 import { standInControllers, startTestMgmt, TestEtcd, type TestMgmt } from '../capi/testing-mgmt.js';
 import { KubeAdmin } from '../kube/admin.js';
@@ -21,6 +22,8 @@ const crds = CrdValidator.fromSchemas();
 
 beforeAll(async () => {
   m = await startTestMgmt('127.0.165.1');
+  // The infrastructure machine kind ferry now creates (the lab's ProxmoxMachine CRD).
+  await installLabCapiCrds(m.req);
   await adopt(m.req, m.kit, { kubeadmMembersRemain: true, crds });
 });
 afterAll(async () => {
@@ -47,6 +50,7 @@ function provisioner(etcd: TestEtcd, o: { providerIdGraceMs?: number } = {}) {
     workload: new KubeAdmin(m.req),
     etcd,
     decommissioner: delegate,
+    crds,
     templates: m.kit.filter((x) => x.kind === 'ProxmoxMachineTemplate'),
     kitDir: 'kit',
     pollMs: 20,
@@ -65,25 +69,26 @@ const req = (replaces: string, role: 'controlplane' | 'worker', claimed: string[
   claimed,
 });
 
+const KUBEADM = ['cp-1', 'cp-2', 'cp-3'];
 const tcpPaused = async () => (await m.api.controlPlane())?.paused;
 
 describe('capi provisioner', () => {
-  it('a control plane: one scale step with the TalosControlPlane unpaused, paused again, the Node of the new Machine', async () => {
-    const etcd = new TestEtcd(['cp-1', 'cp-2', 'cp-3']);
-    const ctl = standInControllers(m, { etcd });
+  it('the 1st control plane: the TalosControlPlane kept paused, replicas raised, the Machine made by ferry, its Node', async () => {
+    const etcd = new TestEtcd(KUBEADM);
+    const ctl = standInControllers(m, { etcd, audit: true });
     try {
       const c = ctx();
-      const r = await provisioner(etcd).provision(req('cp-1', 'controlplane', ['cp-1', 'cp-2', 'cp-3']), c);
-      expect(r.name).toMatch(/^lab-control-plane-/);
+      const r = await provisioner(etcd).provision(req('cp-1', 'controlplane', KUBEADM), c);
+      expect(r.name).toMatch(/^lab-control-plane-[a-z0-9]{5}$/);
       expect(r.address).toMatch(/^10\.20\.0\./);
       expect((await m.api.controlPlane())?.replicas).toBe(1);
       expect(await tcpPaused()).toBe(true);
-      expect(c.lines.join('\n')).toMatch(/replicas 0 → 1[\s\S]*paused again[\s\S]*no etcd member lost/);
-      // A second request for the same node finds its Machine: no second scale step.
-      const again = await provisioner(etcd).provision(
-        req('cp-1', 'controlplane', ['cp-1', 'cp-2', 'cp-3']),
-        ctx(),
+      expect(c.lines.join('\n')).toMatch(
+        /kept paused: replicas 0 → 1[\s\S]*created with the TalosControlPlane paused/,
       );
+      expect(c.lines.join('\n')).not.toMatch(/unpaused/);
+      // A second request for the same node finds its Machine: no second scale step.
+      const again = await provisioner(etcd).provision(req('cp-1', 'controlplane', KUBEADM), ctx());
       expect(again.name).toBe(r.name);
       expect((await m.api.controlPlane())?.replicas).toBe(1);
     } finally {
@@ -91,22 +96,96 @@ describe('capi provisioner', () => {
     }
   });
 
-  it('a member its etcd audit removes in the unpause window stops the run, naming it', async () => {
-    const etcd = new TestEtcd(['cp-1', 'cp-2', 'cp-3']);
-    const first = (await m.api.machines({ controlPlane: true }))[0]!;
-    etcd.add(first.metadata.name);
+  it('the 2nd and 3rd control planes: kubeadm members all kept, Machines as CACPPT makes them; the hand-over unpause removes nothing', async () => {
+    const first = (await m.api.machines({ controlPlane: true })).map((x) => x.metadata.name);
+    const etcd = new TestEtcd([...KUBEADM, ...first]);
     const ctl = standInControllers(m, { etcd, audit: true });
     try {
-      const err = await provisioner(etcd)
-        .provision(req('cp-2', 'controlplane', ['cp-1', 'cp-2', 'cp-3', first.metadata.name]), ctx())
-        .catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(FerryError);
-      expect((err as FerryError).kind).toBe('gate');
-      expect((err as FerryError).message).toMatch(/lost member\(s\) cp-1, cp-2, cp-3/);
-      expect(await tcpPaused()).toBe(true);
+      for (const [i, node] of ['cp-2', 'cp-3'].entries()) {
+        const names = (await m.api.machines({ controlPlane: true })).map((x) => x.metadata.name);
+        const r = await provisioner(etcd).provision(req(node, 'controlplane', [...KUBEADM, ...names]), ctx());
+        expect(names).not.toContain(r.name);
+        expect(await tcpPaused()).toBe(true);
+        expect((await m.api.controlPlane())?.replicas).toBe(i + 2);
+        expect(etcd.members.map((x) => x.name).sort()).toEqual([...KUBEADM, ...names, r.name].sort());
+      }
+      expect(ctl.log.join('\n')).not.toMatch(/audit removed/);
+
+      const tcp = (await m.api.controlPlaneObject())!;
+      const ms = await m.api.machines({ controlPlane: true });
+      expect(ms).toHaveLength(3);
+      for (const x of ms) {
+        expect(crds.validate(x)).toEqual([]);
+        expect(x.metadata.labels).toMatchObject({
+          'cluster.x-k8s.io/cluster-name': m.api.names.cluster,
+          'cluster.x-k8s.io/control-plane': '',
+        });
+        expect(x.metadata.ownerReferences).toEqual([
+          expect.objectContaining({ kind: 'TalosControlPlane', uid: tcp.metadata.uid, controller: true }),
+        ]);
+        const name = x.metadata.name;
+        expect(x.spec).toMatchObject({
+          version: tcp.spec?.['version'],
+          bootstrap: { configRef: { kind: 'TalosConfig', name } },
+          infrastructureRef: { kind: 'ProxmoxMachine', name },
+        });
+        const tc = (await m.api.getObject('bootstrap.cluster.x-k8s.io/v1alpha3', 'TalosConfig', name))!;
+        expect(crds.validate(tc)).toEqual([]);
+        expect(tc.spec).toEqual((tcp.spec!['controlPlaneConfig'] as { controlplane: unknown }).controlplane);
+        const tplRef = tcp.spec?.['infrastructureTemplate'] as { apiVersion: string; name: string };
+        const tpl = (await m.api.getObject(tplRef.apiVersion, 'ProxmoxMachineTemplate', tplRef.name))!;
+        const pm = (await m.api.getObject(tplRef.apiVersion, 'ProxmoxMachine', name))!;
+        expect(pm.spec).toEqual((tpl.spec!['template'] as { spec: unknown }).spec);
+      }
+
+      // ferry's etcd swaps leave only Talos members; replicas already match: unpausing scales nothing, removes nothing.
+      etcd.members = etcd.members.filter((x) => !KUBEADM.includes(x.name));
+      const kept = etcd.members.map((x) => x.name);
+      await m.api.unpauseControlPlane();
+      try {
+        const n = ctl.log.length;
+        for (let i = 0; i < 200 && ctl.log.length === n; i++) await new Promise((r) => setTimeout(r, 10));
+        await new Promise((r) => setTimeout(r, 200));
+      } finally {
+        await m.api.pauseControlPlane();
+      }
+      expect(etcd.members.map((x) => x.name)).toEqual(kept);
+      expect(await m.api.machines({ controlPlane: true })).toHaveLength(3);
     } finally {
       await ctl.stop();
     }
+  });
+
+  it('a TalosControlPlane found unpaused is a stop naming the members its audit would remove (and the audit does remove them)', async () => {
+    const names = (await m.api.machines({ controlPlane: true })).map((x) => x.metadata.name);
+    const etcd = new TestEtcd([...KUBEADM, ...names]);
+    const ctl = standInControllers(m, { etcd, audit: true, intervalMs: 5_000 });
+    const replicas = (await m.api.controlPlane())?.replicas;
+    try {
+      await m.api.unpauseControlPlane();
+      const err = await provisioner(etcd)
+        .provision(req('cp-9', 'controlplane', [...KUBEADM, ...names]), ctx())
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(FerryError);
+      expect((err as FerryError).kind).toBe('gate');
+      expect((err as FerryError).message).toMatch(/is not paused[\s\S]*cp-1, cp-2, cp-3/);
+      expect((err as FerryError).remediation).toMatch(/cluster\.x-k8s\.io\/paused=true/);
+      expect((await m.api.controlPlane())?.replicas).toBe(replicas);
+      expect(await m.api.machines({ controlPlane: true })).toHaveLength(names.length);
+    } finally {
+      await ctl.stop();
+    }
+    // What that window costs: one pass of the stand-in's audit takes every kubeadm member.
+    const audit = standInControllers(m, { etcd, audit: true });
+    try {
+      for (let i = 0; i < 200 && etcd.members.length > names.length; i++)
+        await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      await m.api.pauseControlPlane();
+      await audit.stop();
+    }
+    expect(etcd.members.map((x) => x.name).sort()).toEqual([...names].sort());
+    expect(audit.log.join('\n')).toMatch(/audit removed cp-1[\s\S]*audit removed cp-3/);
   });
 
   it("a worker: its pool's MachineDeployment scaled up by one", async () => {

@@ -1,9 +1,11 @@
 /**
  * The `capi` provisioner: a replacement comes from Cluster API on the management cluster.
- * - Control plane: the TalosControlPlane is unpaused for the one scale step (replicas + 1, never
- *   down: capi.md H3, H8), paused again as soon as its new Machine exists, and ferry waits for the
- *   Machine's nodeRef. The etcd member list is compared before and after that window: a member
- *   lost in it (its etcd audit, H1) stops the run at once, naming it.
+ * - Control plane: the TalosControlPlane stays paused (adoption recipe (c), capi.md §2): unpaused,
+ *   its etcd audit (H1) removes every kubeadm member as soon as a control-plane Machine has a
+ *   Node, before it even creates the next Machine. So ferry raises its replicas by one (never
+ *   down: H3, H8) and creates the Machine, TalosConfig and infrastructure machine itself, as CACPPT
+ *   would (capi/cp-create.ts, CRD-checked first); the Machine and infrastructure controllers boot
+ *   it (only a paused Cluster stops them). A TalosControlPlane found unpaused is a stop.
  * - Worker: the MachineDeployment whose `ferry.dev/replaces` names the kubeadm node is scaled by
  *   one (never down); same wait.
  * A Machine sitting in Provisioned without a providerID past a bound stops the run (H11) with the
@@ -12,9 +14,10 @@
  * (ferry has drained it and removed its member itself, H3, H4).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { auditGuard } from '../../capi/audit-guard.js';
 import { providerIdGate } from '../../capi/providerid-gate.js';
-import { tcpScale } from '../../capi/tcp-scale.js';
 import { inputError } from '../../errors.js';
+import type { CrdValidator } from '../../generate/schema/crd.js';
 import type {
   ActionContext,
   DecommissionRequest,
@@ -27,13 +30,14 @@ import type {
 } from '../../run/ports.js';
 import { errText, gateError } from '../../run/stop.js';
 import type { KubeObject } from '../../snapshot/model.js';
+import { addControlPlaneMachine } from '../capi/cp-create.js';
 import { type MgmtApi, nodeRefName } from '../capi/mgmt-api.js';
 
 export interface CapiProvisionerOptions {
   api: MgmtApi;
   /** The workload cluster: the new Node and its InternalIP. */
   workload: Pick<KubeAdminPort, 'getObject'>;
-  /** The workload cluster's etcd: the members before and after an unpause window. */
+  /** The workload cluster's etcd: a TalosControlPlane found unpaused is told with the members its audit would remove. */
   etcd: Pick<EtcdAdminPort, 'observe'>;
   /** Does what Cluster API does not: decommissioning the old kubeadm machines. */
   decommissioner: ProvisionerPort;
@@ -43,13 +47,15 @@ export interface CapiProvisionerOptions {
   pollMs?: number;
   /** How long a Machine may sit in Provisioned without a providerID. Default 300 s. */
   providerIdGraceMs?: number;
-  /** How long the TalosControlPlane may take to create its Machine while unpaused. Default 120 s. */
-  unpausedMs?: number;
+  /** The Cluster API CRDs: every object ferry creates is checked before the first is sent. */
+  crds: CrdValidator;
   /** Whether a cloud-controller-manager runs in the workload cluster; null when not observed. */
   ccmRunning?: () => Promise<boolean | null>;
 }
 
 const lower = (s: string) => s.toLowerCase();
+const pauseCmd = (ns: string, tcp: string) =>
+  `kubectl --kubeconfig "$MGMT_KUBECONFIG" -n ${ns} annotate taloscontrolplanes.controlplane.cluster.x-k8s.io ${tcp} cluster.x-k8s.io/paused=true --overwrite`;
 
 function taken(m: KubeObject, req: ProvisionRequest, ctx: ActionContext): string {
   ctx.log(`Machine ${m.metadata.name} already exists for ${req.replaces}: no second scale step`);
@@ -76,7 +82,7 @@ export class CapiProvisioner implements ProvisionerPort {
       list = () => this.#o.api.machines({ controlPlane: true });
       const existing = await list();
       const mine = unclaimed(existing);
-      machine = mine ? taken(mine, req, ctx) : await this.#scaleControlPlane(existing, ctx, deadline);
+      machine = mine ? taken(mine, req, ctx) : await this.#scaleControlPlane(existing, ctx);
     } else {
       const md = this.#o.api.names.machineDeployments.find((d) => d.replaces.includes(req.replaces));
       if (!md)
@@ -109,7 +115,7 @@ export class CapiProvisioner implements ProvisionerPort {
     return this.#o.pollMs ?? 1000;
   }
 
-  async #scaleControlPlane(existing: KubeObject[], ctx: ActionContext, deadline: number): Promise<string> {
+  async #scaleControlPlane(existing: KubeObject[], ctx: ActionContext): Promise<string> {
     const { api } = this.#o;
     const tcp = await api.controlPlane();
     if (!tcp)
@@ -117,47 +123,21 @@ export class CapiProvisioner implements ProvisionerPort {
         `TalosControlPlane ${api.names.namespace}/${api.names.controlPlane} does not exist`,
         'adopt first (the capi-adopt step of phase 1), then run ferry run --resume',
       );
-    const current = tcp.replicas ?? 0;
-    const target = existing.length + 1;
-    if (current !== target) {
-      const s = tcpScale(current, target);
-      if (s.kind === 'refused') throw gateError(s.reason, s.remediation);
-    }
-    const before = await this.#members();
-    const known = new Set(existing.map((m) => m.metadata.name));
-    let created: string | undefined;
-    ctx.log(
-      `TalosControlPlane ${api.names.controlPlane}: unpaused for one scale step, replicas ${current} → ${target}`,
-    );
-    try {
-      await api.unpauseControlPlane();
-      if (current !== target) await api.setControlPlaneReplicas(target);
-      const until = Math.min(deadline, Date.now() + (this.#o.unpausedMs ?? 120_000));
-      while (!created) {
-        created = (await api.machines({ controlPlane: true })).find((m) => !known.has(m.metadata.name))
-          ?.metadata.name;
-        if (created) break;
-        if (Date.now() > until)
-          throw gateError(
-            `TalosControlPlane ${api.names.controlPlane} created no Machine for replicas ${target}`,
-            `look at its conditions (kubectl --kubeconfig "$MGMT_KUBECONFIG" -n ${api.names.namespace} describe taloscontrolplanes.controlplane.cluster.x-k8s.io ${api.names.controlPlane}); it is paused again; then run ferry run --resume`,
-          );
-        await sleep(this.#pollMs, undefined, { signal: ctx.signal });
-      }
-    } finally {
-      await api.pauseControlPlane();
-      ctx.log(`TalosControlPlane ${api.names.controlPlane}: paused again`);
-    }
-    const after = await this.#members();
-    const ids = new Set(after.map((m) => m.id));
-    const lost = before.filter((m) => !ids.has(m.id));
-    if (lost.length > 0)
+    const members = await this.#members();
+    if (!tcp.paused) {
+      // Creating a Machine beside an unpaused TCP races its own scale-up and its etcd audit (H1).
+      const g = auditGuard(members, existing);
       throw gateError(
-        `etcd lost member(s) ${lost.map((m) => m.name || m.id).join(', ')} while the TalosControlPlane was unpaused to create Machine ${created}: its etcd audit removes members no Machine names`,
-        'the TalosControlPlane is paused again; add the members back or restore the etcd snapshot before going on, then run ferry run --resume',
+        `TalosControlPlane ${api.names.controlPlane} is not paused${g.kind === 'refused' ? `, and its etcd audit may remove the member(s) ${g.unowned.join(', ')} that no Machine names (the kubeadm members) at any moment` : ''}: ferry adds control planes only while it is paused`,
+        `pause it now: ${pauseCmd(api.names.namespace, api.names.controlPlane)}; check that the etcd member list still holds every kubeadm member; then run ferry run --resume`,
       );
-    ctx.log(`Machine ${created} created; no etcd member lost`);
-    return created!;
+    }
+    if (tcp.clusterPaused)
+      throw gateError(
+        `Cluster ${api.names.namespace}/${api.names.cluster} is paused: no controller would boot a new Machine`,
+        `unpause the Cluster (kubectl --kubeconfig "$MGMT_KUBECONFIG" -n ${api.names.namespace} patch clusters.cluster.x-k8s.io ${api.names.cluster} --type merge -p '{"spec":{"paused":false}}'), then run ferry run --resume`,
+      );
+    return addControlPlaneMachine(api, this.#o.crds, existing.length + 1, ctx.log);
   }
 
   async #scaleWorkers(
@@ -247,7 +227,7 @@ export class CapiProvisioner implements ProvisionerPort {
     } catch (err) {
       // Fail closed: without the members before, a loss in the window could not be told.
       throw gateError(
-        `cannot read the etcd member list before or after unpausing the TalosControlPlane: ${errText(err)}`,
+        `cannot read the etcd member list before adding a control plane: ${errText(err)}`,
         'check the --etcd-* flags and etcd health, then run ferry run --resume',
         err,
       );

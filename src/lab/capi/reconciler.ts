@@ -18,8 +18,9 @@
  * Each pass (default every 200 ms, errors logged and recorded, never thrown), for every Cluster not
  * paused: the TalosControlPlane step (unless paused: H3 scale-down, H2 bootstrap, H1 audit, scale
  * up by one Machine once every CP Machine has a Node, status), then the MachineDeployment steps
- * (MachineSet, H5 preflight, Machines up or down, status), then the Machine step (nodeRef,
- * providerID, phase; deletion with the H4 rule). CP before Machines: a Machine created in one pass
+ * (MachineSet, H5 preflight, Machines up or down, status), then the Machine step (boot a Machine
+ * someone else created — ferry, adding a control plane while the TalosControlPlane is paused —
+ * nodeRef, providerID, phase; deletion with the H4 rule). CP before Machines: a Machine created in one pass
  * gets its nodeRef no earlier than the next, and the audit sees it one pass later still.
  */
 import { randomInt } from 'node:crypto';
@@ -559,17 +560,34 @@ export class LabCapiReconciler {
         spec: structuredClone(m.talosConfig),
       },
     });
+    return this.#boot(ns, machine, m.role, m.shape, { version: tplVersion, kind: infraKind });
+  }
+
+  /**
+   * The infrastructure provider's part: boot the lab node for a Machine that has none (hostname =
+   * the Machine's name), mark its infrastructure machine ready and the Machine Provisioned — for
+   * every Machine, whoever created it (ferry makes control-plane Machines itself while the
+   * TalosControlPlane is paused; only a paused Cluster stops these controllers).
+   */
+  async #boot(
+    ns: string,
+    machine: KubeObject,
+    role: MachineRole,
+    shape: NodeShape,
+    infra: { version: string; kind: string },
+  ): Promise<KubeObject | undefined> {
+    const name = machine.metadata.name;
     const mpath = `${CAPI}/namespaces/${ns}/machines/${name}`;
     try {
       const booted = await this.#o.machines.provisionMachine({
         name,
-        role: m.role,
-        labels: m.shape.labels,
-        taints: m.shape.taints,
+        role,
+        labels: shape.labels,
+        taints: shape.taints,
       });
       await this.#api.request(
         'PATCH',
-        `${apiBase(tplVersion)}/namespaces/${ns}/${plural(infraKind)}/${name}/status`,
+        `${apiBase(infra.version)}/namespaces/${ns}/${plural(infra.kind)}/${name}/status`,
         {
           contentType: MERGE,
           body: { status: { ready: true, addresses: [{ type: 'InternalIP', address: booted.address }] } },
@@ -588,13 +606,7 @@ export class LabCapiReconciler {
           },
         },
       })) as KubeObject;
-      this.#record({
-        kind: 'machine-created',
-        namespace: ns,
-        machine: name,
-        role: m.role,
-        address: booted.address,
-      });
+      this.#record({ kind: 'machine-created', namespace: ns, machine: name, role, address: booted.address });
       return updated;
     } catch (err) {
       const message = (err as Error).message;
@@ -607,6 +619,27 @@ export class LabCapiReconciler {
     }
   }
 
+  /**
+   * A Machine someone else created (no phase yet): boot it once its infrastructure machine and
+   * TalosConfig exist (the node's labels and taints from the TalosConfig's patches).
+   */
+  async #bootForeign(ns: string, m: KubeObject): Promise<void> {
+    const infra = m.spec?.['infrastructureRef'] as Ref | undefined;
+    const config = (m.spec?.['bootstrap'] as { configRef?: Ref } | undefined)?.configRef;
+    if (!infra || config?.kind !== 'TalosConfig') return;
+    const version = await this.#apiVersion(infra.apiGroup ?? '', infra.kind);
+    const infraObj = await this.#get(
+      `${apiBase(version)}/namespaces/${ns}/${plural(infra.kind)}/${infra.name}`,
+    );
+    const tc = await this.#get(`/apis/${BOOTSTRAP_VERSION}/namespaces/${ns}/talosconfigs/${config.name}`);
+    if (!infraObj || !tc) return; // not all there yet: the next pass
+    const shape = patchesNodeShape((tc.spec?.['strategicPatches'] as string[] | undefined) ?? []);
+    await this.#boot(ns, m, isControlPlane(m) ? 'control-plane' : 'worker', shape, {
+      version,
+      kind: infra.kind,
+    });
+  }
+
   // ---- Machines (core Machine controller + the lab's CCM) -------------------------------------
 
   async #machines(ns: string, cluster: string): Promise<void> {
@@ -614,6 +647,7 @@ export class LabCapiReconciler {
     for (const m of all) {
       if (pausedByAnnotation(m)) continue;
       if (deleting(m)) await this.#deleteMachine(ns, m, all);
+      else if (m.status?.['phase'] === undefined) await this.#bootForeign(ns, m);
       else if (nodeRefOf(m) === undefined && m.status?.['phase'] === 'Provisioned')
         await this.#linkNode(ns, m);
     }

@@ -1,0 +1,72 @@
+/**
+ * Adds one Talos control-plane Machine with the TalosControlPlane kept paused (adoption recipe
+ * (c), capi.md §2): raises its replicas to `target` while paused (so a later unpause scales
+ * nothing), then creates the infrastructure machine, TalosConfig and Machine CACPPT would
+ * (capi/cp-machine.ts), every one checked against the CRDs before the first is sent. The caller
+ * has checked that the TalosControlPlane is paused and the Cluster is not.
+ */
+import { cpMachineObjects, infraTemplateRef, nameSuffix } from '../../capi/cp-machine.js';
+import { tcpScale } from '../../capi/tcp-scale.js';
+import { FerryError } from '../../errors.js';
+import type { CrdValidator } from '../../generate/schema/crd.js';
+import { gateError } from '../../run/stop.js';
+import type { KubeObject } from '../../snapshot/model.js';
+import type { MgmtApi } from './mgmt-api.js';
+
+export async function addControlPlaneMachine(
+  api: MgmtApi,
+  crds: CrdValidator,
+  target: number,
+  log: (line: string) => void,
+): Promise<string> {
+  const where = `TalosControlPlane ${api.names.namespace}/${api.names.controlPlane}`;
+  const badTcp = (why: string) =>
+    gateError(
+      `${where}: ${why}`,
+      'adopt again from the kit (the capi-adopt step of phase 1), then run ferry run --resume',
+    );
+  const raw = await api.controlPlaneObject();
+  if (!raw) throw gateError(`${where} does not exist`, 'adopt first (ferry capi adopt KIT), then retry');
+  const ref = infraTemplateRef(raw);
+  if ('error' in ref) throw badTcp(ref.error);
+  const template = await api.getObject(ref.apiVersion, ref.kind, ref.name);
+  if (!template)
+    throw gateError(
+      `${ref.kind} ${api.names.namespace}/${ref.name}, the TalosControlPlane's infrastructure template, does not exist`,
+      'adopt again (ferry capi adopt KIT), then retry',
+    );
+  const built = cpMachineObjects({ tcp: raw, template, cluster: api.names.cluster, suffix: nameSuffix() });
+  if ('error' in built) throw badTcp(built.error);
+  const invalid = [built.infra, built.talosConfig, built.machine].flatMap((o) => crdErrors(crds, o));
+  if (invalid.length > 0)
+    throw new FerryError(
+      'internal',
+      `the control-plane Machine objects do not match their CRDs: ${invalid.join('; ')}`,
+      { remediation: 'this is a ferry bug: report it with the kit; nothing was created' },
+    );
+  const current = typeof raw.spec?.['replicas'] === 'number' ? (raw.spec['replicas'] as number) : 0;
+  if (current !== target) {
+    const s = tcpScale(current, target);
+    if (s.kind === 'refused') throw gateError(s.reason, s.remediation);
+    await api.setControlPlaneReplicas(target);
+  }
+  log(
+    `TalosControlPlane ${api.names.controlPlane} kept paused: replicas ${current} → ${target}; ferry creates Machine ${built.name} as it would`,
+  );
+  await api.create(built.infra);
+  await api.create(built.talosConfig);
+  await api.create(built.machine);
+  log(`Machine ${built.name} created with the TalosControlPlane paused`);
+  return built.name;
+}
+
+/** CRD errors of one object; an infrastructure kind without a CRD here is checked as its template. */
+function crdErrors(crds: CrdValidator, o: KubeObject): string[] {
+  const obj = crds.knows(o.apiVersion, o.kind)
+    ? o
+    : crds.knows(o.apiVersion, `${o.kind}Template`)
+      ? { ...o, kind: `${o.kind}Template`, spec: { template: { spec: o.spec } } }
+      : undefined;
+  if (!obj) return [`${o.kind} ${o.metadata.name}: no CRD for ${o.apiVersion} ${o.kind}`];
+  return crds.validate(obj).map((e) => `${e.document} ${e.path} ${e.message}`);
+}
