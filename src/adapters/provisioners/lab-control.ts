@@ -10,11 +10,13 @@ import { createHash } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { createServer, request } from 'node:http';
 import { FerryError, type FerryErrorKind } from '../../errors.js';
+import { CONTROL_PLANE_TAINT } from '../../knowledge/talos-config.js';
 import type { LabCluster } from '../../lab/cluster.js';
 import { API_PORT } from '../../lab/cluster.js';
 import {
   machineConfigAllowsScheduling,
   machineConfigNodeLabels,
+  machineConfigNodeTaints,
 } from '../../lab/provisioner/machine-labels.js';
 import type { MachineState, ProvisionRequest, ProvisionResult } from '../../run/ports.js';
 
@@ -94,6 +96,11 @@ export function localLabControl(lab: LabCluster): LabControl {
         address: req.address ?? '',
         talosVersion: req.talosVersion,
         labels: config === undefined ? {} : machineConfigNodeLabels(config),
+        // The control-plane taint follows allowSchedulingOnControlPlanes, as Talos sets it itself.
+        taints:
+          config === undefined
+            ? []
+            : machineConfigNodeTaints(config).filter((t) => t.key !== CONTROL_PLANE_TAINT),
         ...(allowScheduling !== undefined && { allowSchedulingOnControlPlanes: allowScheduling }),
         ...(await sizeOf(lab, req.replaces)),
       };

@@ -1,5 +1,9 @@
 import { expect, it } from 'vitest';
-import { machineConfigAllowsScheduling, machineConfigNodeLabels } from './machine-labels.js';
+import {
+  machineConfigAllowsScheduling,
+  machineConfigNodeLabels,
+  machineConfigNodeTaints,
+} from './machine-labels.js';
 
 it("reads a machine config's node labels, single- or multi-document", () => {
   expect(
@@ -28,4 +32,21 @@ it('reads whether a control plane takes workloads: v1alpha1 allowSchedulingOnCon
     ),
   ).toBe(true);
   expect(machineConfigAllowsScheduling('machine:\n  type: controlplane\n')).toBeUndefined();
+});
+
+it("reads a machine config's node taints: value:Effect or Effect, v1alpha1 or KubeNodeConfig", () => {
+  expect(
+    machineConfigNodeTaints(
+      'machine:\n  nodeTaints:\n    lab.example/edge: "true:NoSchedule"\n    gpu: NoExecute\n',
+    ),
+  ).toEqual([
+    { key: 'lab.example/edge', value: 'true', effect: 'NoSchedule' },
+    { key: 'gpu', effect: 'NoExecute' },
+  ]);
+  expect(
+    machineConfigNodeTaints(
+      'machine:\n  type: worker\n---\napiVersion: v1alpha1\nkind: KubeNodeConfig\ntaints:\n  db: "x:NoSchedule"\n  node-role.kubernetes.io/control-plane:\n    $patch: delete\n',
+    ),
+  ).toEqual([{ key: 'db', value: 'x', effect: 'NoSchedule' }]);
+  expect(machineConfigNodeTaints('machine:\n  type: worker\n')).toEqual([]);
 });

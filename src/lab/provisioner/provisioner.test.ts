@@ -3,11 +3,12 @@
  * the kubeadm etcd (3.4) with a newer member (3.5) the way Talos does, workers register, faults
  * hold a join, decommission powers a node off. Subnet 127.0.31.x belongs to this file.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until as poll } from '../../../test/support/until.js';
+import { localLabControl } from '../../adapters/provisioners/lab-control.js';
 import { FerryError } from '../../errors.js';
 import { loadSnapshot } from '../../snapshot/load.js';
 import type { KObj } from '../apiserver/object.js';
@@ -216,5 +217,32 @@ describe.skipIf(missing !== undefined)('lab provisioner', () => {
     });
     // The cluster keeps serving through the kubeadm instances.
     expect((await lab.client.list<KObj>('/api/v1/nodes')).length).toBe(11);
+  });
+
+  // Last: it adds a Node the counts above do not expect.
+  it("a replacement through the lab control takes the machine config's labels and taints", async () => {
+    const config = join(dir, 'worker-edge.yaml');
+    await writeFile(
+      config,
+      'machine:\n  type: worker\n  nodeLabels:\n    lab.example/pool: edge\n  nodeTaints:\n    lab.example/edge: "true:NoSchedule"\n',
+    );
+    const { name } = await localLabControl(lab).provision({
+      replaces: 'worker-4',
+      name: 'talos-w-edge',
+      address: '10.20.0.44',
+      role: 'worker',
+      talosVersion: 'v1.13.9',
+      machineConfig: config,
+      endpoint: null,
+      claimed: [],
+    });
+    const node = await lab.client.get<KObj>(`/api/v1/nodes/${name}`);
+    expect(node.metadata.labels?.['lab.example/pool']).toBe('edge');
+    // Beside the node controller's not-ready taint while it boots.
+    expect((node.spec as { taints?: unknown[] }).taints).toContainEqual({
+      key: 'lab.example/edge',
+      value: 'true',
+      effect: 'NoSchedule',
+    });
   });
 });
