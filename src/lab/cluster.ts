@@ -552,9 +552,18 @@ export class LabCluster implements ProvisionerHost, FaultTargets, LabMachinePort
     role: MachineRole;
     labels: Record<string, string>;
     taints: Taint[];
+    allowSchedulingOnControlPlanes?: boolean;
   }): Promise<{ name: string; address: string }> {
     // The machine's host name is all there is of a "real" address: the VM is the lab's.
-    const p = { name: spec.name, address: spec.name, labels: spec.labels, taints: spec.taints };
+    const p = {
+      name: spec.name,
+      address: spec.name,
+      labels: spec.labels,
+      taints: spec.taints,
+      ...(spec.allowSchedulingOnControlPlanes !== undefined && {
+        allowSchedulingOnControlPlanes: spec.allowSchedulingOnControlPlanes,
+      }),
+    };
     const r =
       spec.role === 'control-plane'
         ? await this.provisioner.provisionControlPlane(p, { wait: false })

@@ -47,6 +47,7 @@ export interface LabMachinePort {
     role: MachineRole;
     labels: Record<string, string>;
     taints: Taint[];
+    allowSchedulingOnControlPlanes?: boolean;
   }): Promise<{ name: string; address: string }>;
   /** Powers the machine off (its infrastructure machine is deleted). Unknown names are ignored. */
   deprovisionMachine(name: string): Promise<void>;
@@ -584,6 +585,9 @@ export class LabCapiReconciler {
         role,
         labels: shape.labels,
         taints: shape.taints,
+        ...(shape.allowSchedulingOnControlPlanes !== undefined && {
+          allowSchedulingOnControlPlanes: shape.allowSchedulingOnControlPlanes,
+        }),
       });
       await this.#api.request(
         'PATCH',

@@ -21,4 +21,12 @@ describe('patchesNodeShape', () => {
       taints: [],
     });
   });
+  it('a control-plane patch that allows scheduling says so (the node then gets no control-plane taint)', () => {
+    const cp = 'cluster:\n  allowSchedulingOnControlPlanes: true\n';
+    expect(patchesNodeShape(['machine:\n  type: controlplane\n', cp])).toEqual({
+      labels: {},
+      taints: [],
+      allowSchedulingOnControlPlanes: true,
+    });
+  });
 });
