@@ -47,6 +47,7 @@ const REAL_SERVERS = [
   'src/run/kill-batch.test.ts',
   'src/run/kill-resume.test.ts',
   'src/run/rehearse.test.ts',
+  'src/run/rehearse-capi.test.ts',
   'src/run/unobserved.test.ts',
   'src/snapshot/collect-faults.test.ts',
   'src/snapshot/collect-lab.test.ts',

@@ -50,6 +50,25 @@ describe('ferry rehearse flags', () => {
       await rm(cwd, { recursive: true, force: true });
     }
   });
+
+  it('refuses --provisioner and --infra values it does not know, and --infra without capi, before starting anything', async () => {
+    const cwd = await mkdtemp(join(tmpdir(), 'ferry-rehearse-flags-'));
+    try {
+      for (const [args, says] of [
+        [['--provisioner', 'exec'], '--provisioner'],
+        [['--provisioner', 'capi', '--infra', 'aws'], '--infra'],
+        [['--infra', 'proxmox'], '--infra is for --provisioner capi'],
+      ] as const) {
+        const io = memoryIo({ cwd });
+        const code = await runCli(['rehearse', 'snapshot', '--dir', 'work', ...args], io);
+        expect(code).toBe(2);
+        expect(io.err).toContain(says);
+        expect(existsSync(join(cwd, 'work'))).toBe(false);
+      }
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('a kept rehearsal lab', () => {

@@ -6,6 +6,7 @@ import type { Command } from './command.js';
 import type { Io } from './io.js';
 
 const usage = `usage: ferry rehearse SNAPSHOT [--dir DIR] [--subnet N] [--strategy surge|replace] [--phases LIST] [--keep]
+       [--provisioner lab|capi] [--infra proxmox]
 
 Rehearses the migration of the cluster in SNAPSHOT on a lab: starts the lab (real etcd members on
 loopback, one lab API server per control plane, a load balancer, simulated kubelets), generates the
@@ -23,6 +24,12 @@ members on 3.5), and which phases a lab cannot rehearse (node-side preparation, 
   --strategy S       surge (default) | replace
   --phases LIST      phases to run (default 0,2,3,4: preflight, control planes, workers, last
                      control plane)
+  --provisioner P    lab (default) | capi: the lab also runs a stand-in for Cluster API (its API
+                     server is the management cluster), the kit is made for Cluster API, ferry
+                     adopts the cluster, adds every node through Cluster API (the lab decommissions
+                     the old ones) and hands the TalosControlPlane over; the report also checks that
+                     no etcd member was removed and that the TalosControlPlane is unpaused and ready
+  --infra I          capi: proxmox (default; the lab stands in for it)
   --keep             leave the lab's files (etcd data, PKI, logs) in DIR/lab when it stops (its
                      processes always stop); the data then lives there rather than on /dev/shm.
                      See them with \`ferry lab status --dir DIR/lab\`, remove them with
@@ -40,6 +47,8 @@ const options = {
   strategy: { type: 'string' },
   phases: { type: 'string' },
   keep: { type: 'boolean' },
+  provisioner: { type: 'string' },
+  infra: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -62,6 +71,10 @@ export const command: Command = {
       throw usageError(`--subnet must be 1–254; got "${values.subnet}"`);
     const phases = parsePhases(values.phases);
     const strategy = oneOf('strategy', values.strategy, ['surge', 'replace'] as const, 'surge');
+    const provisioner = oneOf('provisioner', values.provisioner, ['lab', 'capi'] as const, 'lab');
+    if (values.infra !== undefined && provisioner !== 'capi')
+      throw usageError('--infra is for --provisioner capi', 'add --provisioner capi, or leave --infra out');
+    const infra = oneOf('infra', values.infra, ['proxmox'] as const, 'proxmox');
     const { rehearse, rehearsalLabDir } = await import('../run/rehearse.js');
     const dir = resolve(io.cwd, values.dir ?? '.ferry/rehearse');
     const t0 = Date.now();
@@ -77,6 +90,7 @@ export const command: Command = {
         strategy,
         ...(phases && { phases }),
         ...(values.keep && { keepData: true }),
+        ...(provisioner === 'capi' && { provisioner, infra }),
         log,
         signal: ctl.signal,
       });

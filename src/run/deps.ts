@@ -39,6 +39,8 @@ export interface RunOptions {
   capiSettleSeconds?: number;
   /** Run only these phases (the others are journalled as skipped). */
   phases?: PhaseId[];
+  /** Steps of these kinds run even in a phase `phases` leaves out (a capi rehearsal's adoption and hand-over). */
+  alsoKinds?: StepKind[];
   /** Run the optional drill. */
   drill?: boolean;
   /** Steps the operator checked by hand and declares done (a step whose outcome ferry cannot tell). */

@@ -306,7 +306,7 @@ export class Orchestrator {
     t('started', { title: step.title, kind: step.kind });
     this.#log(`▶ ${step.id}  ${step.title}`);
     try {
-      if (this.#o.phases && !this.#o.phases.includes(step.phase)) {
+      if (this.#o.phases && !this.#o.phases.includes(step.phase) && !this.#o.alsoKinds?.includes(step.kind)) {
         t('skipped', { reason: `phase ${step.phase} not selected` });
         return 'skipped';
       }

@@ -10,25 +10,31 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { MgmtApi } from '../adapters/capi/mgmt-api.js';
 import { createEtcdReader } from '../adapters/etcd/reader.js';
+import { loadKubeconfig } from '../adapters/kube/kubeconfig.js';
+import { createRequester } from '../adapters/kube/request.js';
 import { requestProbe } from '../adapters/probes/http.js';
 import { type LabControl, localLabControl, serveLabControl } from '../adapters/provisioners/lab-control.js';
 import { runAudit } from '../audit/engine.js';
 import { ALL_RULES } from '../audit/rules/index.js';
+import { readCapiKit } from '../capi/kit-objects.js';
 import { FerryError } from '../errors.js';
 import { deriveFacts } from '../facts/derive.js';
+import type { ProxmoxOptions } from '../generate/capi/options.js';
+import { capiNamesOf } from '../kit/capi-names.js';
 import { type KitSummary, readKit } from '../kit/read.js';
 import { LabCluster, type LabClusterOptions } from '../lab/cluster.js';
 import type { LabFault } from '../lab/faults.js';
 import { keptLabState, labFiles, readLabState, writeLabState } from '../lab/state.js';
 import type { MaxUnavailable } from '../plan/batches/limits.js';
 import { buildPlan } from '../plan/build.js';
-import type { PhaseId, Plan, Strategy } from '../plan/model.js';
+import type { PhaseId, Plan, StepKind, Strategy } from '../plan/model.js';
 import { renderPlan } from '../plan/render.js';
 import { loadSnapshot } from '../snapshot/load.js';
 import type { Snapshot } from '../snapshot/model.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
-import { assemble } from './assemble.js';
+import { assemble, type CapiConnection } from './assemble.js';
 import type { RunOptions, RunResult } from './deps.js';
 import { Journal, journalPathFor } from './journal.js';
 import { lockPathFor, readLockRecord, staleReason } from './lock.js';
@@ -71,6 +77,14 @@ export interface RehearseOptions {
    * `ferry lab status|down --dir DIR/lab` read (`ferry rehearse --keep`).
    */
   keepData?: boolean;
+  /**
+   * `capi`: the lab's Cluster API reconciler runs (the lab API server is management and workload
+   * cluster at once), the kit is generated for Cluster API on `infra`, and the run adds the nodes
+   * through the capi provisioner, decommissioning the old ones through the lab. Default `lab`.
+   */
+  provisioner?: RehearsalProvisioner;
+  /** The infrastructure of a capi rehearsal's kit; default proxmox (the lab stands in for it). */
+  infra?: RehearsalInfra;
   /** Serve the lab's control socket here too (a separate `ferry run --provisioner lab` can drive it). */
   controlSocket?: string;
   probes?:
@@ -102,11 +116,35 @@ export interface RehearseResult {
   keptLab?: string;
 }
 
+export type RehearsalProvisioner = 'lab' | 'capi';
+export type RehearsalInfra = 'proxmox';
+
+/**
+ * What a capi rehearsal's kit says about the Proxmox it would run on: the lab stands in for
+ * Proxmox, so these only have to make a valid kit (documentation addresses, RFC 5737).
+ */
+const LAB_PROXMOX: ProxmoxOptions = {
+  sourceNode: 'lab',
+  templateId: 9000,
+  bridge: 'vmbr0',
+  ipv4Addresses: ['192.0.2.100-192.0.2.120'],
+  ipv4Prefix: 24,
+  ipv4Gateway: '192.0.2.1',
+  dnsServers: ['192.0.2.2'],
+};
+
 /** The lab's directory inside a rehearsal's work directory. */
 export const rehearsalLabDir = (dir: string): string => join(dir, 'lab');
 
 /** Preflight, the control planes, the workers (with --surge-replicas) and the last control plane: what `ferry rehearse` runs. */
 export const DEFAULT_REHEARSAL_PHASES: PhaseId[] = [0, 2, 3, 4];
+
+/**
+ * The steps a capi rehearsal runs outside its phases: the adoption (phase 1) and the hand-over
+ * (phase 5) act on the management cluster, which the lab is; the rest of those phases needs a
+ * shell on the real machines.
+ */
+export const CAPI_REHEARSAL_STEPS: StepKind[] = ['capi-adopt', 'capi-handover'];
 
 /** Preflight and the control planes only (the crash sweep's scope). */
 export const REHEARSAL_PHASES: PhaseId[] = [0, 2, 4];
@@ -164,11 +202,21 @@ export async function labView(snapshot: Snapshot, lab: LabCluster): Promise<Snap
 }
 
 async function tryKit(
-  o: Pick<RehearseOptions, 'snapshotPath' | 'dir'>,
+  o: Pick<RehearseOptions, 'snapshotPath' | 'dir' | 'provisioner' | 'infra'>,
   notes: string[],
 ): Promise<KitSummary | null> {
+  const capi = o.provisioner === 'capi';
   const pki = join(o.snapshotPath, 'pki');
+  // A capi run sends the kit's Cluster API objects: without a kit there is nothing to rehearse.
+  const noKit = (why: string) => {
+    if (capi)
+      throw new FerryError('input', `a capi rehearsal needs the kit, and it could not be generated: ${why}`, {
+        remediation:
+          'give the snapshot its pki/ (a copy of /etc/kubernetes/pki), or fix what ferry generate reports',
+      });
+  };
   if (!existsSync(pki)) {
+    noKit('the snapshot has no pki/');
     notes.push(
       'kit: not generated (the snapshot has no pki/); the preparation steps refer to `ferry generate`',
     );
@@ -181,15 +229,21 @@ async function tryKit(
       snapshotPath: o.snapshotPath,
       pkiDir: pki,
       outDir: kitDir,
-      target: {},
+      target: capi ? { provisioner: 'capi', infra: o.infra ?? 'proxmox' } : {},
       bootstrapToken: bootstrapToken(),
       force: true,
+      ...(capi && { capi: { proxmox: LAB_PROXMOX } }),
     });
     notes.push(
       `kit: generated in ${kitDir} from the snapshot's PKI (the lab's Talos nodes do not boot from it: they are simulated)`,
     );
+    if (capi)
+      notes.push(
+        'kit: for Cluster API on Proxmox with placeholder Proxmox settings: the lab reconciler stands in for Cluster API and Proxmox',
+      );
     return await readKit(kitDir);
   } catch (err) {
+    if (capi) throw err;
     notes.push(
       `kit: not generated (${(err as Error).message.split('\n')[0]}); the preparation steps refer to \`ferry generate\``,
     );
@@ -203,6 +257,8 @@ export interface LabRunSetup {
   planFile: string;
   notes: string[];
   control: LabControl;
+  /** The kit's directory, when one was generated (a capi run sends its objects). */
+  kitDir?: string;
   /** Stops the lab (keeping its files with keepData). */
   stop(): Promise<void>;
 }
@@ -232,7 +288,17 @@ export async function clearEarlierRehearsal(planFile: string): Promise<void> {
 export async function prepareLabRun(
   o: Pick<
     RehearseOptions,
-    'snapshotPath' | 'dir' | 'subnet' | 'strategy' | 'lab' | 'faults' | 'log' | 'keepData' | 'surgeReplicas'
+    | 'snapshotPath'
+    | 'dir'
+    | 'subnet'
+    | 'strategy'
+    | 'lab'
+    | 'faults'
+    | 'log'
+    | 'keepData'
+    | 'surgeReplicas'
+    | 'provisioner'
+    | 'infra'
   > & {
     /** Worker batches at most this big (bench/workers: 1 for the one-node-at-a-time baseline). */
     maxUnavailable?: MaxUnavailable;
@@ -251,6 +317,8 @@ export async function prepareLabRun(
     subnet: o.subnet,
     log: (l) => log(`lab: ${l}`),
     ...o.lab,
+    // The lab API server is the management cluster too; a CCM sets the providerIDs (no H11 stop).
+    ...(o.provisioner === 'capi' && { capi: { ccm: true, ...o.lab?.capi } }),
     ...(o.keepData && { keepData: true }),
   });
   const stop = () => stopLab(lab, o, startedAt);
@@ -269,10 +337,10 @@ export async function prepareLabRun(
 
     const view = await labView(snapshot, lab);
     const kit = await tryKit(o, notes);
-    const facts = deriveFacts(
-      view,
-      kit ? { ...(kit.target.talosVersion && { talosVersion: kit.target.talosVersion }) } : {},
-    );
+    const facts = deriveFacts(view, {
+      ...(kit?.target.talosVersion && { talosVersion: kit.target.talosVersion }),
+      ...(o.provisioner === 'capi' && { provisioner: 'capi', infra: o.infra ?? 'proxmox' }),
+    });
     const now = new Date();
     const audit = runAudit({
       snapshot: view,
@@ -305,7 +373,15 @@ export async function prepareLabRun(
     await writeFileAtomic(planFile, renderPlan(plan, 'json'));
     await writeFileAtomic(join(o.dir, 'plan.md'), renderPlan(plan, 'md'));
     log(`plan: ${planFile} (${plan.phases.reduce((n, p) => n + p.steps.length, 0)} steps)`);
-    return { lab, plan, planFile, notes, control: localLabControl(lab), stop };
+    return {
+      lab,
+      plan,
+      planFile,
+      notes,
+      control: localLabControl(lab),
+      ...(kit && { kitDir: join(o.dir, 'kit') }),
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;
@@ -345,15 +421,17 @@ async function clearKeptLab(labDir: string): Promise<void> {
 
 export async function rehearse(o: RehearseOptions): Promise<RehearseResult> {
   const log = o.log;
-  const { lab, plan, planFile, notes, control, stop } = await prepareLabRun(o);
+  const { lab, plan, planFile, notes, control, kitDir, stop } = await prepareLabRun(o);
   let served: { close(): Promise<void> } | undefined;
   try {
     if (o.controlSocket) served = await serveLabControl(control, o.controlSocket);
     const runId = randomBytes(8).toString('hex');
+    const capi = o.provisioner === 'capi' ? await labCapiConnection(lab, kitDir) : undefined;
     const a = assemble({
       connection: { kubeconfig: lab.kubeconfigPath, etcd: lab.etcdClientSettings() },
-      provisioner: 'lab',
+      provisioner: capi ? 'capi' : 'lab',
       lab: control,
+      ...(capi && { capi }),
       operator: new TerminalOperator({ say: log, confirmDir: join(o.dir, 'confirm'), interactive: false }),
       probes:
         o.probes === false
@@ -373,7 +451,10 @@ export async function rehearse(o: RehearseOptions): Promise<RehearseResult> {
         p.id === 3
           ? 'workers are rehearsed unless --phases leaves them out'
           : 'it needs a shell on the real machines (node-side preparation, after-care); follow the runbook plan.md';
-      notes.push(`not rehearsed: phase ${p.id} (${p.name}, ${p.steps.length} steps): ${why}`);
+      const also = capi ? p.steps.filter((s) => CAPI_REHEARSAL_STEPS.includes(s.kind)) : [];
+      notes.push(
+        `not rehearsed: phase ${p.id} (${p.name}, ${p.steps.length - also.length} steps): ${why}${also.length ? `; its Cluster API step(s) ${also.map((s) => s.id).join(', ')} were rehearsed` : ''}`,
+      );
     }
     // The apps' view: the canary's request probe beside the API and etcd probes, and every
     // workload's Ready pods against its PDB, for the whole roll.
@@ -411,6 +492,7 @@ export async function rehearse(o: RehearseOptions): Promise<RehearseResult> {
           ...o.run,
           timeouts: { ...LAB_RUN_DEFAULTS.timeouts, ...o.run?.timeouts },
           phases,
+          ...(capi && { alsoKinds: [...CAPI_REHEARSAL_STEPS, ...(o.run?.alsoKinds ?? [])] }),
         },
       });
     } finally {
@@ -435,6 +517,7 @@ export async function rehearse(o: RehearseOptions): Promise<RehearseResult> {
       );
     }
     checks.push(workloadCheck(watched));
+    if (capi) checks.push(...(await capiChecks(lab, capi, session.result)));
     const reports = await writeRehearsalReport(
       o.dir,
       plan,
@@ -461,6 +544,76 @@ export async function rehearse(o: RehearseOptions): Promise<RehearseResult> {
     await served?.close();
     if (!o.keepLab) await stop();
   }
+}
+
+/** The lab as the management cluster: its admin kubeconfig, the kit's objects, the lab decommissioning. */
+async function labCapiConnection(lab: LabCluster, kitDir: string | undefined): Promise<CapiConnection> {
+  if (!kitDir) throw new FerryError('internal', 'a capi rehearsal without its kit');
+  const kubeconfig = lab.info().capi?.mgmtKubeconfig;
+  if (!kubeconfig) throw new FerryError('internal', "the lab's Cluster API does not run");
+  return {
+    kubeconfig,
+    kit: await readCapiKit(kitDir),
+    // Cluster API does not reset or power off the old kubeadm machines: the lab does.
+    decommission: 'lab',
+  };
+}
+
+/**
+ * What a capi rehearsal asserts beyond the manual one: the lab's Cluster API removed no etcd
+ * member (its audit, H1, never fired), and the TalosControlPlane was handed over: unpaused and
+ * ready, with every replica ready.
+ */
+export async function capiChecks(
+  lab: LabCluster,
+  capi: CapiConnection,
+  result: RunResult,
+): Promise<ReportCheck[]> {
+  const checks: ReportCheck[] = [];
+  const r = lab.capi;
+  const audits = (r?.events ?? []).filter((e) => e.kind === 'etcd-audit');
+  const removed = audits.flatMap((e) => (e.kind === 'etcd-audit' ? e.removed : []));
+  checks.push({
+    name: "no etcd member removed by Cluster API's audit",
+    // Fail closed: without the reconciler there was no audit to watch.
+    ok: r !== undefined && audits.length === 0,
+    detail: !r
+      ? "the lab's Cluster API did not run: its audit could not be watched"
+      : audits.length === 0
+        ? 'the etcd audit never ran'
+        : `${audits.length} audit(s) removed ${removed.join(', ') || 'nothing'}`,
+  });
+  if (result.status !== 'completed') return checks;
+  const name = 'TalosControlPlane handed over (unpaused, ready)';
+  try {
+    const req = createRequester(loadKubeconfig(capi.kubeconfig, capi.context));
+    const names = capiNamesOf(
+      capi.kit.objects.filter((x) => x.kind !== 'Secret').map((value, line) => ({ value, line })),
+      `${capi.kit.dir}/capi/cluster.yaml`,
+    );
+    const tcp = await MgmtApi.fromKit(req, names, capi.kit.objects).controlPlane();
+    checks.push(
+      tcp
+        ? {
+            name,
+            ok:
+              !tcp.paused &&
+              !tcp.clusterPaused &&
+              tcp.ready &&
+              tcp.replicas !== undefined &&
+              tcp.readyReplicas === tcp.replicas,
+            detail: `${tcp.namespace}/${tcp.name}: ${tcp.paused ? 'paused' : 'unpaused'}${tcp.clusterPaused ? ' (Cluster paused)' : ''}, ${tcp.ready ? 'ready' : 'not ready'}, ${tcp.readyReplicas ?? '?'}/${tcp.replicas ?? '?'} replicas ready`,
+          }
+        : { name, ok: false, detail: 'the TalosControlPlane is not in the management cluster' },
+    );
+  } catch (err) {
+    checks.push({
+      name,
+      ok: false,
+      detail: `could not read the TalosControlPlane: ${(err as Error).message}`,
+    });
+  }
+  return checks;
 }
 
 /** Every workload's fewest Ready pods against its PDB's minimum; a sample that could not be taken is said. */
