@@ -10,6 +10,18 @@ import { proxmoxInfra } from '../generate/capi/proxmox.js';
 import { deriveTalosValues } from '../generate/talos/values.js';
 import type { KubeObject } from '../snapshot/model.js';
 
+/** The Proxmox settings of the test kits (data only: nothing connects to them). */
+export const LAB_PROXMOX = {
+  sourceNode: 'pve1',
+  templateId: 9000,
+  bridge: 'vmbr0',
+  ipv4Addresses: ['10.20.0.100-10.20.0.120'],
+  ipv4Prefix: 24,
+  ipv4Gateway: '10.20.0.1',
+  dnsServers: ['10.20.0.2'],
+  bootDisk: 'scsi0',
+};
+
 export function labKitObjects(namespace = 'lab'): KubeObject[] {
   const v = deriveTalosValues(deriveFacts(labCluster(), { provisioner: 'capi', infra: 'proxmox' }));
   if (v.kind !== 'ok') throw new Error('labCluster: Talos values missing');
@@ -20,21 +32,7 @@ export function labKitObjects(namespace = 'lab'): KubeObject[] {
     controlPlanePatches: [],
     controlPlaneSize: size,
     pools: [{ group: '', size, patches: [], replaces: ['worker-1'] }],
-    infra: proxmoxInfra(
-      {
-        sourceNode: 'pve1',
-        templateId: 9000,
-        bridge: 'vmbr0',
-        ipv4Addresses: ['10.20.0.100-10.20.0.120'],
-        ipv4Prefix: 24,
-        ipv4Gateway: '10.20.0.1',
-        dnsServers: ['10.20.0.2'],
-        bootDisk: 'scsi0',
-      },
-      'lab',
-      namespace,
-      { host: v.values.endpointHost, port: 6443 },
-    ),
+    infra: proxmoxInfra(LAB_PROXMOX, 'lab', namespace, { host: v.values.endpointHost, port: 6443 }),
   });
   const b64 = (t: string) => Buffer.from(t).toString('base64');
   const secret = (suffix: string, data: Record<string, string>): KubeObject => ({

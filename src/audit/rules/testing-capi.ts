@@ -4,6 +4,7 @@
  */
 import { join } from 'node:path';
 import { labCluster } from '../../../test/facts/builders.js';
+import { LAB_PROXMOX } from '../../capi/testing-kit.js';
 import { deriveFacts } from '../../facts/derive.js';
 import { capiObjects } from '../../generate/capi/objects.js';
 import { proxmoxInfra } from '../../generate/capi/proxmox.js';
@@ -53,21 +54,7 @@ export function adopted(): MgmtSnapshot {
     controlPlanePatches: [],
     controlPlaneSize: { cores: 4, memoryMiB: 8192, diskGb: 100 },
     pools: [{ group: '', size: { cores: 4, memoryMiB: 8192, diskGb: 100 }, patches: [], replaces: [] }],
-    infra: proxmoxInfra(
-      {
-        sourceNode: 'pve1',
-        templateId: 9000,
-        bridge: 'vmbr0',
-        ipv4Addresses: ['10.20.0.100-10.20.0.120'],
-        ipv4Prefix: 24,
-        ipv4Gateway: '10.20.0.1',
-        dnsServers: ['10.20.0.2'],
-        bootDisk: 'scsi0',
-      },
-      'lab',
-      ns,
-      endpoint,
-    ),
+    infra: proxmoxInfra(LAB_PROXMOX, 'lab', ns, endpoint),
   });
   const objects = built.objects.map((o) => structuredClone(o) as unknown as KubeObject);
   const tcp = objects.find((o) => o.kind === 'TalosControlPlane')!;
