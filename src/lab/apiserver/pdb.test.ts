@@ -15,6 +15,7 @@ function pod(
   o: {
     ready?: boolean;
     terminating?: boolean;
+    created?: string;
     phase?: string;
     owner?: string;
     labels?: Record<string, string>;
@@ -27,6 +28,7 @@ function pod(
       uid: `uid-${name}`,
       labels: o.labels ?? { app: 'web' },
       ...(o.terminating && { deletionTimestamp: '2026-01-01T00:09:30Z' }),
+      ...(o.created && { creationTimestamp: o.created }),
       ...(o.owner && {
         ownerReferences: [
           {
@@ -151,6 +153,24 @@ describe('computePdbStatus', () => {
     expect(st.disruptedPods).toEqual({ a: recent, c: old });
     expect(st.currentHealthy).toBe(2); // b and d
     expect(st.disruptionsAllowed).toBe(1);
+  });
+
+  it("drops a disruptedPods entry once a pod of that name was created after the eviction (a StatefulSet pod back under its old name counts healthy at once, not 2 min later)", () => {
+    const at = new Date(NOW.getTime() - 10_000);
+    const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const pods = [
+      pod('db-0', { created: iso(new Date(at.getTime() + 5_000)) }), // back under its old name
+      pod('db-1', { created: iso(new Date(at.getTime() - 60_000)) }), // the evicted one, still there
+      pod('db-2', { created: iso(at) }), // same second: not known to be a new pod, kept
+    ];
+    const st = computePdbStatus(
+      pdb({ minAvailable: 1 }, { disruptedPods: { 'db-0': iso(at), 'db-1': iso(at), 'db-2': iso(at) } }),
+      pods,
+      [],
+      NOW,
+    );
+    expect(st.disruptedPods).toEqual({ 'db-1': iso(at), 'db-2': iso(at) });
+    expect(st.currentHealthy).toBe(1);
   });
 
   it('allows no disruption while no pod is expected', () => {

@@ -103,7 +103,8 @@ function expectedAndDesired(
 /**
  * The status the disruption controller would write for `pdb` given the pods of its namespace and
  * the workloads (ReplicaSets, Deployments, StatefulSets) there. `disruptedPods` entries written by
- * evictions stay while their pod exists and is being deleted or the entry is younger than 2 min.
+ * evictions stay while their pod exists and is being deleted or the entry is younger than 2 min,
+ * and leave when a pod of that name was created after the eviction.
  */
 export function computePdbStatus(pdb: KObj, namespacePods: KObj[], workloads: KObj[], now: Date): PdbStatus {
   const generation = metaOf(pdb).generation ?? 1;
@@ -117,6 +118,11 @@ export function computePdbStatus(pdb: KObj, namespacePods: KObj[], workloads: KO
   for (const [name, at] of Object.entries(recorded)) {
     const pod = byName.get(name);
     if (!pod) continue;
+    // A pod created after its name's eviction is a replacement (a StatefulSet's comes back under
+    // the same name): the controller, which syncs on every pod event, saw the evicted one go and
+    // dropped the entry then. Status computed on read never saw that moment, so infer it.
+    const created = metaOf(pod).creationTimestamp;
+    if (created !== undefined && Date.parse(created) > Date.parse(at)) continue;
     const terminating = metaOf(pod).deletionTimestamp !== undefined;
     if (terminating || Date.parse(at) + DELETION_TIMEOUT_MS > now.getTime()) disrupted[name] = at;
   }
