@@ -155,7 +155,7 @@ describe('computePdbStatus', () => {
     expect(st.disruptionsAllowed).toBe(1);
   });
 
-  it("drops a disruptedPods entry once a pod of that name was created after the eviction (a StatefulSet pod back under its old name counts healthy at once, not 2 min later)", () => {
+  it('drops a disruptedPods entry once a pod of that name was created after the eviction (a StatefulSet pod back under its old name counts healthy at once, not 2 min later)', () => {
     const at = new Date(NOW.getTime() - 10_000);
     const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
     const pods = [
