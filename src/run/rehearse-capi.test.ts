@@ -22,7 +22,7 @@ afterAll(async () => {
 
 const missing = (await missingReason('3.4')) ?? (await missingReason('3.5'));
 
-it('rehearses examples/lab-cluster through Cluster API, control planes only (--phases 0,2,4; the workers through MachineDeployments do not pass yet): 3 control planes replaced, no failed canary request, no etcd member removed by the audit, the TalosControlPlane handed over', async ({
+it("rehearses examples/lab-cluster through Cluster API (default phases): all 8 nodes replaced (control planes through the paused TalosControlPlane, workers through their pools' MachineDeployments, labels kept), no failed canary request, no etcd member removed by the audit, the TalosControlPlane handed over", async ({
   skip,
 }) => {
   if (missing) skip(missing);
@@ -34,7 +34,6 @@ it('rehearses examples/lab-cluster through Cluster API, control planes only (--p
       dir,
       subnet: 192,
       provisioner: 'capi',
-      phases: [0, 2, 4],
       probes: { apiTimeoutMs: scaled(2_000), requestTimeoutMs: scaled(2_000) },
       keepLab: true,
       log: (l) => lines.push(l),
@@ -52,12 +51,19 @@ it('rehearses examples/lab-cluster through Cluster API, control planes only (--p
       const lab = r.lab!;
       // No etcd member removed by the lab's Cluster API audit (H1).
       expect(lab.capi!.events.filter((e) => e.kind === 'etcd-audit')).toEqual([]);
-      // Every control plane replaced: no kubeadm control plane remains, three Talos members, each
-      // a Node; the kubeadm workers stay (phase 3 not rehearsed).
-      const kubeadm = ['cp-1', 'cp-2', 'cp-3'];
+      // Every node replaced: no kubeadm node remains, three Talos members, each a Node; five
+      // workers from the MachineDeployments, each with its pool's label (general 2, data 3).
+      const kubeadm = ['cp-1', 'cp-2', 'cp-3', 'worker-1', 'worker-2', 'worker-3', 'worker-4', 'worker-5'];
       const kube = new KubeAdmin(createRequester(loadKubeconfig(lab.kubeconfigPath)));
-      const nodes = (await kube.listNodes()).map((n) => n.name);
+      const all = await kube.listNodes();
+      const nodes = all.map((n) => n.name);
       expect(nodes.filter((n) => kubeadm.includes(n))).toEqual([]);
+      expect(nodes).toHaveLength(8);
+      const pools = all
+        .filter((n) => !('node-role.kubernetes.io/control-plane' in n.labels))
+        .map((n) => n.labels['lab.example/pool'])
+        .sort();
+      expect(pools).toEqual(['data', 'data', 'data', 'general', 'general']);
       const members = await lab.etcd.memberList();
       expect(members).toHaveLength(3);
       expect(members.filter((m) => kubeadm.includes(m.name))).toEqual([]);

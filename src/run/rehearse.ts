@@ -456,6 +456,14 @@ export async function rehearse(o: RehearseOptions): Promise<RehearseResult> {
         `not rehearsed: phase ${p.id} (${p.name}, ${p.steps.length - also.length} steps): ${why}${also.length ? `; its Cluster API step(s) ${also.map((s) => s.id).join(', ')} were rehearsed` : ''}`,
       );
     }
+    if (
+      capi &&
+      (o.run?.capiSettleSeconds ?? 10) !==
+        plan.phases.flatMap((p) => p.steps).find((s) => s.kind === 'capi-handover')?.params.settleSeconds
+    )
+      notes.push(
+        `hand-over settle window: ${o.run?.capiSettleSeconds ?? 10} s (the lab's Cluster API audit runs every 200 ms; the plan's window is for a real management cluster)`,
+      );
     // The apps' view: the canary's request probe beside the API and etcd probes, and every
     // workload's Ready pods against its PDB, for the whole roll.
     const canaryUrl = lab.info().canary?.url;
@@ -489,6 +497,9 @@ export async function rehearse(o: RehearseOptions): Promise<RehearseResult> {
           // rehearsal accepts them as an operator would with --evict-bare-pods (journaled), so that
           // every worker is replaced. A caller may still refuse them (evictBarePods: false).
           evictBarePods: true,
+          // The lab's Cluster API reconciler runs its etcd audit every 200 ms: 10 s of settle
+          // after the hand-over is 50 audits, where production's window waits out slower ones.
+          ...(capi && { capiSettleSeconds: 10 }),
           ...o.run,
           timeouts: { ...LAB_RUN_DEFAULTS.timeouts, ...o.run?.timeouts },
           phases,
