@@ -53,9 +53,28 @@ export async function addControlPlaneMachine(
   log(
     `TalosControlPlane ${api.names.controlPlane} kept paused: replicas ${current} → ${target}; ferry creates Machine ${built.name} as it would`,
   );
-  await api.create(built.infra);
-  await api.create(built.talosConfig);
-  await api.create(built.machine);
+  const created: KubeObject[] = [];
+  try {
+    for (const o of [built.infra, built.talosConfig, built.machine]) {
+      await api.create(o);
+      created.push(o);
+    }
+  } catch (err) {
+    // A retry makes a new name: what this attempt made would be left behind (an infrastructure
+    // machine with a VM and no Machine owning it). Take it back, newest first.
+    const left: string[] = [];
+    for (const o of created.reverse()) {
+      await api.delete(o).catch(() => left.push(`${o.kind}/${o.metadata.name}`));
+    }
+    const what = [built.infra, built.talosConfig, built.machine].map((o) => `${o.kind}/${o.metadata.name}`);
+    throw gateError(
+      `creating the control-plane Machine ${built.name} failed at ${what[created.length]}: ${(err as Error).message}${created.length ? `; ${left.length ? `left behind, delete by hand: ${left.join(', ')}` : `deleted again: ${what.slice(0, created.length).join(', ')}`}` : ''}`,
+      left.length
+        ? `delete them (kubectl --kubeconfig "$MGMT_KUBECONFIG" -n ${api.names.namespace} delete ${left.join(' ')}), fix the cause, then run ferry run --resume`
+        : 'fix the cause (the management cluster answered the error above), then run ferry run --resume',
+      err,
+    );
+  }
   log(`Machine ${built.name} created with the TalosControlPlane paused`);
   return built.name;
 }

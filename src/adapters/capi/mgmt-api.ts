@@ -105,6 +105,15 @@ export class MgmtApi {
     })) as KubeObject;
   }
 
+  /** Deletes a namespaced object of the cluster's namespace; an absent one is no error. */
+  async delete(obj: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>): Promise<void> {
+    try {
+      await this.#req.request('DELETE', this.#path(obj.apiVersion, obj.kind, obj.metadata.name));
+    } catch (err) {
+      if ((err as { status?: number }).status !== 404) throw err;
+    }
+  }
+
   pauseControlPlane(): Promise<void> {
     return this.#patch(this.#tcp, { metadata: { annotations: { [PAUSED_ANNOTATION]: 'true' } } });
   }
