@@ -197,7 +197,10 @@ async function rollWorkers(
   }
 }
 
-/** "drain-batch 120.3 s (6), provision 31.0 s (18), …, between steps 12.1 s": where the makespan went. */
+/**
+ * "drain-batch 120.3 s (6), provision 31.0 s (18), …, between steps 12.1 s": where the makespan
+ * went (a kind's figure sums its steps, which may overlap; between steps is outside all of them).
+ */
 function whereTimeWent(spans: readonly StepSpan[], makespanSeconds: number): string {
   const by = new Map<string, { s: number; n: number }>();
   for (const x of spans) {
@@ -206,7 +209,16 @@ function whereTimeWent(spans: readonly StepSpan[], makespanSeconds: number): str
     e.n++;
     by.set(x.kind, e);
   }
-  const inSteps = spans.reduce((a, x) => a + x.seconds, 0);
+  // Steps of one kind run side by side in a batch: the time inside steps is the union of spans.
+  let inSteps = 0;
+  let reach = -Infinity;
+  for (const x of [...spans].sort((a, b) => a.from - b.from)) {
+    const to = x.from + x.seconds * 1000;
+    if (to > reach) {
+      inSteps += (to - Math.max(x.from, reach)) / 1000;
+      reach = to;
+    }
+  }
   return [
     ...[...by].sort((a, b) => b[1].s - a[1].s).map(([k, e]) => `${k} ${e.s.toFixed(1)} s (${e.n})`),
     `between steps ${(makespanSeconds - inSteps).toFixed(1)} s`,

@@ -148,7 +148,7 @@ describe('the steps of a batch', () => {
       if (d.kind === 'drain-batch') expect(d.timeoutSeconds).toBe(600 * Math.ceil(d.params.nodes.length / 4));
   });
 
-  it('surge: gate, replacements up, then every node cordoned before any is drained, then decommissioned and deleted', async () => {
+  it('surge: gate, every replacement provisioned before any is waited for, then every node cordoned before any is drained, then decommissioned and deleted', async () => {
     const plan = await planWith({ surgeReplicas: true, maxUnavailable: { kind: 'count', nodes: 3 } });
     const b = plan.workerRoll.batches.find((x) => x.nodes.length > 1)!;
     const steps = stepsOfPhase(plan, 3).filter(
@@ -158,8 +158,8 @@ describe('the steps of a batch', () => {
     expect(kindsOf(steps)).toEqual([
       `gate ${n1}`,
       `provision ${n1}`,
-      `wait-node-ready ${n1}`,
       `provision ${n2}`,
+      `wait-node-ready ${n1}`,
       `wait-node-ready ${n2}`,
       `cordon ${n1}`,
       `cordon ${n2}`,

@@ -1,7 +1,7 @@
 /**
  * Phase 3: workers, batch by batch, in the batches batches/planner.ts computed. A batch's nodes
  * are worked on together, step kind by step kind: gate → (batch 1: --surge workers) → (surge:
- * replacements up) → (--surge-replicas: scale up, wait Ready) → cordon all → drain all (one
+ * every replacement provisioned, then all waited for) → (--surge-replicas: scale up, wait Ready) → cordon all → drain all (one
  * drain-batch step, its nodes in parallel) →
  * decommission all → delete the Nodes → (replace: replacements up) → (restore replicas). Every
  * node is cordoned before any is drained, so a pod evicted from one never lands on another node
@@ -80,23 +80,29 @@ export function workerBatch(ctx: WorkerContext, b: WorkerBatchInput): DraftStep[
       batch,
     }),
   ];
-  const join = (s: WorkerSwap) => [
-    provisionStep({
-      subject: s.old.name,
-      batch,
-      node: s.replacement,
-      role: 'worker',
-      provisioner: ctx.provisioner,
-      talosVersion: ctx.talosVersion,
-      machineConfig: ctx.machineConfig('worker', s.old.name, s.replacement.name),
-      ...(ctx.strategy === 'replace'
-        ? { pre: { machines: [{ node: s.old, state: 'decommissioned' as const }] } }
-        : {}),
-    }),
-    waitReadyStep({ subject: s.old.name, batch, node: s.replacement }),
+  // Every replacement is provisioned before any is waited for: machines that boot side by side
+  // are Ready after one boot, not one per node (the run waits for them together, see the
+  // orchestrator's concurrent kinds).
+  const join = (swaps: readonly WorkerSwap[]) => [
+    ...swaps.map((s) =>
+      provisionStep({
+        subject: s.old.name,
+        batch,
+        node: s.replacement,
+        role: 'worker',
+        provisioner: ctx.provisioner,
+        talosVersion: ctx.talosVersion,
+        machineConfig: ctx.machineConfig('worker', s.old.name, s.replacement.name),
+        ...(ctx.strategy === 'replace'
+          ? { pre: { machines: [{ node: s.old, state: 'decommissioned' as const }] } }
+          : {}),
+      }),
+    ),
+    ...swaps.map((s) => waitReadyStep({ subject: s.old.name, batch, node: s.replacement })),
   ];
-  for (const node of b.surge?.nodes ?? []) {
-    steps.push(
+  const surge = b.surge?.nodes ?? [];
+  steps.push(
+    ...surge.map((node) =>
       provisionStep({
         subject,
         batch,
@@ -106,10 +112,10 @@ export function workerBatch(ctx: WorkerContext, b: WorkerBatchInput): DraftStep[
         talosVersion: ctx.talosVersion,
         machineConfig: ctx.machineConfig('worker', b.surge!.like, node.name),
       }),
-      waitReadyStep({ subject, batch, node }),
-    );
-  }
-  if (ctx.strategy === 'surge') for (const s of b.swaps) steps.push(...join(s));
+    ),
+    ...surge.map((node) => waitReadyStep({ subject, batch, node })),
+  );
+  if (ctx.strategy === 'surge') steps.push(...join(b.swaps));
   for (const w of b.scaleUp) {
     const workload = workloadRef(w);
     steps.push(
@@ -138,7 +144,7 @@ export function workerBatch(ctx: WorkerContext, b: WorkerBatchInput): DraftStep[
       }),
     );
   for (const s of b.swaps) steps.push(deleteNodeStep({ subject: s.old.name, batch, node: s.old }));
-  if (ctx.strategy === 'replace') for (const s of b.swaps) steps.push(...join(s));
+  if (ctx.strategy === 'replace') steps.push(...join(b.swaps));
   const last = b.swaps.at(-1)!.old.name;
   for (const w of b.restore)
     steps.push(

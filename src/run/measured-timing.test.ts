@@ -5,6 +5,7 @@ import { planWorkerBatches } from '../plan/batches/planner.js';
 import { syntheticModel } from '../plan/batches/testing.js';
 import { timingFor } from '../plan/batches/timing.js';
 import type { Plan, StepKind, Strategy } from '../plan/model.js';
+import { HANDLERS } from './handlers/index.js';
 import type { TransitionRow } from './journal.js';
 import { describeTiming, measuredTiming, type StepSpan, stepSpans } from './measured-timing.js';
 
@@ -22,18 +23,19 @@ function random(seed: number): () => number {
 
 /** The step kinds of one batch in plan/workers.ts's order. */
 function batchKinds(b: PlannedBatch, strategy: Strategy, surgeNodes: number): StepKind[] {
-  const join: StepKind[] = ['provision', 'wait-node-ready'];
-  const each = (ks: StepKind[]) => b.nodes.flatMap(() => ks);
+  // As plan/workers.ts orders them: every provision of a group before its waits.
+  const each = (ks: StepKind[]) => ks.flatMap((k) => b.nodes.map(() => k));
+  const times = (n: number, ks: StepKind[]) => ks.flatMap((k) => Array.from({ length: n }, () => k));
   return [
     'gate',
-    ...(b.index === 1 ? Array.from({ length: surgeNodes }, () => join).flat() : []),
-    ...(strategy === 'surge' ? each(join) : []),
+    ...(b.index === 1 ? times(surgeNodes, ['provision', 'wait-node-ready']) : []),
+    ...(strategy === 'surge' ? each(['provision', 'wait-node-ready']) : []),
     ...b.scaleUp.flatMap((): StepKind[] => ['scale-workload', 'wait-workload-ready']),
     ...each(['cordon']),
     'drain-batch',
     ...each(['decommission']),
     ...each(['delete-node']),
-    ...(strategy === 'replace' ? each(join) : []),
+    ...(strategy === 'replace' ? each(['provision', 'wait-node-ready']) : []),
     ...b.restore.map((): StepKind => 'scale-workload'),
   ];
 }
@@ -76,8 +78,8 @@ describe('stepSpans', () => {
       row(11, 's1', 'skipped', 22_001),
     ]);
     expect(spans).toEqual([
-      { stepId: 'g1', kind: 'gate', batch: 1, seconds: 2.5 },
-      { stepId: 'd1', kind: 'drain-batch', batch: 1, seconds: 8 },
+      { stepId: 'g1', kind: 'gate', batch: 1, seconds: 2.5, from: 10_000 },
+      { stepId: 'd1', kind: 'drain-batch', batch: 1, seconds: 8, from: 13_000 },
     ]);
   });
 });
@@ -88,6 +90,7 @@ describe('measuredTiming', () => {
     kind,
     batch,
     seconds,
+    from: 0,
   });
 
   it('prices the bound at the shortest of each kind and the estimate at the median; a drain counts per planned round', () => {
@@ -150,16 +153,32 @@ describe('the lower bound at measured timings', () => {
         timing,
       });
       const plan = makespan(roll, { timing, strategy, maxUnavailable, workers });
-      // One run: the steps one after the other, each a random length (some very short, some long),
-      // with random gaps between them.
+      // One run as the orchestrator makes it: the steps one after the other, each a random length
+      // (some very short, some long), with random gaps between them; a batch's consecutive steps
+      // of a kind that runs side by side start together and take the longest of them.
       let clock = 0;
       const spans: StepSpan[] = [];
-      for (const b of roll.batches)
-        for (const kind of batchKinds(b, strategy, surgeNodes)) {
-          const seconds = rnd() < 0.2 ? rnd() * 0.05 : rnd() * 40;
-          spans.push({ stepId: `${b.index}-${spans.length}`, kind, batch: b.index, seconds });
-          clock += seconds + rnd() * 0.5;
+      for (const b of roll.batches) {
+        const kinds = batchKinds(b, strategy, surgeNodes);
+        for (let i = 0; i < kinds.length; ) {
+          const kind = kinds[i]!;
+          let j = i + 1;
+          if (HANDLERS[kind].concurrent) while (kinds[j] === kind) j++;
+          let longest = 0;
+          for (; i < j; i++) {
+            const seconds = rnd() < 0.2 ? rnd() * 0.05 : rnd() * 40;
+            spans.push({
+              stepId: `${b.index}-${spans.length}`,
+              kind,
+              batch: b.index,
+              seconds,
+              from: clock * 1000,
+            });
+            longest = Math.max(longest, seconds);
+          }
+          clock += longest + rnd() * 0.5;
         }
+      }
       const rounds = new Map(roll.batches.map((b) => [b.index, b.rounds]));
       const measured = measuredTiming(spans, (b) => rounds.get(b) ?? 1);
       const lb = { batches: roll.batches, surgeNodes, lowerBound: plan.lowerBound };
@@ -192,6 +211,7 @@ describe('the lower bound at measured timings', () => {
         stepId: `${x.index}-${kind}`,
         kind,
         batch: x.index,
+        from: 0,
         seconds: kind === 'provision' ? (x.index === 1 ? 1 : 10) : 1,
       })),
     );

@@ -4,7 +4,8 @@
  * this machine did instead of production's expected durations (plan/batches/timing.ts). Pure.
  *
  * The bound uses the SHORTEST duration of each kind (a drain: the shortest per planned round).
- * That keeps it a floor: the orchestrator runs steps one after the other, every batch runs at
+ * That keeps it a floor: the orchestrator runs a batch's step kinds one after the other (the
+ * steps of one kind side by side at most, which takes the longest of them), every batch runs at
  * least one step of each kind of its overhead and a drain of its planned rounds, so the run's
  * makespan is at least any count of batches times the shortest of each. A median would not be:
  * three provisions of 1, 10 and 10 s sum to less than three medians.
@@ -20,6 +21,8 @@ export interface StepSpan {
   kind: StepKind;
   batch: number;
   seconds: number;
+  /** First `started`, in ms since the epoch. */
+  from: number;
 }
 
 /** Which step kind measures which entry of the table (a drain: per round, see below). */
@@ -75,7 +78,7 @@ export function stepSpans(plan: Pick<Plan, 'phases'>, transitions: readonly Tran
     } else if (t.state === 'done') {
       const from = started.get(s.id);
       if (from !== undefined)
-        spans.push({ stepId: s.id, kind: s.kind, batch: s.batch!, seconds: (at - from) / 1000 });
+        spans.push({ stepId: s.id, kind: s.kind, batch: s.batch!, seconds: (at - from) / 1000, from });
     }
   }
   return spans;

@@ -703,3 +703,126 @@ describe('Orchestrator', () => {
     });
   });
 });
+
+describe('a worker batch side by side', () => {
+  const ws: KubeadmNodeRef[] = [1, 2, 3].map((i) => ({
+    kind: 'kubeadm',
+    name: `w${i}`,
+    address: `10.0.1.${i}`,
+  }));
+
+  /** Phase 3, batch 1: cordon w1..w3, then decommission w1..w3 (each decommission takes 200 ms). */
+  function batchPlan(): Plan {
+    const cordons = ws.map((n, i) =>
+      step(
+        {
+          id: `3.0${i + 1}.cordon.${n.name}`,
+          kind: 'cordon',
+          subject: n.name,
+          batch: 1,
+          params: { node: n },
+          target: { node: n },
+        },
+        { nodes: [{ node: n, exists: true }] },
+        { nodes: [{ node: n, exists: true, cordoned: true }] },
+      ),
+    );
+    const decommissions = ws.map((n, i) => {
+      const d = step(
+        {
+          id: `3.0${i + 4}.decommission.${n.name}`,
+          kind: 'decommission',
+          subject: n.name,
+          batch: 1,
+          destructive: true,
+          target: { node: n },
+          action: { summary: 'decommission', performer: 'provisioner', commands: [] },
+          params: { node: n, provisioner: 'exec', wipes: [] },
+        },
+        { nodes: [{ node: n, exists: true, cordoned: true }] },
+        { machines: [{ node: n, state: 'decommissioned' }] },
+      );
+      // As the plan's decommission: redone on resume when the machine is seen still running.
+      return d;
+    });
+    return {
+      ...plan(),
+      phases: [{ id: 3, name: 'workers', title: '', summary: '', steps: [...cordons, ...decommissions] }],
+    } as Plan;
+  }
+
+  function batchWorld(
+    failOn?: string,
+  ): World & { spans: Map<string, [number, number]>; maxInFlight: number } {
+    const w = new World() as World & { spans: Map<string, [number, number]>; maxInFlight: number };
+    w.spans = new Map();
+    w.maxInFlight = 0;
+    let inFlight = 0;
+    for (const n of ws) {
+      w.nodes.set(n.name, { ...w.nodes.get('n1')!, name: n.name, addresses: [n.address!] });
+      w.machines.set(n.name, 'running');
+    }
+    w.provisioner.decommission = async (req) => {
+      const from = Date.now();
+      inFlight++;
+      w.maxInFlight = Math.max(w.maxInFlight, inFlight);
+      await new Promise((r) => setTimeout(r, 200));
+      inFlight--;
+      w.spans.set(req.node, [from, Date.now()]);
+      if (req.node === failOn) throw new Error(`BMC of ${req.node} does not answer`);
+      w.machines.set(req.node, 'decommissioned');
+    };
+    return w;
+  }
+
+  it("runs a batch's decommissions at once, each journaled as its own step", async () => {
+    const w = batchWorld();
+    const p = batchPlan();
+    begin(p);
+    const r = await orchestrator(w, p).run();
+    expect(r.status).toBe('completed');
+    expect(w.maxInFlight).toBe(3);
+    const spans = [...w.spans.values()];
+    // All three overlap: the last one started before the first one ended.
+    expect(Math.max(...spans.map((x) => x[0]))).toBeLessThan(Math.min(...spans.map((x) => x[1])));
+    const done = journal
+      .transitions()
+      .filter((t) => t.state === 'done')
+      .map((t) => t.stepId);
+    expect(done.filter((id) => id.includes('decommission')).sort()).toEqual([
+      '3.04.decommission.w1',
+      '3.05.decommission.w2',
+      '3.06.decommission.w3',
+    ]);
+    for (const n of ws) expect(w.nodes.get(n.name)!.unschedulable).toBe(true);
+  });
+
+  it('a decommission that fails stops the run once the others have ended: only its node gets its cordon back, and a resumed run redoes only it', async () => {
+    const w = batchWorld('w2');
+    const p = batchPlan();
+    begin(p);
+    const r = await orchestrator(w, p).run();
+    expect(r.status).toBe('stopped');
+    expect(r.stoppedAt).toBe('3.05.decommission.w2');
+    expect(r.error?.message).toContain('BMC of w2 does not answer');
+    expect(w.machines.get('w1')).toBe('decommissioned');
+    expect(w.machines.get('w3')).toBe('decommissioned');
+    // w1 and w3 passed the point of no return: cordoned for good; w2's machine still runs.
+    expect(ws.map((n) => w.nodes.get(n.name)!.unschedulable)).toEqual([true, false, true]);
+    expect(
+      journal.observations({ purpose: 'cordon-restored' }).map((o) => (o.data as { node: string }).node),
+    ).toEqual(['w2']);
+
+    // The cause is fixed; the resumed run cordons w2 again and decommissions only it.
+    w.provisioner.decommission = async (req) => {
+      w.calls.push(`decommission ${req.node}`);
+      w.machines.set(req.node, 'decommissioned');
+    };
+    w.calls = [];
+    begin(p);
+    const logs: string[] = [];
+    const again = await orchestrator(w, p, { resume: true }, logs).run();
+    expect(again.status, again.error?.message).toBe('completed');
+    expect(w.calls).toEqual(['setUnschedulable w2 true', 'decommission w2']);
+  });
+});

@@ -1,5 +1,7 @@
 /**
- * The orchestrator: runs a plan's steps in order, one at a time. For each step:
+ * The orchestrator: runs a plan's steps in order, one at a time, but for the steps of a worker
+ * batch whose kind runs side by side (its cordons, node waits, decommissions and Node deletions;
+ * concurrentGroup). For each step:
  *   journal `started` → (resume: is its effect already there?) → condition → gate (the step's
  *   expected state, observed) → `gate-passed` → `action-started` → action through a port →
  *   `action-done` → verification (observed until it holds or the step's timeout) → `done`.
@@ -48,6 +50,24 @@ export { gateError } from './stop.js';
 /** A step's kind runs its gate and verification every time, never "already done". */
 function observesOnly(step: Step): boolean {
   return HANDLERS[step.kind].mode === 'observe';
+}
+
+/**
+ * The steps from `i` on that run side by side: consecutive steps of one worker batch whose kind
+ * the handler marks `concurrent` (each acts on its own node), or the one step at `i`.
+ */
+export function concurrentGroup(steps: readonly Step[], i: number): Step[] {
+  const first = steps[i]!;
+  if (first.batch === undefined || HANDLERS[first.kind].concurrent !== true) return [first];
+  let j = i + 1;
+  while (
+    j < steps.length &&
+    steps[j]!.kind === first.kind &&
+    steps[j]!.batch === first.batch &&
+    steps[j]!.phase === first.phase
+  )
+    j++;
+  return steps.slice(i, j);
 }
 
 /** After this step, a node's cordon is not given back: its member or machine is gone. */
@@ -216,6 +236,15 @@ export class Orchestrator {
     return r.checks;
   }
 
+  #asking: Promise<unknown> = Promise.resolve();
+
+  /** Steps side by side ask a person one question at a time, never two prompts at once. */
+  #oneQuestionAtATime<T>(ask: () => Promise<T>): Promise<T> {
+    const next = this.#asking.then(ask, ask);
+    this.#asking = next.catch(() => undefined);
+    return next;
+  }
+
   /** Asks the operator what ferry cannot observe; a "no" stops the run. */
   async #askUnknowns(step: Step, expect: ExpectedState, checks: Check[]): Promise<Check[]> {
     const questions = [
@@ -224,7 +253,7 @@ export class Orchestrator {
     const confirmed = this.#confirmedFor(step.id);
     for (const q of questions) {
       if (confirmed.has(q)) continue;
-      const yes = await this.#d.operator.ask(step.id, q, this.#ctl.signal);
+      const yes = await this.#oneQuestionAtATime(() => this.#d.operator.ask(step.id, q, this.#ctl.signal));
       this.#d.journal.observe(step.id, 'note', yes, yes ? { confirmed: q } : { refused: q });
       if (!yes) {
         throw gateError(
@@ -255,11 +284,10 @@ export class Orchestrator {
     const point = resumePoint(j.transitions(), j.observations(), this.#steps);
     this.#finished = point.finished;
     for (const r of point.rewound) this.#log(`resume: ${r.stepId} runs again: ${r.why}`);
-    if (point.inFlight) {
+    for (const f of point.inFlight)
       this.#log(
-        `resume: ${point.inFlight.stepId} was in flight (${point.inFlight.last}${point.inFlight.actionStarted ? ', its action had started' : ''})`,
+        `resume: ${f.stepId} was in flight (${f.last}${f.actionStarted ? ', its action had started' : ''})`,
       );
-    }
     try {
       // The etcd probe writes to the leader from the first step on (see #steerProbe).
       if (this.#d.etcdProbe)
@@ -267,19 +295,42 @@ export class Orchestrator {
           (v) => this.#steerProbe(v),
           () => undefined,
         );
-      for (const step of this.#steps) {
-        if (this.#finished.has(step.id)) continue;
+      for (let i = 0; i < this.#steps.length; ) {
+        const group = concurrentGroup(this.#steps, i);
+        i += group.length;
+        const todo = group.filter((s) => !this.#finished.has(s.id));
+        if (todo.length === 0) continue;
         const why = this.#d.interrupt?.();
         if (why)
           throw gateError(
-            `the run stops before ${step.id}: ${why}`,
+            `the run stops before ${todo[0]!.id}: ${why}`,
             'run ferry run --resume once the cause is gone',
           );
-        const inFlight = point.inFlight?.stepId === step.id ? point.inFlight : undefined;
-        const outcome = await this.#step(step, inFlight);
+        // Side by side (a batch's cordons, decommissions…): each step journals its own
+        // transitions; the first to stop stops the run once the others have ended.
+        const settled = await Promise.allSettled(
+          todo.map((step) =>
+            this.#step(
+              step,
+              point.inFlight.find((f) => f.stepId === step.id),
+            ),
+          ),
+        );
+        let stop: { step: Step; err: unknown } | undefined;
+        settled.forEach((r, k) => {
+          const step = todo[k]!;
+          if (r.status === 'rejected') {
+            stop ??= { step, err: r.reason };
+            return;
+          }
+          this.#finished.add(step.id);
+          this.#done.push({ id: step.id, outcome: r.value });
+        });
         this.#noteEtcdEndpoints();
-        this.#finished.add(step.id);
-        this.#done.push({ id: step.id, outcome });
+        if (stop) {
+          await this.#afterStop(stop.step);
+          throw stop.err;
+        }
       }
       j.endRun('completed', { steps: this.#done.length });
       return { status: 'completed', steps: this.#done };
@@ -358,14 +409,18 @@ export class Orchestrator {
       const fe = this.#asStop(step, err);
       t(fe.kind === 'gate' ? 'stopped' : 'failed', { message: fe.message, remediation: fe.remediation });
       this.#log(`■ ${step.id} stopped: ${fe.message}`);
-      await this.#restoreCordons(step).catch((e: unknown) =>
-        this.#log(`  could not restore cordon state: ${errText(e)}`),
-      );
-      await this.#restoreReplicas(step).catch((e: unknown) =>
-        this.#log(`  could not restore replica counts: ${errText(e)}`),
-      );
       throw fe;
     }
+  }
+
+  /** A stop gives back what the run changed and can give back: cordons, replica counts. */
+  async #afterStop(step: Step): Promise<void> {
+    await this.#restoreCordons(step).catch((e: unknown) =>
+      this.#log(`  could not restore cordon state: ${errText(e)}`),
+    );
+    await this.#restoreReplicas(step).catch((e: unknown) =>
+      this.#log(`  could not restore replica counts: ${errText(e)}`),
+    );
   }
 
   #asStop(step: Step, err: unknown): FerryError {

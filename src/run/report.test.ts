@@ -50,19 +50,38 @@ describe('resume point', () => {
     ];
     const p = resumePoint(t, [], steps);
     expect([...p.finished]).toEqual(['2.01.cordon.cp-1']);
-    expect(p.inFlight).toEqual({
-      stepId: '2.02.drain.cp-1',
-      last: 'action-started',
-      actionStarted: true,
-      attempt: 1,
-    });
+    expect(p.inFlight).toEqual([
+      {
+        stepId: '2.02.drain.cp-1',
+        last: 'action-started',
+        actionStarted: true,
+        attempt: 1,
+      },
+    ]);
     // A second attempt that only got to its gate: its action did not start.
     const again = resumePoint(
       [...t, tr('2.02.drain.cp-1', 'started', '05', 2), tr('2.02.drain.cp-1', 'stopped', '06', 2)],
       [],
       steps,
     );
-    expect(again.inFlight).toMatchObject({ last: 'stopped', actionStarted: false, attempt: 2 });
+    expect(again.inFlight).toMatchObject([{ last: 'stopped', actionStarted: false, attempt: 2 }]);
+  });
+
+  it('finds every step of a concurrent group in flight, oldest last transition first', () => {
+    const t = [
+      tr('3.08.cordon.worker-1', 'started', '01'),
+      tr('3.09.cordon.worker-2', 'started', '01'),
+      tr('3.09.cordon.worker-2', 'action-started', '02'),
+      tr('3.08.cordon.worker-1', 'gate-passed', '03'),
+      tr('3.10.cordon.worker-3', 'started', '03'),
+      tr('3.10.cordon.worker-3', 'done', '04'),
+    ];
+    const p = resumePoint(t, [], steps);
+    expect([...p.finished]).toEqual(['3.10.cordon.worker-3']);
+    expect(p.inFlight).toEqual([
+      { stepId: '3.09.cordon.worker-2', last: 'action-started', actionStarted: true, attempt: 1 },
+      { stepId: '3.08.cordon.worker-1', last: 'gate-passed', actionStarted: false, attempt: 1 },
+    ]);
   });
 
   it("runs cordon and drain again after the run restored the node's cordon", () => {

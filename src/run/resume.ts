@@ -19,7 +19,11 @@ export interface InFlight {
 
 export interface ResumePoint {
   finished: Set<string>;
-  inFlight: InFlight | undefined;
+  /**
+   * Steps started and not finished, oldest last transition first: one, or the steps of a
+   * concurrent group (the orchestrator runs a batch's cordons, say, side by side).
+   */
+  inFlight: InFlight[];
   /** Finished steps that must run again, with why. */
   rewound: { stepId: string; why: string }[];
 }
@@ -50,8 +54,7 @@ export function resumePoint(
   }
   const finished = new Set<string>();
   const finishedAt = new Map<string, string>();
-  let inFlight: InFlight | undefined;
-  let inFlightSeq = -1;
+  const inFlight: (InFlight & { seq: number })[] = [];
   for (const [id, rows] of byStep) {
     const last = rows.at(-1)!;
     const state = last.state as StepTransition;
@@ -60,17 +63,16 @@ export function resumePoint(
       finishedAt.set(id, last.at);
       continue;
     }
-    if (last.seq > inFlightSeq) {
-      inFlightSeq = last.seq;
-      const attempt = last.attempt;
-      inFlight = {
-        stepId: id,
-        last: state,
-        attempt,
-        actionStarted: rows.some((r) => r.attempt === attempt && r.state === 'action-started'),
-      };
-    }
+    const attempt = last.attempt;
+    inFlight.push({
+      stepId: id,
+      last: state,
+      attempt,
+      actionStarted: rows.some((r) => r.attempt === attempt && r.state === 'action-started'),
+      seq: last.seq,
+    });
   }
+  inFlight.sort((a, b) => a.seq - b.seq);
 
   const rewound: ResumePoint['rewound'] = [];
   const rewind = (s: Step, restoredAt: string, why: string) => {
@@ -110,5 +112,5 @@ export function resumePoint(
       rewound.push({ stepId: s.id, why: `the run restored ${node}'s cordon state when it stopped` });
     }
   }
-  return { finished, inFlight, rewound };
+  return { finished, inFlight: inFlight.map(({ seq: _, ...f }) => f), rewound };
 }

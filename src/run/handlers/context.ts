@@ -40,15 +40,24 @@ export interface StepContext {
  * - `wait`: nothing to do; its verification waits for something the cluster does by itself;
  * - `act`: an action through a port (or a person). `pointOfNoReturn`: once done, the node's member
  *   or machine is gone, so a stopped run does not give the node its cordon back.
+ * Provisions never run side by side: a provisioner may bind the next new node it sees (manual,
+ * unnamed) or scale a shared MachineDeployment by one (capi).
  */
-export type Handler<K extends StepKind> =
+export type Handler<K extends StepKind> = (
   | { readonly mode: 'observe' }
   | { readonly mode: 'wait' }
   | {
       readonly mode: 'act';
       readonly pointOfNoReturn?: true;
       act(step: StepOf<K>, ctx: StepContext): Promise<ActionResult>;
-    };
+    }
+) & {
+  /**
+   * Consecutive steps of this kind in one worker batch run side by side: each acts on its own
+   * node and needs nothing of the others (a batch of ten waits one boot, not ten).
+   */
+  readonly concurrent?: true;
+};
 
 /** One handler per step kind: a new kind does not compile until it has one. */
 export type Handlers = { readonly [K in StepKind]: Handler<K> };

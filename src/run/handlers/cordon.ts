@@ -3,6 +3,7 @@ import type { Handler } from './context.js';
 
 export const handler: Handler<'cordon'> = {
   mode: 'act',
+  concurrent: true,
   async act(step, ctx) {
     const name = ctx.requireName(step.params.node);
     await ctx.deps.kube.setUnschedulable(name, true);

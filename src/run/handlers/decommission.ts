@@ -4,6 +4,7 @@ import type { Handler } from './context.js';
 export const handler: Handler<'decommission'> = {
   mode: 'act',
   pointOfNoReturn: true,
+  concurrent: true,
   async act(step, ctx) {
     const name = ctx.requireName(step.params.node);
     const role = ctx.deps.plan.controlPlanes.some((c) => c.node === name) ? 'controlplane' : 'worker';
