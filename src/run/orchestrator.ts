@@ -10,6 +10,7 @@
  * replica count of a workload --surge-replicas scaled up. A resumed run
  * never repeats an action whose outcome it has not re-observed.
  */
+import { setMaxListeners } from 'node:events';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FerryError } from '../errors.js';
@@ -101,6 +102,8 @@ export class Orchestrator {
       this.#steps.flatMap((s) => (s.target.member?.kind === 'kubeadm' ? [s.target.member.id] : [])),
     );
     deps.signal?.addEventListener('abort', () => this.#ctl.abort(deps.signal?.reason), { once: true });
+    // A batch's steps side by side each wait on this signal (a 60-worker batch: 15 at once).
+    setMaxListeners(256, this.#ctl.signal);
   }
 
   get bindings(): Bindings {
