@@ -7,6 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KObj } from '../apiserver/object.js';
+import { ACT_CONCURRENCY, actConcurrently } from './act.js';
 import { isTransient, type LabKubeClient } from './client.js';
 import { endpointSliceActions } from './endpoints.js';
 import { kubeletActions, NODE_LEASE_NAMESPACE, pruneMemory } from './kubelet.js';
@@ -138,7 +139,7 @@ export class LabNodesController {
     };
   }
 
-  /** Everything the controllers want done in this World, in the order it is done. */
+  /** Everything the controllers want done in this World; each object's actions in the order done (act.ts). */
   decide(world: World): Action[] {
     pruneMemory(world, this.#memory);
     return [
@@ -173,9 +174,9 @@ export class LabNodesController {
     }
     const actions = this.decide(world);
     let failed = 0;
-    for (const a of actions) {
+    const act = async (a: Action) => {
       // A stop does not wait for the rest of a long pass (writes may be timing out).
-      if (!this.#running && this.#loop !== undefined) break;
+      if (!this.#running && this.#loop !== undefined) return;
       try {
         await this.#execute(a);
         if (this.#logActions) this.#log(a.why);
@@ -183,7 +184,8 @@ export class LabNodesController {
         failed++;
         if (!isTransient(err)) this.#log(`nodes controller: ${a.why}: ${(err as Error).message}`);
       }
-    }
+    };
+    await actConcurrently(actions, ACT_CONCURRENCY, act);
     if (this.#lastError !== undefined) this.#log('nodes controller: API reachable again');
     this.#lastError = undefined;
     return { actions: actions.length, failed };
