@@ -29,6 +29,7 @@ export async function restoreIntoKindCli(
     identityFile: string;
     format: 'text' | 'json';
     kubeFor: (kubeconfig: string) => Promise<MgmtKube>;
+    writeConcurrency?: number | undefined;
   },
 ): Promise<ExitCode> {
   const timeout = values['provider-timeout'] ?? '600';
@@ -52,6 +53,7 @@ export async function restoreIntoKindCli(
     env: io.env,
     progress: (l) => io.stderr(`${l}\n`),
     kubeFor: o.kubeFor,
+    ...(o.writeConcurrency !== undefined && { writeConcurrency: o.writeConcurrency }),
   });
   if (out.kind === 'no-backup') {
     const config = values['bootstrap-config'];

@@ -221,6 +221,23 @@ describe('ferry mgmt', () => {
       expect(wc.code).toBe(2);
       expect(wc.err).toContain(says);
     }
+    // clusterctl move does the writes: a pace for ferry's own would do nothing.
+    const paced = await ferry(
+      'mgmt',
+      'restore',
+      '--from',
+      's3://fleet/mgmt',
+      '--to-kubeconfig',
+      'target.kubeconfig',
+      '--identity',
+      'key.txt',
+      '--via',
+      'clusterctl',
+      '--write-concurrency',
+      '4',
+    );
+    expect(paced.code).toBe(2);
+    expect(paced.err).toContain("--write-concurrency paces ferry's own writes; with --via clusterctl");
   });
 
   it('never shows a secret in an argument list, an output or an error', async () => {

@@ -266,6 +266,10 @@ async function restore(argv: string[], io: Io): Promise<ExitCode> {
   const via = oneOf('via', values.via, ['api', 'clusterctl'] as const, 'api');
   if (intoKind && via === 'clusterctl')
     throw usageError('--via clusterctl restores into a cluster you name: give --to-kubeconfig too');
+  if (via === 'clusterctl' && writeConcurrency !== undefined)
+    throw usageError(
+      "--write-concurrency paces ferry's own writes; with --via clusterctl, clusterctl move writes: drop one",
+    );
   if (intoKind) {
     const { loc, store } = await storeFor(io, from, '--from', values);
     try {
@@ -277,6 +281,7 @@ async function restore(argv: string[], io: Io): Promise<ExitCode> {
         identityFile: idFile,
         format,
         kubeFor: (file) => kubeFor(io, file, undefined, '--to-kubeconfig'),
+        writeConcurrency,
       });
     } finally {
       store.destroy();

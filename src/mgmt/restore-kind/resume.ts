@@ -9,8 +9,9 @@
 import { canonicalJson } from '../canonical.js';
 import { type MgmtKube, refOf } from '../kube.js';
 import { type Archive, describeObject, type KubeObject } from '../model.js';
-import { type FetchedBackup, type RestoreReport, verifyRestore } from '../restore.js';
-import { createBody, restoreLevels, unpausePatch } from '../restore-plan.js';
+import { inDependencyOrder, inParallel } from '../parallel.js';
+import { type FetchedBackup, type RestoreReport, verifyRestore, WRITE_CONCURRENCY } from '../restore.js';
+import { createBody, restoreOwners, unpausePatch } from '../restore-plan.js';
 import type { S3Location } from '../s3-config.js';
 
 const key = (o: { kind: string; metadata: { namespace?: string | undefined; name: string } }) =>
@@ -42,6 +43,8 @@ export async function completeRestore(o: {
   backup: FetchedBackup;
   loc: S3Location;
   log?: (line: string) => void;
+  /** Writes in flight at most (default WRITE_CONCURRENCY, as a whole restore). */
+  writeConcurrency?: number;
 }): Promise<RestoreReport> {
   const log = o.log ?? (() => {});
   const { kube } = o;
@@ -66,35 +69,48 @@ export async function completeRestore(o: {
   log(`${current.size} of ${archive.objects.length} object(s) were created by the interrupted run`);
   const droppedOwners: string[] = [];
   let created = 0;
-  for (const level of restoreLevels(archive)) {
-    for (const i of level) {
-      if (current.has(i)) continue;
+  const limit = o.writeConcurrency ?? WRITE_CONCURRENCY;
+  // As a whole restore writes: each missing object as soon as its owners exist (present ones
+  // count as done), at most `limit` writes in flight.
+  const owners = restoreOwners(archive);
+  await inDependencyOrder(
+    archive.objects.length,
+    (i) => owners[i]!,
+    limit,
+    async (i) => {
+      if (current.has(i)) return;
       const a = archive.objects[i]!;
       const sub = kube.kindOf(a.apiVersion, a.kind)?.statusSubresource ?? false;
-      const { body, droppedOwners: dropped } = createBody(a, uids, sub);
+      const known = new Map<string, string>();
+      for (const j of owners[i]!) {
+        const was = archive.objects[j]!.metadata.uid;
+        const now = was ? uids.get(was) : undefined;
+        if (was && now) known.set(was, now);
+      }
+      const { body, droppedOwners: dropped } = createBody(a, known, sub);
       droppedOwners.push(...dropped.map((d) => `${describeObject(a)} → ${d}`));
       const c = await kube.create(body);
       created++;
       current.set(i, c);
       if (a.metadata.uid && c.metadata.uid) uids.set(a.metadata.uid, c.metadata.uid);
-    }
-  }
+    },
+  );
   log(`created the ${created} missing object(s)`);
   let statuses = 0;
-  for (const [i, cur] of current) {
+  await inParallel([...current], limit, async ([i, cur]) => {
     const a = archive.objects[i]!;
-    if (a.status === undefined || !kube.kindOf(a.apiVersion, a.kind)?.statusSubresource) continue;
-    if (canonicalJson(cur.status) === canonicalJson(a.status)) continue;
+    if (a.status === undefined || !kube.kindOf(a.apiVersion, a.kind)?.statusSubresource) return;
+    if (canonicalJson(cur.status) === canonicalJson(a.status)) return;
     // The object may have changed since it was listed (this run created it, or a status landed): read it again.
     const fresh = (await kube.get(refOf(cur))) ?? cur;
     await kube.putStatus({ ...fresh, status: a.status });
     statuses++;
-  }
+  });
   log(`restored ${statuses} status(es)`);
-  for (const i of current.keys()) {
+  await inParallel([...current.keys()], limit, async (i) => {
     const patch = unpausePatch(archive.objects[i]!);
     if (patch) await kube.mergePatch(refOf(archive.objects[i]!), patch);
-  }
+  });
   log('unpaused');
   const verify = await verifyRestore(kube, archive);
   return {

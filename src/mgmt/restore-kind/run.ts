@@ -47,6 +47,8 @@ export interface KindRestoreOptions {
   progress: (line: string) => void;
   /** The API client for a kubeconfig file (the kind cluster's, once kind wrote it). */
   kubeFor: (kubeconfig: string) => Promise<MgmtKube>;
+  /** Restore writes in flight at most (--write-concurrency; default as a restore's). */
+  writeConcurrency?: number;
 }
 
 export type KindRestoreOutcome =
@@ -142,14 +144,15 @@ export async function restoreIntoKind(o: KindRestoreOptions): Promise<KindRestor
     const before = journal.lastStates().get('restore');
     const ctx: StageContext = { paths, tools, progress: o.progress, again: RESTORE_AGAIN };
     let report: RestoreReport | undefined;
+    const wc = o.writeConcurrency !== undefined ? { writeConcurrency: o.writeConcurrency } : {};
     let resumed = false;
     const restoreStage = async (s: Extract<RestoreStage, { kind: 'restore' }>) => {
       const kube = await o.kubeFor(s.kubeconfig);
       // Only a restore this journal started may find its objects there; anything else is refused by runRestore.
       if (before !== undefined && (await countPresent(kube, backup.archive)) > 0) {
         resumed = true;
-        report = await completeRestore({ kube, backup, loc: o.loc, log: o.progress });
-      } else report = await runRestore({ kube, backup, loc: o.loc, log: o.progress });
+        report = await completeRestore({ kube, backup, loc: o.loc, log: o.progress, ...wc });
+      } else report = await runRestore({ kube, backup, loc: o.loc, log: o.progress, ...wc });
     };
     const outcome = await runJournaled<RestoreStageKind, RestoreStage>(
       stages,
