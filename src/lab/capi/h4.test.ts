@@ -107,6 +107,16 @@ describe.skipIf(missing !== undefined)('H4: a worker removed while no control-pl
     lab = await LabCluster.fromSnapshot(snapshot, { dir, subnet: SUBNET, canary: false });
     expect((await lab.waitSettled(60_000)).settled).toBe(true);
     req = createRequester(loadKubeconfig(lab.kubeconfigPath));
+    // shop/checkout's PDB (minAvailable 2 of 2) allows no disruption: wherever the scheduler put
+    // its pods, a drain of that node waits forever. A third replica, as --surge-replicas adds,
+    // keeps this test about who drains, not about that budget.
+    await patch('/apis/apps/v1/namespaces/shop/deployments/checkout', { spec: { replicas: 3 } });
+    expect((await lab.waitSettled(60_000)).settled).toBe(true);
+    const budget = (await req.request(
+      'GET',
+      '/apis/policy/v1/namespaces/shop/poddisruptionbudgets/checkout',
+    )) as KubeObject;
+    expect(budget.status?.['disruptionsAllowed']).toBe(1);
     r = await lab.capiReconciler({ namespace: NS });
     await adopt(req, labKitObjects(NS), { kubeadmMembersRemain: true, crds: CrdValidator.fromSchemas() });
     await r.pass(); // the MachineDeployment's MachineSet, no Machines (replicas 0)
