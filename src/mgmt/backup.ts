@@ -7,6 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FerryError, inputError } from '../errors.js';
+import { inParallel } from '../util/parallel.js';
 import { encrypt } from './age.js';
 import { buildArchive, packArchive } from './archive.js';
 import { sha256Hex } from './canonical.js';
@@ -20,7 +21,6 @@ import {
   PAUSED_ANNOTATION,
   type ProviderEntry,
 } from './model.js';
-import { inParallel } from './parallel.js';
 import { describePauseProblems, pauseProblems } from './paused.js';
 import { applyRetention, type RetentionPolicy } from './retention.js';
 import type { S3Location } from './s3-config.js';

@@ -58,6 +58,24 @@ export function restoreOwners(archive: Archive): number[][] {
   ]);
 }
 
+/**
+ * The archived → new UIDs of object `i`'s waited-on owners (restoreOwners), for createBody: only
+ * those, so a cycle's back edge is dropped whether or not its owner won the race.
+ */
+export function ownerUids(
+  archive: Archive,
+  owners: readonly number[],
+  uids: ReadonlyMap<string, string>,
+): Map<string, string> {
+  const known = new Map<string, string>();
+  for (const j of owners) {
+    const was = archive.objects[j]!.metadata.uid;
+    const now = was ? uids.get(was) : undefined;
+    if (was && now) known.set(was, now);
+  }
+  return known;
+}
+
 const SERVER_FIELDS = [
   'uid',
   'resourceVersion',

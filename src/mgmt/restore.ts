@@ -7,14 +7,14 @@
  */
 import { isKubeApiError } from '../adapters/kube/port.js';
 import { FerryError, inputError } from '../errors.js';
+import { inDependencyOrder, inParallel } from '../util/parallel.js';
 import { decrypt } from './age.js';
 import { unpackArchive } from './archive.js';
 import { META } from './backup.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
 import { INVENTORY_CRD, type MgmtKube, refOf } from './kube.js';
 import { type Archive, CLUSTER_NAME_LABEL, describeObject, type KubeObject, objectName } from './model.js';
-import { inDependencyOrder, inParallel } from './parallel.js';
-import { createBody, restoreOwners, unpausePatch } from './restore-plan.js';
+import { createBody, ownerUids, restoreOwners, unpausePatch } from './restore-plan.js';
 import type { S3Location } from './s3-config.js';
 import type { BackupStore, Downloaded } from './s3-store.js';
 
@@ -170,13 +170,7 @@ export async function runRestore(o: {
       async (i) => {
         const a = archive.objects[i]!;
         const sub = kube.kindOf(a.apiVersion, a.kind)?.statusSubresource ?? false;
-        // Only the owners waited on: a cycle's back edge is dropped whether or not its owner won the race.
-        const known = new Map<string, string>();
-        for (const j of owners[i]!) {
-          const was = archive.objects[j]!.metadata.uid!;
-          known.set(was, uids.get(was)!);
-        }
-        const { body, droppedOwners: dropped } = createBody(a, known, sub);
+        const { body, droppedOwners: dropped } = createBody(a, ownerUids(archive, owners[i]!, uids), sub);
         droppedOwners.push(...dropped.map((d) => `${describeObject(a)} → ${d}`));
         let c: KubeObject;
         try {

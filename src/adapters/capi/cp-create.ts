@@ -37,7 +37,8 @@ export async function addControlPlaneMachine(
     );
   const built = cpMachineObjects({ tcp: raw, template, cluster: api.names.cluster, suffix: nameSuffix() });
   if ('error' in built) throw badTcp(built.error);
-  const invalid = [built.infra, built.talosConfig, built.machine].flatMap((o) => crdErrors(crds, o));
+  const objects = [built.infra, built.talosConfig, built.machine];
+  const invalid = objects.flatMap((o) => crdErrors(crds, o));
   if (invalid.length > 0)
     throw new FerryError(
       'internal',
@@ -55,20 +56,24 @@ export async function addControlPlaneMachine(
   );
   const created: KubeObject[] = [];
   try {
-    for (const o of [built.infra, built.talosConfig, built.machine]) {
+    for (const o of objects) {
       await api.create(o);
       created.push(o);
     }
   } catch (err) {
     // A retry makes a new name: what this attempt made would be left behind (an infrastructure
     // machine with a VM and no Machine owning it). Take it back, newest first.
+    const name = (o: KubeObject) => `${o.kind}/${o.metadata.name}`;
     const left: string[] = [];
-    for (const o of created.reverse()) {
-      await api.delete(o).catch(() => left.push(`${o.kind}/${o.metadata.name}`));
-    }
-    const what = [built.infra, built.talosConfig, built.machine].map((o) => `${o.kind}/${o.metadata.name}`);
+    for (const o of [...created].reverse()) await api.delete(o).catch(() => left.push(name(o)));
+    const undone =
+      created.length === 0
+        ? ''
+        : left.length > 0
+          ? `; left behind, delete by hand: ${left.join(', ')}`
+          : `; deleted again: ${created.map(name).join(', ')}`;
     throw gateError(
-      `creating the control-plane Machine ${built.name} failed at ${what[created.length]}: ${(err as Error).message}${created.length ? `; ${left.length ? `left behind, delete by hand: ${left.join(', ')}` : `deleted again: ${what.slice(0, created.length).join(', ')}`}` : ''}`,
+      `creating the control-plane Machine ${built.name} failed at ${name(objects[created.length]!)}: ${(err as Error).message}${undone}`,
       left.length
         ? `delete them (kubectl --kubeconfig "$MGMT_KUBECONFIG" -n ${api.names.namespace} delete ${left.join(' ')}), fix the cause, then run ferry run --resume`
         : 'fix the cause (the management cluster answered the error above), then run ferry run --resume',

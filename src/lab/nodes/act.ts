@@ -2,6 +2,7 @@
  * How one pass of the lab nodes controller sends what it decided: several writes in flight, the
  * actions on one object in the order decided.
  */
+import { inParallel } from '../../util/parallel.js';
 import { type Action, apiPath } from './world.js';
 
 /**
@@ -46,9 +47,8 @@ export async function actConcurrently(
     if (lane) lane.push(a);
     else lanes.set(k, [a]);
   }
-  const queue = [...lanes.values()];
-  const worker = async () => {
-    for (let lane = queue.shift(); lane; lane = queue.shift()) for (const a of lane) await act(a);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, queue.length) }, worker));
+  // act never throws (the controller counts failures itself), so every lane runs.
+  await inParallel([...lanes.values()], limit, async (lane) => {
+    for (const a of lane) await act(a);
+  });
 }

@@ -6,12 +6,13 @@
  * everything is unpaused, as a whole restore would. Nothing is deleted: Clusters were created
  * paused, but a deleted CAPI object's controllers could tear down the machines behind it.
  */
+
+import { inDependencyOrder, inParallel } from '../../util/parallel.js';
 import { canonicalJson } from '../canonical.js';
 import { type MgmtKube, refOf } from '../kube.js';
 import { type Archive, describeObject, type KubeObject } from '../model.js';
-import { inDependencyOrder, inParallel } from '../parallel.js';
 import { type FetchedBackup, type RestoreReport, verifyRestore, WRITE_CONCURRENCY } from '../restore.js';
-import { createBody, restoreOwners, unpausePatch } from '../restore-plan.js';
+import { createBody, ownerUids, restoreOwners, unpausePatch } from '../restore-plan.js';
 import type { S3Location } from '../s3-config.js';
 
 const key = (o: { kind: string; metadata: { namespace?: string | undefined; name: string } }) =>
@@ -81,13 +82,7 @@ export async function completeRestore(o: {
       if (current.has(i)) return;
       const a = archive.objects[i]!;
       const sub = kube.kindOf(a.apiVersion, a.kind)?.statusSubresource ?? false;
-      const known = new Map<string, string>();
-      for (const j of owners[i]!) {
-        const was = archive.objects[j]!.metadata.uid;
-        const now = was ? uids.get(was) : undefined;
-        if (was && now) known.set(was, now);
-      }
-      const { body, droppedOwners: dropped } = createBody(a, known, sub);
+      const { body, droppedOwners: dropped } = createBody(a, ownerUids(archive, owners[i]!, uids), sub);
       droppedOwners.push(...dropped.map((d) => `${describeObject(a)} → ${d}`));
       const c = await kube.create(body);
       created++;

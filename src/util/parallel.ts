@@ -1,4 +1,4 @@
-/** Bounded concurrency for the API writes of backup (pause) and restore (create, status). */
+/** Bounded concurrency: API writes of backup (pause) and restore (create, status), the lab nodes controller's per-object lanes. */
 /** Runs `fn` over `items`, at most `limit` at a time; the first failure rejects once all started ones settle. */
 export async function inParallel<T>(
   items: T[],
