@@ -6,9 +6,11 @@
  * phases, steps removed, added or moved, and for a changed step which of its fields (with the
  * value now, and the value before when a fingerprint gives it away, e.g. destructive true → false).
  */
+
+import { isRecord as isObject } from '../util/walk.js';
 import { digestOf } from './digest.js';
+import { show } from './issues.js';
 import type { Plan, PlanContent, PlanIntegrity, StepFingerprint } from './model.js';
-import { isObject, show } from './shape.js';
 
 /** Hex digits kept of a part's sha256: enough to tell parts apart, short enough to keep the record small. */
 const FINGERPRINT_HEX = 12;

@@ -20,8 +20,8 @@
  *   without observing first).
  */
 import { isEmptyExpectation } from './expected-state.js';
+import { type Issue, Issues } from './issues.js';
 import { PHASE_NAMES, type PhaseId, type PlanContent, type Step, type StepKind, stepId } from './model.js';
-import { type Issue, Issues } from './shape.js';
 
 /** Kinds buildPlan always marks destructive: their effect cannot be taken back. */
 const ALWAYS_DESTRUCTIVE: ReadonlySet<StepKind> = new Set([

@@ -9,8 +9,8 @@ import { inputError } from '../errors.js';
 import { jsonError } from '../snapshot/yaml.js';
 import { readTextFile } from '../util/input-file.js';
 import { verifyIntegrity } from './integrity.js';
+import type { Issue } from './issues.js';
 import { PLAN_FORMAT_VERSION, PLAN_KIND, type Plan } from './model.js';
-import type { Issue } from './shape.js';
 import { validatePlan } from './validate.js';
 
 const REMEDIATION =

@@ -8,6 +8,23 @@
 import { PROVISIONERS } from '../facts/target.js';
 import type { CapiNames } from '../kit/capi-names.js';
 import { memberIdHex } from '../util/member-id.js';
+import { isRecord, Walk } from '../util/walk.js';
+import {
+  arrayOf,
+  bool,
+  byKind,
+  type Check,
+  fields,
+  int,
+  name,
+  nullable,
+  oneOf,
+  opt,
+  recordOf,
+  refine,
+  str,
+  stringList,
+} from '../util/walk-checks.js';
 import type {
   BatchBound,
   BlockedPdb,
@@ -39,6 +56,7 @@ import type {
   TalosNodeRef,
 } from './expected-state.js';
 import { invariantIssues } from './invariants.js';
+import { type Issue, Issues, show } from './issues.js';
 import {
   type Action,
   type ControlPlaneOrder,
@@ -66,46 +84,33 @@ import {
   type WorkerRoll,
   type WorkloadRef,
 } from './model.js';
-import {
-  arrayOf,
-  bool,
-  byKind,
-  type Check,
-  fields,
-  type Issue,
-  Issues,
-  int,
-  isObject,
-  join,
-  name,
-  nullable,
-  oneOf,
-  opt,
-  positiveSeconds,
-  recordOf,
-  refine,
-  seconds,
-  show,
-  str,
-  stringList,
-} from './shape.js';
 
 /** The members of a string union, as a list the compiler keeps complete. */
 function members<T extends string>(all: Record<T, true>): T[] {
   return Object.keys(all) as T[];
 }
 
+/** Seconds a step may take: a finite number greater than 0. */
+const positiveSeconds: Check = (w) => {
+  w.number({ above: 0, expected: 'a number of seconds greater than 0' });
+};
+
+/** Seconds to wait: a finite number, 0 or more. */
+const seconds: Check = (w) => {
+  w.number({ min: 0, expected: 'a number of seconds, 0 or more' });
+};
+
 // ---- references -------------------------------------------------------------------------------
 
 /** etcd member ids are uint64: a decimal string, never a JSON number (2^53 and above lose digits). */
-const memberId: Check = (v, path, out) => {
+const memberId: Check = (w) => {
+  const v = w.value;
   if (typeof v === 'number')
-    return out.add(
-      path,
+    return w.invalid(
       `an etcd member id must be a string of decimal digits, not a JSON number: ids are uint64 and lose precision as numbers (this one reads as ${v}), so the plan no longer says which member it means`,
     );
   if (typeof v !== 'string' || !/^\d{1,20}$/.test(v) || BigInt(v) > 0xffff_ffff_ffff_ffffn)
-    out.add(path, `must be an etcd member id: a uint64 as a string of decimal digits; got ${show(v)}`);
+    w.invalid(`must be an etcd member id: a uint64 as a string of decimal digits; got ${show(v)}`);
 };
 
 const kubeadmNode = fields<KubeadmNodeRef>({ kind: oneOf(['kubeadm']), name, address: nullable(str) });
@@ -127,11 +132,10 @@ const kubeadmMember = refine(
     clientURL: nullable(str),
   }),
   // The runbook's commands name the member by idHex, the run by id: they must be one member.
-  (v, path, out) => {
-    const m = v as KubeadmMemberRef;
+  (w) => {
+    const m = w.value as KubeadmMemberRef;
     const hex = memberIdHex(m.id);
-    if (m.idHex !== hex)
-      out.add(`${path}.idHex`, `must be member ${m.id} in hex, ${hex}; got ${show(m.idHex)}`);
+    if (m.idHex !== hex) w.at('idHex').invalid(`must be member ${m.id} in hex, ${hex}; got ${show(m.idHex)}`);
   },
 );
 const talosMember = fields<TalosMemberRef>({ kind: oneOf(['talos']), replaces: name, name: nullable(name) });
@@ -146,26 +150,24 @@ const commands = arrayOf(command);
 
 // ---- expected state ---------------------------------------------------------------------------
 
-const count: Check = (v, path, out) => {
-  if (typeof v === 'number') return int(0)(v, path, out);
-  refine(fields<{ min: number; max: number }>({ min: int(0), max: int(0) }), (x, p, o) => {
-    const c = x as { min: number; max: number };
-    if (c.min > c.max) o.add(p, `min ${c.min} is above max ${c.max}`);
-  })(v, path, out);
-};
+const minMax = refine(fields<{ min: number; max: number }>({ min: int(0), max: int(0) }), (w) => {
+  const c = w.value as { min: number; max: number };
+  if (c.min > c.max) w.invalid(`min ${c.min} is above max ${c.max}`);
+});
 
-const healthy: Check = (v, path, out) => {
+const count: Check = (w) => (typeof w.value === 'number' ? int(0)(w) : minMax(w));
+
+const healthy: Check = (w) => {
+  const v = w.value;
   if (v === 'all') return;
-  if (isObject(v) && 'allExcept' in v) return memberRef(v['allExcept'], `${path}.allExcept`, out);
-  out.add(path, `must be "all" or { allExcept: member }; got ${show(v)}`);
+  if (isRecord(v) && 'allExcept' in v) return memberRef(w.at('allExcept'));
+  w.invalid(`must be "all" or { allExcept: member }; got ${show(v)}`);
 };
 
-const leader: Check = (v, path, out) => {
-  if (isObject(v) && 'is' in v !== 'isNot' in v) {
-    const key = 'is' in v ? 'is' : 'isNot';
-    return memberRef(v[key], `${path}.${key}`, out);
-  }
-  out.add(path, `must be { is: member } or { isNot: member }; got ${show(v)}`);
+const leader: Check = (w) => {
+  const v = w.value;
+  if (isRecord(v) && 'is' in v !== 'isNot' in v) return memberRef(w.at('is' in v ? 'is' : 'isNot'));
+  w.invalid(`must be { is: member } or { isNot: member }; got ${show(v)}`);
 };
 
 const MEMBER_STATES = members<MemberState>({
@@ -382,20 +384,18 @@ const PARAMS: { [K in StepKind]: Check } = {
   }),
 };
 
-const undo: Check = (v, path, out) => {
-  if (isObject(v) && v['possible'] === true)
-    return fields<Extract<Undo, { possible: true }>>({ possible: oneOf([true]), summary: str, commands })(
-      v,
-      path,
-      out,
-    );
-  if (isObject(v) && v['possible'] === false)
-    return fields<Extract<Undo, { possible: false }>>({ possible: oneOf([false]), reason: str })(
-      v,
-      path,
-      out,
-    );
-  out.add(isObject(v) ? `${path}.possible` : path, `must say whether the step can be undone; got ${show(v)}`);
+const undoable = fields<Extract<Undo, { possible: true }>>({
+  possible: oneOf([true]),
+  summary: str,
+  commands,
+});
+const notUndoable = fields<Extract<Undo, { possible: false }>>({ possible: oneOf([false]), reason: str });
+
+const undo: Check = (w) => {
+  const v = w.value;
+  if (isRecord(v) && v['possible'] === true) return undoable(w);
+  if (isRecord(v) && v['possible'] === false) return notUndoable(w);
+  (isRecord(v) ? w.at('possible') : w).invalid(`must say whether the step can be undone; got ${show(v)}`);
 };
 
 const stepCommon = fields<Omit<Step, 'kind' | 'params'>>({
@@ -423,34 +423,35 @@ const stepCommon = fields<Omit<Step, 'kind' | 'params'>>({
   notes: opt(stringList),
 });
 
-const step: Check = (v, path, out) => {
-  stepCommon(v, path, out);
-  if (!isObject(v)) return;
+const step: Check = (w) => {
+  stepCommon(w);
+  const v = w.value;
+  if (!isRecord(v)) return;
   const kind = v['kind'];
   if (!(STEP_KINDS as readonly unknown[]).includes(kind))
-    return out.add(join(path, 'kind'), `must be a step kind ferry knows; got ${show(kind)}`);
-  if (v['params'] === undefined) return out.add(`${path}.params`, 'missing');
-  PARAMS[kind as StepKind](v['params'], `${path}.params`, out);
+    return w.at('kind').invalid(`must be a step kind ferry knows; got ${show(kind)}`);
+  const params = w.at('params');
+  if (params.absent) return params.missing();
+  PARAMS[kind as StepKind](params);
 };
 
-const phase: Check = (v, path, out) => {
-  fields<Omit<Phase, 'steps'>>({ id: int(0), name, title: str, summary: str })(v, path, out);
-  if (!isObject(v)) return;
-  const steps = v['steps'];
-  if (!Array.isArray(steps)) return out.add(`${path}.steps`, `must be an array; got ${show(steps)}`);
-  steps.forEach((s, j) => {
-    out.step = isObject(s) && typeof s['id'] === 'string' ? s['id'] : undefined;
-    step(s, `${path}.steps[${j}]`, out);
-  });
-  out.step = undefined;
+const phaseCommon = fields<Omit<Phase, 'steps'>>({ id: int(0), name, title: str, summary: str });
+
+const phase: Check = (w) => {
+  phaseCommon(w);
+  if (!isRecord(w.value)) return;
+  // Every issue found in a step names the step.
+  for (const s of w.at('steps').items()) {
+    const id = isRecord(s.value) && typeof s.value['id'] === 'string' ? s.value['id'] : undefined;
+    step(s.about(id));
+  }
 };
 
 // ---- the worker roll ---------------------------------------------------------------------------
 
 /** A finite number ≥ 0 (requests in bytes, millicores). */
-const amount: Check = (v, path, out) => {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
-    out.add(path, `must be a finite number ≥ 0; got ${show(v)}`);
+const amount: Check = (w) => {
+  w.number({ min: 0, expected: 'a finite number ≥ 0' });
 };
 
 const SHORTAGES = members<Shortage>({
@@ -630,7 +631,7 @@ const planShape = fields<PlanContent>({
  */
 export function validatePlan(doc: unknown): Issue[] {
   const out = new Issues();
-  planShape(doc, '', out);
+  planShape(Walk.root(doc, out.report));
   if (out.list.length > 0) return out.list;
   return invariantIssues(doc as PlanContent);
 }
