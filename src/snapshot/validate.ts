@@ -4,6 +4,7 @@
  * field, so a hand-edited or foreign snapshot is rejected with something the user can act on.
  */
 import { inputError, type Location } from '../errors.js';
+import { formatPath, isRecord, type Path, type Problem, Walk } from '../util/walk.js';
 import {
   type KubeObject,
   SNAPSHOT_FORMAT_VERSION,
@@ -13,11 +14,8 @@ import {
 import { objectShapeProblem, type ShapeProblem } from './object-shapes.js';
 import { componentConfigProblem, flagProblem } from './value-kinds.js';
 import { type ValueKind, valueProblem } from './values.js';
-import { formatPath } from './yaml.js';
 
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+export { isRecord };
 
 export function isStringArray(v: unknown): v is string[] {
   return Array.isArray(v) && v.every((x) => typeof x === 'string');
@@ -55,149 +53,104 @@ export const SNAPSHOT_PARTS: readonly SnapshotPart[] = [
 const REMEDIATION =
   'the saved snapshot was changed or damaged: take it again with `ferry snapshot` (or `ferry snapshot --from DIR`)';
 
-/** Walks a parsed JSON value; every check failure names the file and the field path. */
-export class Shape {
-  constructor(
-    readonly file: string,
-    readonly path: string = '',
-  ) {}
+/** The walk of one saved file: each problem throws the input error naming the file and the field. */
+function walkFile(v: unknown, file: string, at: Path = []): Walk {
+  const report = (p: Problem): never => {
+    const loc: Location = { file };
+    if (p.path.length > 0) loc.field = formatPath(p.path);
+    throw inputError(problemMessage(p), loc, REMEDIATION);
+  };
+  return Walk.root(v, report, { at });
+}
 
-  at(key: string | number): Shape {
-    const p = typeof key === 'number' ? `${this.path}[${key}]` : this.path ? `${this.path}.${key}` : key;
-    return new Shape(this.file, p);
+function problemMessage(p: Problem): string {
+  switch (p.kind) {
+    case 'missing':
+      return `expected ${p.expected ?? 'a value'}, found nothing`;
+    case 'wrong':
+      return `expected ${p.expected}, found ${describeValue(p.found)}`;
+    case 'unknown-field':
+      return `expected one of the fields ${p.allowed.join(', ')}`;
+    case 'invalid':
+      return p.message;
   }
+}
 
-  fail(expected: string, got: unknown): never {
-    this.bad(`expected ${expected}, found ${describeValue(got)}`);
+/** The place, when the input has something there. */
+function given(w: Walk): Walk | undefined {
+  return w.absent ? undefined : w;
+}
+
+/** An optional string field holding a value of `kind` (values.ts). */
+function optValue(w: Walk, kind: ValueKind): void {
+  if (w.absent || w.value === '') return;
+  value(w, kind);
+}
+
+function value(w: Walk, kind: ValueKind): void {
+  const text = w.string();
+  const problem = valueProblem(kind, text);
+  if (problem) w.invalid(`${JSON.stringify(text)} is ${problem}`);
+}
+
+/** A list of strings, each a value of `kind`. */
+function values(w: Walk, kind: ValueKind): void {
+  for (const x of w.items()) value(x, kind);
+}
+
+function strings(w: Walk): void {
+  for (const x of w.items()) x.string();
+}
+
+/** A uint64 kept as a decimal string (etcd member IDs). */
+function uint64(w: Walk): void {
+  w.string({ pattern: /^\d+$/, expected: 'a decimal uint64 string' });
+}
+
+function sourceRef(w: Walk): void {
+  w.object();
+  const kind = w.at('kind').string();
+  switch (kind) {
+    case 'object':
+      w.at('objectKind').string();
+      w.at('name').string();
+      return;
+    case 'file':
+      w.at('path').string();
+      return;
+    case 'flag':
+      w.at('component').string();
+      w.at('flag').string();
+      sourceRef(w.at('from'));
+      return;
+    case 'etcd':
+      w.at('endpoint').string();
+      return;
+    case 'tls':
+      w.at('address').string();
+      return;
+    case 'api':
+      w.at('server').string();
+      w.at('path').string();
+      given(w.at('field'))?.string();
+      return;
+    case 'derived':
+      w.at('note').string();
+      for (const x of w.at('from').items()) sourceRef(x);
+      return;
+    default:
+      w.at('kind').wrong('one-of', 'one of object, file, flag, etcd, tls, api, derived');
   }
+}
 
-  bad(message: string): never {
-    const loc: Location = { file: this.file };
-    if (this.path) loc.field = this.path;
-    throw inputError(message, loc, REMEDIATION);
-  }
-
-  /** An optional string field holding a value of `kind` (values.ts). */
-  optValue(obj: Record<string, unknown>, key: string, kind: ValueKind): void {
-    const v = obj[key];
-    if (v === undefined || v === '') return;
-    const s = this.at(key);
-    const text = s.string(v);
-    const problem = valueProblem(kind, text);
-    if (problem) s.bad(`${JSON.stringify(text)} is ${problem}`);
-  }
-
-  /** A list of strings, each a value of `kind`. */
-  values(obj: Record<string, unknown>, key: string, kind: ValueKind): void {
-    const s = this.at(key);
-    s.array(obj[key]).forEach((x, i) => {
-      const text = s.at(i).string(x);
-      const problem = valueProblem(kind, text);
-      if (problem) s.at(i).bad(`${JSON.stringify(text)} is ${problem}`);
-    });
-  }
-
-  record(v: unknown): Record<string, unknown> {
-    if (!isRecord(v)) this.fail('an object', v);
-    return v;
-  }
-
-  array(v: unknown): unknown[] {
-    if (!Array.isArray(v)) this.fail('an array', v);
-    return v;
-  }
-
-  string(v: unknown): string {
-    if (typeof v !== 'string') this.fail('a string', v);
-    return v;
-  }
-
-  number(v: unknown): number {
-    if (typeof v !== 'number' || !Number.isFinite(v)) this.fail('a number', v);
-    return v;
-  }
-
-  boolean(v: unknown): boolean {
-    if (typeof v !== 'boolean') this.fail('true or false', v);
-    return v;
-  }
-
-  optString(obj: Record<string, unknown>, key: string): void {
-    if (obj[key] !== undefined) this.at(key).string(obj[key]);
-  }
-
-  optNumber(obj: Record<string, unknown>, key: string): void {
-    if (obj[key] !== undefined) this.at(key).number(obj[key]);
-  }
-
-  optBoolean(obj: Record<string, unknown>, key: string): void {
-    if (obj[key] !== undefined) this.at(key).boolean(obj[key]);
-  }
-
-  strings(obj: Record<string, unknown>, key: string): void {
-    const s = this.at(key);
-    s.array(obj[key]).forEach((x, i) => {
-      s.at(i).string(x);
-    });
-  }
-
-  /** A uint64 kept as a decimal string (etcd member IDs). */
-  uint64(v: unknown): string {
-    const s = this.string(v);
-    if (!/^\d+$/.test(s)) this.fail('a decimal uint64 string', v);
-    return s;
-  }
-
-  sourceRef(v: unknown): void {
-    const o = this.record(v);
-    const kind = this.at('kind').string(o.kind);
-    switch (kind) {
-      case 'object':
-        this.at('objectKind').string(o.objectKind);
-        this.at('name').string(o.name);
-        return;
-      case 'file':
-        this.at('path').string(o.path);
-        return;
-      case 'flag':
-        this.at('component').string(o.component);
-        this.at('flag').string(o.flag);
-        this.at('from').sourceRef(o.from);
-        return;
-      case 'etcd':
-        this.at('endpoint').string(o.endpoint);
-        return;
-      case 'tls':
-        this.at('address').string(o.address);
-        return;
-      case 'api':
-        this.at('server').string(o.server);
-        this.at('path').string(o.path);
-        this.optString(o, 'field');
-        return;
-      case 'derived':
-        this.at('note').string(o.note);
-        this.at('from')
-          .array(o.from)
-          .forEach((x, i) => {
-            this.at('from').at(i).sourceRef(x);
-          });
-        return;
-      default:
-        this.at('kind').fail('one of object, file, flag, etcd, tls, api, derived', kind);
-    }
-  }
-
-  /** Flags of `component`: names and values are strings, values of the kinds value-kinds.ts gives them. */
-  flags(v: unknown, component?: string): void {
-    this.array(v).forEach((f, i) => {
-      const s = this.at(i);
-      const o = s.record(f);
-      const name = s.at('name').string(o.name);
-      const value = s.at('value').string(o.value);
-      const bad = component === undefined ? undefined : flagProblem(component, { name, value });
-      if (bad) s.at('value').bad(`--${name} ${JSON.stringify(value)} is ${bad.problem}`);
-    });
+/** Flags of `component`: names and values are strings, values of the kinds value-kinds.ts gives them. */
+function flags(w: Walk, component?: string): void {
+  for (const f of w.items()) {
+    f.object();
+    const name = f.at('name').string();
+    const value = f.at('value').string();
+    const bad = component === undefined ? undefined : flagProblem(component, { name, value });
+    if (bad) f.at('value').invalid(`--${name} ${JSON.stringify(value)} is ${bad.problem}`);
   }
 }
 
@@ -212,8 +165,8 @@ export function describeValue(v: unknown): string {
 }
 
 export function validateManifest(v: unknown, file: string): SnapshotManifest {
-  const s = new Shape(file);
-  const o = s.record(v);
+  const w = walkFile(v, file);
+  const o = w.object();
   const fv = o.formatVersion;
   if (fv !== SNAPSHOT_FORMAT_VERSION) {
     throw inputError(
@@ -222,136 +175,125 @@ export function validateManifest(v: unknown, file: string): SnapshotManifest {
       `take the snapshot again with this ferry (\`ferry snapshot\`), or read it with the ferry version named in its ferryVersion field`,
     );
   }
-  s.at('createdAt').string(o.createdAt);
-  if (Number.isNaN(Date.parse(o.createdAt as string)))
-    s.at('createdAt').fail('an ISO-8601 time', o.createdAt);
-  s.at('ferryVersion').string(o.ferryVersion);
-  const src = s.at('source').record(o.source);
-  const kind = s.at('source').at('kind').string(src.kind);
+  const createdAt = w.at('createdAt');
+  if (Number.isNaN(Date.parse(createdAt.string()))) createdAt.wrong('string', 'an ISO-8601 time');
+  w.at('ferryVersion').string();
+  const src = w.at('source');
+  src.object();
+  const kind = src.at('kind').string();
   if (kind === 'live') {
-    s.at('source').at('server').string(src.server);
-    s.at('source').optString(src, 'context');
+    src.at('server').string();
+    given(src.at('context'))?.string();
   } else if (kind === 'files') {
-    s.at('source').at('path').string(src.path);
+    src.at('path').string();
   } else {
-    s.at('source').at('kind').fail('"live" or "files"', kind);
+    src.at('kind').wrong('one-of', '"live" or "files"');
   }
-  const parts = s.at('parts').array(o.parts);
-  parts.forEach((p, i) => {
-    if (!SNAPSHOT_PARTS.includes(p as SnapshotPart)) {
-      s.at('parts')
-        .at(i)
-        .fail(`one of ${SNAPSHOT_PARTS.join(', ')}`, p);
-    }
-  });
-  s.strings(o, 'warnings');
+  for (const p of w.at('parts').items()) p.oneOf(SNAPSHOT_PARTS);
+  strings(w.at('warnings'));
   return o as unknown as SnapshotManifest;
 }
 
-function validateComponentConfig(s: Shape, v: unknown): void {
-  const o = s.record(v);
-  s.at('apiVersion').string(o.apiVersion);
-  const kind = s.at('kind').string(o.kind);
-  s.at('source').sourceRef(o.source);
-  const spec = s.at('spec').record(o.spec);
+function validateComponentConfig(w: Walk): void {
+  w.object();
+  w.at('apiVersion').string();
+  const kind = w.at('kind').string();
+  sourceRef(w.at('source'));
+  const spec = w.at('spec').object();
   const bad = componentConfigProblem(kind, spec);
   if (bad) {
     const shown = typeof bad.value === 'string' ? JSON.stringify(bad.value) : describeValue(bad.value);
-    s.at(`spec.${formatPath(bad.path)}`).bad(`${shown} is ${bad.problem}`);
+    w.at('spec', ...bad.path).invalid(`${shown} is ${bad.problem}`);
   }
 }
 
-function validateControlPlaneComponent(s: Shape, v: unknown, component: string): Record<string, unknown> {
-  const o = s.record(v);
-  s.at('extraArgs').flags(o.extraArgs, component);
-  s.at('extraVolumes')
-    .array(o.extraVolumes)
-    .forEach((m, i) => {
-      const ms = s.at('extraVolumes').at(i);
-      const mo = ms.record(m);
-      ms.at('name').string(mo.name);
-      ms.at('hostPath').string(mo.hostPath);
-      ms.at('mountPath').string(mo.mountPath);
-    });
-  return o;
+function validateControlPlaneComponent(w: Walk, component: string): void {
+  w.object();
+  flags(w.at('extraArgs'), component);
+  for (const m of w.at('extraVolumes').items()) {
+    m.object();
+    m.at('name').string();
+    m.at('hostPath').string();
+    m.at('mountPath').string();
+  }
 }
 
 export function validateKubeadmFile(v: unknown, file: string): void {
-  const s = new Shape(file);
-  const o = s.record(v);
-  if (o.clusterConfiguration !== undefined) {
-    const cs = s.at('clusterConfiguration');
-    const c = cs.record(o.clusterConfiguration);
-    cs.at('sourceApiVersion').string(c.sourceApiVersion);
-    cs.at('source').sourceRef(c.source);
-    for (const k of ['clusterName', 'kubernetesVersion', 'imageRepository']) cs.optString(c, k);
-    cs.optValue(c, 'controlPlaneEndpoint', 'endpoint');
-    cs.at('featureGates').record(c.featureGates);
-    const net = cs.at('networking').record(c.networking);
-    cs.at('networking').optValue(net, 'podSubnet', 'cidrs');
-    cs.at('networking').optValue(net, 'serviceSubnet', 'cidrs');
-    cs.at('networking').optValue(net, 'dnsDomain', 'dns-name');
-    const api = validateControlPlaneComponent(cs.at('apiServer'), c.apiServer, 'kube-apiserver');
-    cs.at('apiServer').values(api, 'certSANs', 'san');
-    validateControlPlaneComponent(cs.at('controllerManager'), c.controllerManager, 'kube-controller-manager');
-    validateControlPlaneComponent(cs.at('scheduler'), c.scheduler, 'kube-scheduler');
-    const etcd = cs.at('etcd').record(c.etcd);
-    if (etcd.local !== undefined) {
-      const ls = cs.at('etcd').at('local');
-      const l = ls.record(etcd.local);
-      ls.at('extraArgs').flags(l.extraArgs, 'etcd');
-      ls.values(l, 'serverCertSANs', 'san');
-      ls.values(l, 'peerCertSANs', 'san');
+  const w = walkFile(v, file);
+  w.object();
+  const c = given(w.at('clusterConfiguration'));
+  if (c) {
+    c.object();
+    c.at('sourceApiVersion').string();
+    sourceRef(c.at('source'));
+    for (const k of ['clusterName', 'kubernetesVersion', 'imageRepository']) given(c.at(k))?.string();
+    optValue(c.at('controlPlaneEndpoint'), 'endpoint');
+    c.at('featureGates').object();
+    const net = c.at('networking');
+    net.object();
+    optValue(net.at('podSubnet'), 'cidrs');
+    optValue(net.at('serviceSubnet'), 'cidrs');
+    optValue(net.at('dnsDomain'), 'dns-name');
+    validateControlPlaneComponent(c.at('apiServer'), 'kube-apiserver');
+    values(c.at('apiServer', 'certSANs'), 'san');
+    validateControlPlaneComponent(c.at('controllerManager'), 'kube-controller-manager');
+    validateControlPlaneComponent(c.at('scheduler'), 'kube-scheduler');
+    const etcd = c.at('etcd');
+    etcd.object();
+    const local = given(etcd.at('local'));
+    if (local) {
+      local.object();
+      flags(local.at('extraArgs'), 'etcd');
+      values(local.at('serverCertSANs'), 'san');
+      values(local.at('peerCertSANs'), 'san');
     }
-    if (etcd.external !== undefined) {
-      const es = cs.at('etcd').at('external');
-      es.values(es.record(etcd.external), 'endpoints', 'url');
+    const external = given(etcd.at('external'));
+    if (external) {
+      external.object();
+      values(external.at('endpoints'), 'url');
     }
-    cs.at('dns').record(c.dns);
-    cs.strings(c, 'unknownFields');
+    c.at('dns').object();
+    strings(c.at('unknownFields'));
   }
-  const ns = s.at('nodeConfigurations');
-  ns.array(o.nodeConfigurations).forEach((n, i) => {
-    const es = ns.at(i);
-    const e = es.record(n);
-    const kind = es.at('kind').string(e.kind);
-    if (kind !== 'InitConfiguration' && kind !== 'JoinConfiguration') {
-      es.at('kind').fail('InitConfiguration or JoinConfiguration', kind);
+  for (const e of w.at('nodeConfigurations').items()) {
+    e.object();
+    e.at('kind').oneOf(['InitConfiguration', 'JoinConfiguration'], {
+      expected: 'InitConfiguration or JoinConfiguration',
+    });
+    sourceRef(e.at('source'));
+    e.at('nodeRegistration').object();
+    flags(e.at('nodeRegistration', 'kubeletExtraArgs'), 'kubelet');
+    const l = given(e.at('localAPIEndpoint'));
+    if (l) {
+      l.object();
+      optValue(l.at('advertiseAddress'), 'ip');
+      given(l.at('bindPort'))?.number();
     }
-    es.at('source').sourceRef(e.source);
-    const nr = es.at('nodeRegistration').record(e.nodeRegistration);
-    es.at('nodeRegistration').at('kubeletExtraArgs').flags(nr.kubeletExtraArgs, 'kubelet');
-    if (e.localAPIEndpoint !== undefined) {
-      const ls = es.at('localAPIEndpoint');
-      const l = ls.record(e.localAPIEndpoint);
-      ls.optValue(l, 'advertiseAddress', 'ip');
-      ls.optNumber(l, 'bindPort');
-    }
-    es.strings(e, 'bootstrapTokenIds');
-  });
+    strings(e.at('bootstrapTokenIds'));
+  }
 }
 
 export function validateComponentsFile(v: unknown, file: string): void {
-  const s = new Shape(file);
-  const o = s.record(v);
-  if (o.kubelet !== undefined) validateComponentConfig(s.at('kubelet'), o.kubelet);
-  if (o.kubeProxy !== undefined) validateComponentConfig(s.at('kubeProxy'), o.kubeProxy);
-  const ps = s.at('staticPods');
-  ps.array(o.staticPods).forEach((p, i) => {
-    const es = ps.at(i);
-    const e = es.record(p);
-    const component = es.at('component').string(e.component);
-    es.optString(e, 'node');
-    es.optString(e, 'image');
-    es.strings(e, 'command');
-    es.at('flags').flags(e.flags, component);
-    es.at('hostPathVolumes').array(e.hostPathVolumes);
-    es.at('source').sourceRef(e.source);
-  });
+  const w = walkFile(v, file);
+  w.object();
+  const kubelet = given(w.at('kubelet'));
+  if (kubelet) validateComponentConfig(kubelet);
+  const kubeProxy = given(w.at('kubeProxy'));
+  if (kubeProxy) validateComponentConfig(kubeProxy);
+  for (const e of w.at('staticPods').items()) {
+    e.object();
+    const component = e.at('component').string();
+    given(e.at('node'))?.string();
+    given(e.at('image'))?.string();
+    strings(e.at('command'));
+    flags(e.at('flags'), component);
+    e.at('hostPathVolumes').array();
+    sourceRef(e.at('source'));
+  }
 }
 
-function validateCertificate(s: Shape, v: unknown): void {
-  const o = s.record(v);
+function validateCertificate(w: Walk): void {
+  w.object();
   for (const k of [
     'path',
     'subject',
@@ -363,162 +305,137 @@ function validateCertificate(s: Shape, v: unknown): void {
     'fingerprintSha256',
     'publicKeySha256',
   ]) {
-    s.at(k).string(o[k]);
+    w.at(k).string();
   }
-  s.at('index').number(o.index);
-  s.at('isCA').boolean(o.isCA);
-  s.at('selfSigned').boolean(o.selfSigned);
-  for (const k of ['dnsNames', 'ipAddresses', 'keyUsages', 'extendedKeyUsages']) s.strings(o, k);
-  const chain = s.at('chain').record(o.chain);
-  s.at('chain').at('verified').boolean(chain.verified);
+  w.at('index').number();
+  w.at('isCA').bool();
+  w.at('selfSigned').bool();
+  for (const k of ['dnsNames', 'ipAddresses', 'keyUsages', 'extendedKeyUsages']) strings(w.at(k));
+  w.at('chain').object();
+  w.at('chain', 'verified').bool();
 }
 
 export function validatePkiFile(v: unknown, file: string): void {
-  const s = new Shape(file);
-  const o = s.record(v);
-  s.at('root').string(o.root);
-  s.at('certificates')
-    .array(o.certificates)
-    .forEach((c, i) => {
-      validateCertificate(s.at('certificates').at(i), c);
-    });
-  s.at('keys')
-    .array(o.keys)
-    .forEach((k, i) => {
-      const ks = s.at('keys').at(i);
-      const ko = ks.record(k);
-      ks.at('path').string(ko.path);
-      ks.at('encrypted').boolean(ko.encrypted);
-      if (ko.matchesCertificate !== null) ks.at('matchesCertificate').string(ko.matchesCertificate);
-      // A private key's material must never be in a snapshot: refuse a file that smuggles one in.
-      for (const forbidden of ['pem', 'der', 'privateKey', 'secret']) {
-        if (ko[forbidden] !== undefined) ks.at(forbidden).fail('no private key material', '(key material)');
-      }
-    });
-  s.at('publicKeys').array(o.publicKeys);
-  s.at('problems')
-    .array(o.problems)
-    .forEach((p, i) => {
-      const ps = s.at('problems').at(i);
-      const po = ps.record(p);
-      ps.at('path').string(po.path);
-      ps.at('problem').string(po.problem);
-      ps.at('message').string(po.message);
-    });
+  const w = walkFile(v, file);
+  w.object();
+  w.at('root').string();
+  for (const c of w.at('certificates').items()) validateCertificate(c);
+  for (const k of w.at('keys').items()) {
+    const ko = k.object();
+    k.at('path').string();
+    k.at('encrypted').bool();
+    if (ko.matchesCertificate !== null) k.at('matchesCertificate').string();
+    // A private key's material must never be in a snapshot: refuse a file that smuggles one in.
+    for (const forbidden of ['pem', 'der', 'privateKey', 'secret']) {
+      if (ko[forbidden] !== undefined)
+        k.at(forbidden).invalid('expected no private key material, found key material (not shown)');
+    }
+  }
+  w.at('publicKeys').array();
+  for (const p of w.at('problems').items()) {
+    p.object();
+    p.at('path').string();
+    p.at('problem').string();
+    p.at('message').string();
+  }
 }
 
 export function validateServedCertsFile(v: unknown, file: string): void {
-  const s = new Shape(file);
-  s.array(v).forEach((c, i) => {
-    const cs = s.at(i);
-    const o = cs.record(c);
-    cs.at('address').string(o.address);
-    const role = cs.at('role').string(o.role);
-    if (!['endpoint', 'control-plane', 'etcd'].includes(role)) {
-      cs.at('role').fail('one of endpoint, control-plane, etcd', role);
-    }
-    if (o.certificate !== undefined) validateCertificate(cs.at('certificate'), o.certificate);
-    cs.optString(o, 'error');
-  });
+  const w = walkFile(v, file);
+  for (const c of w.items()) {
+    c.object();
+    c.at('address').string();
+    c.at('role').string();
+    c.at('role').oneOf(['endpoint', 'control-plane', 'etcd']);
+    const cert = given(c.at('certificate'));
+    if (cert) validateCertificate(cert);
+    given(c.at('error'))?.string();
+  }
 }
 
 export function validateEncryptionFile(v: unknown, file: string): void {
-  const s = new Shape(file);
-  const o = s.record(v);
-  s.at('source').sourceRef(o.source);
-  const rs = s.at('resources');
-  rs.array(o.resources).forEach((r, i) => {
-    const es = rs.at(i);
-    const e = es.record(r);
-    es.strings(e, 'resources');
-    es.at('providers')
-      .array(e.providers)
-      .forEach((p, j) => {
-        const ps = es.at('providers').at(j);
-        const po = ps.record(p);
-        const type = ps.at('type').string(po.type);
-        if (!['aescbc', 'aesgcm', 'secretbox', 'kms', 'identity'].includes(type)) {
-          ps.at('type').fail('one of aescbc, aesgcm, secretbox, kms, identity', type);
-        }
-        ps.strings(po, 'keyNames');
-        ps.strings(po, 'keyFingerprints');
-        if (po.secret !== undefined || po.keys !== undefined)
-          ps.at('keys').fail('no key secrets', '(secret)');
-      });
-  });
+  const w = walkFile(v, file);
+  w.object();
+  sourceRef(w.at('source'));
+  for (const r of w.at('resources').items()) {
+    r.object();
+    strings(r.at('resources'));
+    for (const p of r.at('providers').items()) {
+      const po = p.object();
+      p.at('type').string();
+      p.at('type').oneOf(['aescbc', 'aesgcm', 'secretbox', 'kms', 'identity']);
+      strings(p.at('keyNames'));
+      strings(p.at('keyFingerprints'));
+      if (po.secret !== undefined || po.keys !== undefined)
+        p.at('keys').invalid('expected no key secrets, found a secret (not shown)');
+    }
+  }
 }
 
 export function validateEtcdFile(v: unknown, file: string): void {
-  const s = new Shape(file);
-  const o = s.record(v);
-  s.at('source').sourceRef(o.source);
-  s.at('members')
-    .array(o.members)
-    .forEach((m, i) => {
-      const ms = s.at('members').at(i);
-      const mo = ms.record(m);
-      ms.at('id').uint64(mo.id);
-      ms.at('name').string(mo.name);
-      ms.values(mo, 'peerURLs', 'url');
-      ms.values(mo, 'clientURLs', 'url');
-      ms.at('isLearner').boolean(mo.isLearner);
-    });
-  s.at('endpoints')
-    .array(o.endpoints)
-    .forEach((e, i) => {
-      const es = s.at('endpoints').at(i);
-      const eo = es.record(e);
-      es.at('endpoint').string(eo.endpoint);
-      if (eo.memberId !== undefined) es.at('memberId').uint64(eo.memberId);
-      if (eo.leaderId !== undefined) es.at('leaderId').uint64(eo.leaderId);
-      es.optString(eo, 'version');
-      es.optNumber(eo, 'dbSize');
-      es.optNumber(eo, 'dbSizeInUse');
-      if (eo.raftTerm !== undefined) es.at('raftTerm').uint64(eo.raftTerm);
-      if (eo.raftIndex !== undefined) es.at('raftIndex').uint64(eo.raftIndex);
-      es.optBoolean(eo, 'isLearner');
-      es.strings(eo, 'errors');
-    });
-  if (o.version !== undefined) {
-    const vs = s.at('version');
-    const vo = vs.record(o.version);
-    vs.at('server').string(vo.server);
-    vs.at('cluster').string(vo.cluster);
+  const w = walkFile(v, file);
+  w.object();
+  sourceRef(w.at('source'));
+  for (const m of w.at('members').items()) {
+    m.object();
+    uint64(m.at('id'));
+    m.at('name').string();
+    values(m.at('peerURLs'), 'url');
+    values(m.at('clientURLs'), 'url');
+    m.at('isLearner').bool();
   }
-  s.at('alarms')
-    .array(o.alarms)
-    .forEach((a, i) => {
-      const as = s.at('alarms').at(i);
-      const ao = as.record(a);
-      as.at('memberId').uint64(ao.memberId);
-      as.at('alarm').string(ao.alarm);
-    });
+  for (const e of w.at('endpoints').items()) {
+    e.object();
+    e.at('endpoint').string();
+    for (const k of ['memberId', 'leaderId']) {
+      const id = given(e.at(k));
+      if (id) uint64(id);
+    }
+    given(e.at('version'))?.string();
+    given(e.at('dbSize'))?.number();
+    given(e.at('dbSizeInUse'))?.number();
+    for (const k of ['raftTerm', 'raftIndex']) {
+      const n = given(e.at(k));
+      if (n) uint64(n);
+    }
+    given(e.at('isLearner'))?.bool();
+    strings(e.at('errors'));
+  }
+  const version = given(w.at('version'));
+  if (version) {
+    version.object();
+    version.at('server').string();
+    version.at('cluster').string();
+  }
+  for (const a of w.at('alarms').items()) {
+    a.object();
+    uint64(a.at('memberId'));
+    a.at('alarm').string();
+  }
 }
 
 export function validateAuditLogFile(v: unknown, file: string): void {
-  const s = new Shape(file);
-  const o = s.record(v);
-  s.at('source').sourceRef(o.source);
-  s.at('events').number(o.events);
-  s.at('anonymous')
-    .array(o.anonymous)
-    .forEach((a, i) => {
-      const as = s.at('anonymous').at(i);
-      const ao = as.record(a);
-      as.at('path').string(ao.path);
-      as.optString(ao, 'userAgent');
-      as.strings(ao, 'sourceIPs');
-      as.at('count').number(ao.count);
-    });
+  const w = walkFile(v, file);
+  w.object();
+  sourceRef(w.at('source'));
+  w.at('events').number();
+  for (const a of w.at('anonymous').items()) {
+    a.object();
+    a.at('path').string();
+    given(a.at('userAgent'))?.string();
+    strings(a.at('sourceIPs'));
+    a.at('count').number();
+  }
 }
 
 export function validateServerVersionFile(v: unknown, file: string): void {
-  const s = new Shape(file);
-  const o = s.record(v);
-  s.at('source').sourceRef(o.source);
-  const info = s.at('info').record(o.info);
-  s.at('info').at('gitVersion').string(info.gitVersion);
-  for (const [k, x] of Object.entries(info)) s.at('info').at(k).string(x);
+  const w = walkFile(v, file);
+  w.object();
+  sourceRef(w.at('source'));
+  const info = w.at('info');
+  info.object();
+  info.at('gitVersion').string();
+  for (const [, x] of info.entries()) x.string();
 }
 
 /** The input error for an object field of the wrong shape: file (and line), object and field. */
@@ -549,23 +466,24 @@ export function validateResourceItem(v: unknown, file: string, index: number): K
     if (problem) throw objectShapeError(v, problem, { file }, REMEDIATION);
     return v;
   }
-  const s = new Shape(file).at(index);
-  const o = s.record(v);
-  s.at('apiVersion').string(o.apiVersion);
-  s.at('kind').string(o.kind);
-  const meta = s.at('metadata').record(o.metadata);
-  return s.at('metadata').at('name').fail('a string', meta.name);
+  const w = walkFile(v, file, [index]);
+  w.object();
+  w.at('apiVersion').string();
+  w.at('kind').string();
+  w.at('metadata').object();
+  return w.at('metadata', 'name').wrong('string', 'a string');
 }
 
 export function validateBootstrapToken(v: unknown, file: string, index: number): void {
-  const s = new Shape(file).at(index);
-  const o = s.record(v);
-  s.at('id').string(o.id);
-  s.optString(o, 'expiration');
-  s.strings(o, 'usages');
-  s.strings(o, 'authExtraGroups');
-  s.at('source').sourceRef(o.source);
+  const w = walkFile(v, file, [index]);
+  const o = w.object();
+  w.at('id').string();
+  given(w.at('expiration'))?.string();
+  strings(w.at('usages'));
+  strings(w.at('authExtraGroups'));
+  sourceRef(w.at('source'));
   for (const forbidden of ['secret', 'token', 'tokenSecret']) {
-    if (o[forbidden] !== undefined) s.at(forbidden).fail('no token secret', '(secret)');
+    if (o[forbidden] !== undefined)
+      w.at(forbidden).invalid('expected no token secret, found a token secret (not shown)');
   }
 }

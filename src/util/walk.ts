@@ -71,8 +71,13 @@ export class Walk<F = never> {
     private readonly ctx: Context<F>,
   ) {}
 
-  static root<F>(value: unknown, report: Report<F>, opts: { nullIsAbsent?: boolean } = {}): Walk<F> {
-    return new Walk(value, [], { report, nullIsAbsent: opts.nullIsAbsent ?? false });
+  /** The walk of a document (`at`: where it sits, when it is one item of a larger file). */
+  static root<F>(
+    value: unknown,
+    report: Report<F>,
+    opts: { nullIsAbsent?: boolean; at?: Path } = {},
+  ): Walk<F> {
+    return new Walk(value, opts.at ?? [], { report, nullIsAbsent: opts.nullIsAbsent ?? false });
   }
 
   /** The place under `keys` (its value `undefined` where the input has nothing there). */
