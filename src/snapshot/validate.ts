@@ -76,11 +76,6 @@ function problemMessage(p: Problem): string {
   }
 }
 
-/** The place, when the input has something there. */
-function given(w: Walk): Walk | undefined {
-  return w.absent ? undefined : w;
-}
-
 /** An optional string field holding a value of `kind` (values.ts). */
 function optValue(w: Walk, kind: ValueKind): void {
   if (w.absent || w.value === '') return;
@@ -132,7 +127,7 @@ function sourceRef(w: Walk): void {
     case 'api':
       w.at('server').string();
       w.at('path').string();
-      given(w.at('field'))?.string();
+      w.at('field').given()?.string();
       return;
     case 'derived':
       w.at('note').string();
@@ -183,7 +178,7 @@ export function validateManifest(v: unknown, file: string): SnapshotManifest {
   const kind = src.at('kind').string();
   if (kind === 'live') {
     src.at('server').string();
-    given(src.at('context'))?.string();
+    src.at('context').given()?.string();
   } else if (kind === 'files') {
     src.at('path').string();
   } else {
@@ -221,12 +216,12 @@ function validateControlPlaneComponent(w: Walk, component: string): void {
 export function validateKubeadmFile(v: unknown, file: string): void {
   const w = walkFile(v, file);
   w.object();
-  const c = given(w.at('clusterConfiguration'));
+  const c = w.at('clusterConfiguration').given();
   if (c) {
     c.object();
     c.at('sourceApiVersion').string();
     sourceRef(c.at('source'));
-    for (const k of ['clusterName', 'kubernetesVersion', 'imageRepository']) given(c.at(k))?.string();
+    for (const k of ['clusterName', 'kubernetesVersion', 'imageRepository']) c.at(k).given()?.string();
     optValue(c.at('controlPlaneEndpoint'), 'endpoint');
     c.at('featureGates').object();
     const net = c.at('networking');
@@ -240,14 +235,14 @@ export function validateKubeadmFile(v: unknown, file: string): void {
     validateControlPlaneComponent(c.at('scheduler'), 'kube-scheduler');
     const etcd = c.at('etcd');
     etcd.object();
-    const local = given(etcd.at('local'));
+    const local = etcd.at('local').given();
     if (local) {
       local.object();
       flags(local.at('extraArgs'), 'etcd');
       values(local.at('serverCertSANs'), 'san');
       values(local.at('peerCertSANs'), 'san');
     }
-    const external = given(etcd.at('external'));
+    const external = etcd.at('external').given();
     if (external) {
       external.object();
       values(external.at('endpoints'), 'url');
@@ -263,11 +258,11 @@ export function validateKubeadmFile(v: unknown, file: string): void {
     sourceRef(e.at('source'));
     e.at('nodeRegistration').object();
     flags(e.at('nodeRegistration', 'kubeletExtraArgs'), 'kubelet');
-    const l = given(e.at('localAPIEndpoint'));
+    const l = e.at('localAPIEndpoint').given();
     if (l) {
       l.object();
       optValue(l.at('advertiseAddress'), 'ip');
-      given(l.at('bindPort'))?.number();
+      l.at('bindPort').given()?.number();
     }
     strings(e.at('bootstrapTokenIds'));
   }
@@ -276,15 +271,15 @@ export function validateKubeadmFile(v: unknown, file: string): void {
 export function validateComponentsFile(v: unknown, file: string): void {
   const w = walkFile(v, file);
   w.object();
-  const kubelet = given(w.at('kubelet'));
+  const kubelet = w.at('kubelet').given();
   if (kubelet) validateComponentConfig(kubelet);
-  const kubeProxy = given(w.at('kubeProxy'));
+  const kubeProxy = w.at('kubeProxy').given();
   if (kubeProxy) validateComponentConfig(kubeProxy);
   for (const e of w.at('staticPods').items()) {
     e.object();
     const component = e.at('component').string();
-    given(e.at('node'))?.string();
-    given(e.at('image'))?.string();
+    e.at('node').given()?.string();
+    e.at('image').given()?.string();
     strings(e.at('command'));
     flags(e.at('flags'), component);
     e.at('hostPathVolumes').array();
@@ -347,9 +342,9 @@ export function validateServedCertsFile(v: unknown, file: string): void {
     c.at('address').string();
     c.at('role').string();
     c.at('role').oneOf(['endpoint', 'control-plane', 'etcd']);
-    const cert = given(c.at('certificate'));
+    const cert = c.at('certificate').given();
     if (cert) validateCertificate(cert);
-    given(c.at('error'))?.string();
+    c.at('error').given()?.string();
   }
 }
 
@@ -388,20 +383,20 @@ export function validateEtcdFile(v: unknown, file: string): void {
     e.object();
     e.at('endpoint').string();
     for (const k of ['memberId', 'leaderId']) {
-      const id = given(e.at(k));
+      const id = e.at(k).given();
       if (id) uint64(id);
     }
-    given(e.at('version'))?.string();
-    given(e.at('dbSize'))?.number();
-    given(e.at('dbSizeInUse'))?.number();
+    e.at('version').given()?.string();
+    e.at('dbSize').given()?.number();
+    e.at('dbSizeInUse').given()?.number();
     for (const k of ['raftTerm', 'raftIndex']) {
-      const n = given(e.at(k));
+      const n = e.at(k).given();
       if (n) uint64(n);
     }
-    given(e.at('isLearner'))?.bool();
+    e.at('isLearner').given()?.bool();
     strings(e.at('errors'));
   }
-  const version = given(w.at('version'));
+  const version = w.at('version').given();
   if (version) {
     version.object();
     version.at('server').string();
@@ -422,7 +417,7 @@ export function validateAuditLogFile(v: unknown, file: string): void {
   for (const a of w.at('anonymous').items()) {
     a.object();
     a.at('path').string();
-    given(a.at('userAgent'))?.string();
+    a.at('userAgent').given()?.string();
     strings(a.at('sourceIPs'));
     a.at('count').number();
   }
@@ -478,7 +473,7 @@ export function validateBootstrapToken(v: unknown, file: string, index: number):
   const w = walkFile(v, file, [index]);
   const o = w.object();
   w.at('id').string();
-  given(w.at('expiration'))?.string();
+  w.at('expiration').given()?.string();
   strings(w.at('usages'));
   strings(w.at('authExtraGroups'));
   sourceRef(w.at('source'));

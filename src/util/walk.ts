@@ -83,8 +83,12 @@ export class Walk<F = never> {
   /** The place under `keys` (its value `undefined` where the input has nothing there). */
   at(...keys: Key[]): Walk<F> {
     let v = this.value;
+    // Own keys only: `constructor` is not a field of `{}`.
     for (const k of keys)
-      v = v !== null && typeof v === 'object' ? (v as Record<Key, unknown>)[k] : undefined;
+      v =
+        v !== null && typeof v === 'object' && Object.hasOwn(v, k)
+          ? (v as Record<Key, unknown>)[k]
+          : undefined;
     return new Walk(v, [...this.path, ...keys], this.ctx);
   }
 
@@ -102,6 +106,11 @@ export class Walk<F = never> {
       return this.ctx.report(p);
     };
     return { walk: new Walk(this.value, this.path, { ...this.ctx, report }), problems: () => n };
+  }
+
+  /** This place when the input has something here: `w.at('port').given()?.int(...) ?? 6443`. */
+  given(): Walk<F> | undefined {
+    return this.absent ? undefined : this;
   }
 
   /** Nothing here: `undefined` (and `null` when the input is YAML). */

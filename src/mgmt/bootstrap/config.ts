@@ -5,9 +5,9 @@
  */
 import { dirname, resolve } from 'node:path';
 import { inputError } from '../../errors.js';
-import { parseYamlDocuments } from '../../snapshot/yaml.js';
+import { type ParsedDoc, parseYamlDocuments } from '../../snapshot/yaml.js';
 import { readTextFile } from '../../util/input-file.js';
-import { Fields } from './fields.js';
+import { formatPath, type Problem, Walk } from '../../util/walk.js';
 
 export const MGMT_API_VERSION = 'ferry.dev/v1alpha1';
 export const MGMT_KIND = 'ManagementCluster';
@@ -159,10 +159,9 @@ export function parseMgmtConfig(text: string, file: string, baseDir: string): Mg
       { file },
       `write one ${MGMT_KIND} document (see examples/mgmt/mgmt.yaml)`,
     );
-  const f = new Fields(doc, file);
-  f.object(
-    [],
-    [
+  const w = walkDoc(doc, file);
+  w.object({
+    allowed: [
       'apiVersion',
       'kind',
       'kindCluster',
@@ -175,40 +174,66 @@ export function parseMgmtConfig(text: string, file: string, baseDir: string): Mg
       'operator',
       'images',
     ],
-  );
-  if (f.raw(['apiVersion']) !== MGMT_API_VERSION)
-    f.fail(['apiVersion'], `apiVersion must be ${MGMT_API_VERSION}`, `write apiVersion: ${MGMT_API_VERSION}`);
-  if (f.raw(['kind']) !== MGMT_KIND)
-    f.fail(['kind'], `kind must be ${MGMT_KIND}`, `write kind: ${MGMT_KIND}`);
-
-  f.object(['kindCluster'], ['name', 'image'], false);
-  const kindName = f.string(['kindCluster', 'name'], {
-    dflt: DEFAULTS.kindName,
-    pattern: DNS_NAME,
-    hint: 'a lowercase DNS label, e.g. ferry-bootstrap',
   });
-  const kindImage = f.optionalString(['kindCluster', 'image'], {
-    hint: 'a node image, e.g. kindest/node:v1.36.1',
-  });
+  if (w.at('apiVersion').value !== MGMT_API_VERSION)
+    w.at('apiVersion').invalid(
+      `apiVersion must be ${MGMT_API_VERSION}`,
+      `write apiVersion: ${MGMT_API_VERSION}`,
+    );
+  if (w.at('kind').value !== MGMT_KIND)
+    w.at('kind').invalid(`kind must be ${MGMT_KIND}`, `write kind: ${MGMT_KIND}`);
 
-  const infrastructure = parseInfra(f, baseDir);
-  const providers = parseProviders(f, infrastructure.kind);
-  const cluster = parseCluster(f, infrastructure);
+  w.at('kindCluster')
+    .given()
+    ?.object({ allowed: ['name', 'image'] });
+  const kindName =
+    w
+      .at('kindCluster', 'name')
+      .given()
+      ?.string({ nonBlank: true, pattern: DNS_NAME, hint: 'a lowercase DNS label, e.g. ferry-bootstrap' }) ??
+    DEFAULTS.kindName;
+  const kindImage = w
+    .at('kindCluster', 'image')
+    .given()
+    ?.string({ nonBlank: true, hint: 'a node image, e.g. kindest/node:v1.36.1' });
 
-  f.object(['cni'], ['name', 'version', 'chart', 'repo'], false);
-  f.oneOf(['cni', 'name'], ['cilium'] as const, 'cilium');
-  const cni = { kind: 'cilium' as const, ...chart(f, ['cni'], DEFAULTS.cilium) };
-  f.object(['ccm'], ['name', 'version', 'chart', 'repo'], false);
-  const ccmName = f.oneOf(['ccm', 'name'], ['talos-ccm', 'none'] as const, 'talos-ccm');
+  const infrastructure = parseInfra(w.at('infrastructure'), baseDir);
+  const providers = parseProviders(w.at('providers'), infrastructure.kind);
+  const cluster = parseCluster(w.at('cluster'), infrastructure);
+
+  const cniW = w.at('cni');
+  cniW.given()?.object({ allowed: ['name', 'version', 'chart', 'repo'] });
+  cniW
+    .at('name')
+    .given()
+    ?.oneOf(['cilium'] as const, { expected: 'one of cilium' });
+  const cni = { kind: 'cilium' as const, ...chart(cniW, DEFAULTS.cilium) };
+  const ccmW = w.at('ccm');
+  ccmW.given()?.object({ allowed: ['name', 'version', 'chart', 'repo'] });
+  const ccmName =
+    ccmW
+      .at('name')
+      .given()
+      ?.oneOf(['talos-ccm', 'none'] as const) ?? 'talos-ccm';
   const ccm: MgmtConfig['ccm'] =
-    ccmName === 'none' ? { kind: 'none' } : { kind: 'talos-ccm', ...chart(f, ['ccm'], DEFAULTS.talosCcm) };
-  f.object(['certManager'], ['version', 'chart', 'repo'], false);
-  f.object(['operator'], ['version', 'chart', 'repo'], false);
-  f.object(['images'], ['repository'], false);
-  const imageRepository = f.optionalString(['images', 'repository'], {
-    pattern: /^[a-z0-9.-]+(:\d+)?(\/[a-z0-9._/-]+)?$/,
-    hint: 'a registry path without tag, e.g. registry.example.com/capi',
-  });
+    ccmName === 'none' ? { kind: 'none' } : { kind: 'talos-ccm', ...chart(ccmW, DEFAULTS.talosCcm) };
+  w.at('certManager')
+    .given()
+    ?.object({ allowed: ['version', 'chart', 'repo'] });
+  w.at('operator')
+    .given()
+    ?.object({ allowed: ['version', 'chart', 'repo'] });
+  w.at('images')
+    .given()
+    ?.object({ allowed: ['repository'] });
+  const imageRepository = w
+    .at('images', 'repository')
+    .given()
+    ?.string({
+      nonBlank: true,
+      pattern: /^[a-z0-9.-]+(:\d+)?(\/[a-z0-9._/-]+)?$/,
+      hint: 'a registry path without tag, e.g. registry.example.com/capi',
+    });
   return {
     file,
     baseDir,
@@ -218,136 +243,216 @@ export function parseMgmtConfig(text: string, file: string, baseDir: string): Mg
     cluster,
     cni,
     ccm,
-    certManager: chart(f, ['certManager'], DEFAULTS.certManager),
-    operator: chart(f, ['operator'], DEFAULTS.operator),
+    certManager: chart(w.at('certManager'), DEFAULTS.certManager),
+    operator: chart(w.at('operator'), DEFAULTS.operator),
     ...(imageRepository !== undefined ? { imageRepository } : {}),
   };
 }
 
-function chart(f: Fields, path: string[], dflt: { version: string; chart: string; repo?: string }): Chart {
-  const chartName = f.string([...path, 'chart'], { dflt: dflt.chart });
+/**
+ * The walk of mgmt.yaml: the first problem throws the input error naming the file, the line of the
+ * nearest node that exists and the field, with the fix. Values are shown only for numbers, flags
+ * and choices: a string in the wrong place may be a secret.
+ */
+function walkDoc(doc: ParsedDoc, file: string): Walk {
+  const report = (p: Problem): never => {
+    let at: { line: number; column: number } | undefined;
+    for (let n = p.path.length; n >= 0 && !at; n--) at = doc.locate(p.path.slice(0, n));
+    const { message, fix } = worded(p);
+    throw inputError(
+      message,
+      { file, line: at?.line ?? doc.line, field: formatPath(p.path) || '(document)' },
+      fix,
+    );
+  };
+  return Walk.root(doc.value, report, { nullIsAbsent: true });
+}
+
+function worded(p: Problem): { message: string; fix: string } {
+  const field = formatPath(p.path);
+  switch (p.kind) {
+    case 'missing': {
+      const fix = p.hint
+        ? `set ${field} (${p.hint})`
+        : p.want === 'object'
+          ? `add ${field}`
+          : `set ${field}${p.expected ? ` to ${p.expected}` : ''}`;
+      return { message: `${field || 'the document'} is missing`, fix };
+    }
+    case 'wrong':
+      switch (p.want) {
+        case 'object':
+          return {
+            message: `${field || 'the document'} must be a mapping`,
+            fix: p.hint ?? 'write it as key: value lines',
+          };
+        case 'string':
+          return { message: `${field} must be ${p.expected}`, fix: p.hint ?? 'quote the value' };
+        case 'pattern':
+          return {
+            message: `${field}: ${JSON.stringify(p.found)} is not valid`,
+            fix: p.hint ?? `write ${p.expected}`,
+          };
+        case 'array':
+          return { message: `${field} must be ${p.expected}`, fix: p.hint ?? `list them under ${field}` };
+        case 'number':
+        case 'int':
+        case 'one-of':
+          return {
+            message: `${field} must be ${p.expected}; got ${JSON.stringify(p.found ?? null)}`,
+            fix: p.hint ?? `set ${field} to ${p.expected}`,
+          };
+        case 'bool':
+          return {
+            message: `${field} must be true or false; got ${JSON.stringify(p.found)}`,
+            fix: p.hint ?? 'write true or false',
+          };
+      }
+      break;
+    case 'unknown-field':
+      return {
+        message: `unknown field "${p.path[p.path.length - 1]}"`,
+        fix: `remove it, or use one of: ${p.allowed.join(', ')}`,
+      };
+    case 'invalid':
+      return { message: p.message, fix: p.fix ?? `correct ${field}` };
+  }
+}
+
+function chart(w: Walk, dflt: { version: string; chart: string; repo?: string }): Chart {
+  const chartW = w.at('chart');
+  const chartName = chartW.given()?.string({ nonBlank: true }) ?? dflt.chart;
   const repo =
-    f.optionalString([...path, 'repo'], { pattern: /^https?:\/\//, hint: 'a Helm repository URL' }) ??
-    (f.has([...path, 'chart']) ? undefined : dflt.repo);
+    w
+      .at('repo')
+      .given()
+      ?.string({ nonBlank: true, pattern: /^https?:\/\//, hint: 'a Helm repository URL' }) ??
+    (chartW.absent ? dflt.repo : undefined);
   if (!chartName.startsWith('oci://') && repo === undefined)
-    f.fail(
-      [...path, 'chart'],
+    chartW.invalid(
       `chart "${chartName}" is neither an oci:// reference nor given with a repo`,
-      `write an oci:// chart, or add ${path.join('.')}.repo: URL`,
+      `write an oci:// chart, or add ${w.field}.repo: URL`,
     );
   return {
-    version: f.string([...path, 'version'], {
-      dflt: dflt.version,
-      pattern: CHART_VERSION,
-      hint: 'a chart version, e.g. 1.19.6',
-    }),
+    version:
+      w
+        .at('version')
+        .given()
+        ?.string({ nonBlank: true, pattern: CHART_VERSION, hint: 'a chart version, e.g. 1.19.6' }) ??
+      dflt.version,
     chart: chartName,
     ...(repo !== undefined ? { repo } : {}),
   };
 }
 
-function secretSource(f: Fields, path: string[], baseDir: string, what: string): SecretSource {
-  const v = f.raw(path);
-  if (typeof v === 'string')
-    f.fail(
-      path,
+function secretSource(w: Walk, baseDir: string, what: string): SecretSource {
+  if (typeof w.value === 'string')
+    w.invalid(
       `${what} must not be written into the file`,
-      `store it in a file (chmod 600) and write ${path.join('.')}: {file: PATH}, or name an environment variable: {env: NAME}`,
+      `store it in a file (chmod 600) and write ${w.field}: {file: PATH}, or name an environment variable: {env: NAME}`,
     );
-  f.object(path, ['file', 'env']);
-  const file = f.optionalString([...path, 'file']);
-  const env = f.optionalString([...path, 'env'], { pattern: ENV_NAME, hint: 'an environment variable name' });
+  w.object({ allowed: ['file', 'env'] });
+  const file = w.at('file').given()?.string({ nonBlank: true });
+  const env = w
+    .at('env')
+    .given()
+    ?.string({ nonBlank: true, pattern: ENV_NAME, hint: 'an environment variable name' });
   if ((file === undefined) === (env === undefined))
-    f.fail(path, `${path.join('.')} needs exactly one of file or env`, `write {file: PATH} or {env: NAME}`);
+    w.invalid(`${w.field} needs exactly one of file or env`, `write {file: PATH} or {env: NAME}`);
   return file !== undefined
     ? { kind: 'file', path: resolve(baseDir, file), shown: file }
     : { kind: 'env', name: env as string };
 }
 
-function parseInfra(f: Fields, baseDir: string): Infrastructure {
-  const infra = f.object(['infrastructure'], ['proxmox', 'vsphere']) ?? {};
+function parseInfra(w: Walk, baseDir: string): Infrastructure {
+  const infra = w.object({ allowed: ['proxmox', 'vsphere'] });
   const names = Object.keys(infra);
   if (names.length !== 1)
-    f.fail(
-      ['infrastructure'],
-      'infrastructure must name exactly one of proxmox, vsphere',
-      'keep one of them',
-    );
+    w.invalid('infrastructure must name exactly one of proxmox, vsphere', 'keep one of them');
   if (names[0] === 'proxmox') {
-    const p = ['infrastructure', 'proxmox'];
-    f.object(p, [
-      'url',
-      'tokenId',
-      'tokenSecret',
-      'insecure',
-      'node',
-      'templateId',
-      'bridge',
-      'vlan',
-      'storage',
-      'isoStorage',
-      'bootDisk',
-    ]);
-    const url = f.string([...p, 'url'], {
+    const p = w.at('proxmox');
+    p.object({
+      allowed: [
+        'url',
+        'tokenId',
+        'tokenSecret',
+        'insecure',
+        'node',
+        'templateId',
+        'bridge',
+        'vlan',
+        'storage',
+        'isoStorage',
+        'bootDisk',
+      ],
+    });
+    const url = p.at('url').string({
+      nonBlank: true,
       pattern: /^https:\/\/[^/\s]+(:\d+)?\/?$/,
       hint: 'the Proxmox API, e.g. https://pve.example.com:8006',
     });
-    const vlan = f.has([...p, 'vlan']) ? f.int([...p, 'vlan'], { min: 1, max: 4094 }) : undefined;
-    const storage = f.optionalString([...p, 'storage']);
+    const vlan = p.at('vlan').given()?.int({ min: 1, max: 4094 });
+    const storage = p.at('storage').given()?.string({ nonBlank: true });
     return {
       kind: 'proxmox',
       url: url.replace(/\/$/, ''),
-      tokenId: f.string([...p, 'tokenId'], {
+      tokenId: p.at('tokenId').string({
+        nonBlank: true,
         pattern: /^[^@\s!]+@[^@\s!]+![A-Za-z][A-Za-z0-9._-]*$/,
         hint: 'user@realm!tokenid, e.g. capi@pve!capi (pveum user token add capi@pve capi)',
       }),
-      tokenSecret: secretSource(f, [...p, 'tokenSecret'], baseDir, 'the Proxmox token secret'),
-      insecure: f.bool([...p, 'insecure'], false),
-      node: f.string([...p, 'node'], { hint: 'the Proxmox node the template lives on' }),
-      templateId: f.int([...p, 'templateId'], { min: 100, max: 999_999_999 }),
-      bridge: f.string([...p, 'bridge'], { dflt: 'vmbr0' }),
+      tokenSecret: secretSource(p.at('tokenSecret'), baseDir, 'the Proxmox token secret'),
+      insecure: p.at('insecure').given()?.bool() ?? false,
+      node: p.at('node').string({ nonBlank: true, hint: 'the Proxmox node the template lives on' }),
+      templateId: p.at('templateId').int({ min: 100, max: 999_999_999 }),
+      bridge: p.at('bridge').given()?.string({ nonBlank: true }) ?? 'vmbr0',
       ...(vlan !== undefined ? { vlan } : {}),
       ...(storage !== undefined ? { storage } : {}),
-      isoStorage: f.string([...p, 'isoStorage'], { dflt: 'local' }),
-      bootDisk: f.string([...p, 'bootDisk'], {
-        dflt: 'scsi0',
-        pattern: /^(scsi|virtio|sata)\d+$/,
-        hint: 'e.g. scsi0',
-      }),
+      isoStorage: p.at('isoStorage').given()?.string({ nonBlank: true }) ?? 'local',
+      bootDisk:
+        p
+          .at('bootDisk')
+          .given()
+          ?.string({ nonBlank: true, pattern: /^(scsi|virtio|sata)\d+$/, hint: 'e.g. scsi0' }) ?? 'scsi0',
     };
   }
-  const v = ['infrastructure', 'vsphere'];
-  f.object(v, [
-    'server',
-    'thumbprint',
-    'username',
-    'password',
-    'datacenter',
-    'datastore',
-    'network',
-    'template',
-  ]);
+  const v = w.at('vsphere');
+  v.object({
+    allowed: [
+      'server',
+      'thumbprint',
+      'username',
+      'password',
+      'datacenter',
+      'datastore',
+      'network',
+      'template',
+    ],
+  });
   return {
     kind: 'vsphere',
-    server: f.string([...v, 'server']),
-    thumbprint: f.string([...v, 'thumbprint'], {
+    server: v.at('server').string({ nonBlank: true }),
+    thumbprint: v.at('thumbprint').string({
+      nonBlank: true,
       pattern: /^([0-9A-Fa-f]{2}:){19}[0-9A-Fa-f]{2}$/,
       hint: "the vCenter certificate's SHA-1 fingerprint, colon-separated (openssl x509 -noout -fingerprint -sha1)",
     }),
-    username: f.string([...v, 'username']),
-    password: secretSource(f, [...v, 'password'], baseDir, 'the vSphere password'),
-    datacenter: f.string([...v, 'datacenter']),
-    datastore: f.string([...v, 'datastore']),
-    network: f.string([...v, 'network']),
-    template: f.string([...v, 'template']),
+    username: v.at('username').string({ nonBlank: true }),
+    password: secretSource(v.at('password'), baseDir, 'the vSphere password'),
+    datacenter: v.at('datacenter').string({ nonBlank: true }),
+    datastore: v.at('datastore').string({ nonBlank: true }),
+    network: v.at('network').string({ nonBlank: true }),
+    template: v.at('template').string({ nonBlank: true }),
   };
 }
 
-function parseProviders(f: Fields, infra: Infrastructure['kind']): ProviderVersions {
-  const p = ['providers'];
-  f.object(p, ['core', 'bootstrapTalos', 'controlPlaneTalos', 'infrastructure', 'ipamInCluster'], false);
+function parseProviders(w: Walk, infra: Infrastructure['kind']): ProviderVersions {
+  w.given()?.object({
+    allowed: ['core', 'bootstrapTalos', 'controlPlaneTalos', 'infrastructure', 'ipamInCluster'],
+  });
   const v = (k: string, dflt: string) =>
-    f.string([...p, k], { dflt, pattern: VERSION, hint: 'a release tag, e.g. v1.14.0' });
+    w.at(k).given()?.string({ nonBlank: true, pattern: VERSION, hint: 'a release tag, e.g. v1.14.0' }) ??
+    dflt;
   return {
     core: v('core', DEFAULTS.providers.core),
     bootstrapTalos: v('bootstrapTalos', DEFAULTS.providers.bootstrapTalos),
@@ -360,126 +465,130 @@ function parseProviders(f: Fields, infra: Infrastructure['kind']): ProviderVersi
   };
 }
 
-function machine(f: Fields, path: string[], dflt: MachineShape): MachineShape {
-  f.object(path, ['cores', 'memoryMiB', 'diskGb'], false);
-  const memoryMiB = f.int([...path, 'memoryMiB'], { dflt: dflt.memoryMiB, min: 2048, max: 4_194_304 });
+function machine(w: Walk, dflt: MachineShape): MachineShape {
+  w.given()?.object({ allowed: ['cores', 'memoryMiB', 'diskGb'] });
+  const memoryMiB = w.at('memoryMiB').given()?.int({ min: 2048, max: 4_194_304 }) ?? dflt.memoryMiB;
   // CAPMOX: memoryMiB must be a multiple of 8 (capi.md §7).
   if (memoryMiB % 8 !== 0)
-    f.fail(
-      [...path, 'memoryMiB'],
+    w.at('memoryMiB').invalid(
       `memoryMiB must be a multiple of 8; got ${memoryMiB}`,
       'round it to a multiple of 8',
     );
   return {
-    cores: f.int([...path, 'cores'], { dflt: dflt.cores, min: 2, max: 512 }),
+    cores: w.at('cores').given()?.int({ min: 2, max: 512 }) ?? dflt.cores,
     memoryMiB,
-    diskGb: f.int([...path, 'diskGb'], { dflt: dflt.diskGb, min: 10, max: 65_536 }),
+    diskGb: w.at('diskGb').given()?.int({ min: 10, max: 65_536 }) ?? dflt.diskGb,
   };
 }
 
-function parseCluster(f: Fields, infra: Infrastructure): ClusterShape {
-  const c = ['cluster'];
-  f.object(c, [
-    'name',
-    'namespace',
-    'talosVersion',
-    'kubernetesVersion',
-    'controlPlanes',
-    'workers',
-    'endpoint',
-    'network',
-    'podSubnet',
-    'serviceSubnet',
-    'controlPlane',
-    'worker',
-  ]);
-  const name = f.string([...c, 'name'], { pattern: DNS_NAME, hint: 'a lowercase DNS label, e.g. kmgt' });
-  const controlPlanes = f.int([...c, 'controlPlanes'], { dflt: 3, min: 1, max: 7 });
+function parseCluster(c: Walk, infra: Infrastructure): ClusterShape {
+  c.object({
+    allowed: [
+      'name',
+      'namespace',
+      'talosVersion',
+      'kubernetesVersion',
+      'controlPlanes',
+      'workers',
+      'endpoint',
+      'network',
+      'podSubnet',
+      'serviceSubnet',
+      'controlPlane',
+      'worker',
+    ],
+  });
+  const name = c
+    .at('name')
+    .string({ nonBlank: true, pattern: DNS_NAME, hint: 'a lowercase DNS label, e.g. kmgt' });
+  const controlPlanes = c.at('controlPlanes').given()?.int({ min: 1, max: 7 }) ?? 3;
   if (controlPlanes % 2 === 0)
-    f.fail(
-      [...c, 'controlPlanes'],
+    c.at('controlPlanes').invalid(
       `controlPlanes must be odd (etcd quorum); got ${controlPlanes}`,
       'use 3 (the default) or 5; 1 only for a throw-away cluster',
     );
 
-  const e = [...c, 'endpoint'];
-  f.object(e, ['vip', 'host', 'port']);
-  const port = f.int([...e, 'port'], { dflt: 6443, min: 1, max: 65_535 });
-  const hasVip = f.has([...e, 'vip']);
-  if (hasVip === f.has([...e, 'host']))
-    f.fail(
-      e,
+  const e = c.at('endpoint');
+  e.object({ allowed: ['vip', 'host', 'port'] });
+  const port = e.at('port').given()?.int({ min: 1, max: 65_535 }) ?? 6443;
+  const hasVip = !e.at('vip').absent;
+  if (hasVip === !e.at('host').absent)
+    e.invalid(
       'cluster.endpoint needs exactly one of vip or host',
       'vip: an unused address Talos shares between the control planes; host: a load balancer or DNS name in front of them',
     );
   const endpoint: Endpoint = hasVip
-    ? { kind: 'vip', vip: f.string([...e, 'vip'], { pattern: IPV4, hint: 'an IPv4 address' }), port }
-    : { kind: 'host', host: f.string([...e, 'host']), port };
+    ? {
+        kind: 'vip',
+        vip: e.at('vip').string({ nonBlank: true, pattern: IPV4, hint: 'an IPv4 address' }),
+        port,
+      }
+    : { kind: 'host', host: e.at('host').string({ nonBlank: true }), port };
 
-  const n = [...c, 'network'];
-  f.object(n, ['dhcp', 'pool', 'dns']);
-  const dns = f.strings([...n, 'dns'], { min: 1, pattern: IPV4, hint: 'list the DNS servers the nodes use' });
-  const dhcp = f.bool([...n, 'dhcp'], false);
+  const n = c.at('network');
+  n.object({ allowed: ['dhcp', 'pool', 'dns'] });
+  const dns = n
+    .at('dns')
+    .items({ min: 1, hint: 'list the DNS servers the nodes use' })
+    .map((x) => x.string({ nonBlank: true, pattern: IPV4, hint: 'list the DNS servers the nodes use' }));
+  const dhcp = n.at('dhcp').given()?.bool() ?? false;
   let addressing: Addressing;
   if (dhcp) {
-    if (f.has([...n, 'pool']))
-      f.fail([...n, 'pool'], 'network.dhcp and network.pool exclude each other', 'keep one');
+    if (!n.at('pool').absent)
+      n.at('pool').invalid('network.dhcp and network.pool exclude each other', 'keep one');
     // CAPMOX always assigns addresses from its in-cluster IPAM pool: ipv4Config is required (capi.md §7).
     if (infra.kind === 'proxmox')
-      f.fail(
-        [...n, 'dhcp'],
+      n.at('dhcp').invalid(
         'Proxmox (CAPMOX) machines take their addresses from an IP pool, not DHCP',
         'set network.pool',
       );
     addressing = { kind: 'dhcp' };
   } else {
-    const pl = [...n, 'pool'];
-    f.object(pl, ['addresses', 'prefix', 'gateway']);
+    const pl = n.at('pool');
+    pl.object({ allowed: ['addresses', 'prefix', 'gateway'] });
+    const hint = 'addresses, ranges (10.0.0.100-10.0.0.120) or CIDRs';
     addressing = {
       kind: 'pool',
-      addresses: f.strings([...pl, 'addresses'], {
-        min: 1,
-        pattern: IPV4_RANGE,
-        hint: 'addresses, ranges (10.0.0.100-10.0.0.120) or CIDRs',
-      }),
-      prefix: f.int([...pl, 'prefix'], { min: 1, max: 32 }),
-      gateway: f.string([...pl, 'gateway'], { pattern: IPV4, hint: 'an IPv4 address' }),
+      addresses: pl
+        .at('addresses')
+        .items({ min: 1, hint })
+        .map((x) => x.string({ nonBlank: true, pattern: IPV4_RANGE, hint })),
+      prefix: pl.at('prefix').int({ min: 1, max: 32 }),
+      gateway: pl.at('gateway').string({ nonBlank: true, pattern: IPV4, hint: 'an IPv4 address' }),
     };
   }
   if (endpoint.kind === 'vip' && addressing.kind === 'pool' && addressing.addresses.includes(endpoint.vip))
-    f.fail(
-      [...e, 'vip'],
+    e.at('vip').invalid(
       `the VIP ${endpoint.vip} is also in network.pool.addresses: a machine could be given it`,
       'take the VIP out of the pool',
     );
-  const talosVersion = f.string([...c, 'talosVersion'], {
-    dflt: 'v1.13.7',
-    pattern: VERSION,
-    hint: 'e.g. v1.13.7',
-  });
-  const kubernetesVersion = f.string([...c, 'kubernetesVersion'], {
-    dflt: 'v1.36.2',
-    pattern: VERSION,
-    hint: 'e.g. v1.36.2',
-  });
+  const version = (k: string, dflt: string) =>
+    c
+      .at(k)
+      .given()
+      ?.string({ nonBlank: true, pattern: VERSION, hint: `e.g. ${dflt}` }) ?? dflt;
+  const talosVersion = version('talosVersion', 'v1.13.7');
+  const kubernetesVersion = version('kubernetesVersion', 'v1.36.2');
+  const cidr = (k: string, dflt: string) =>
+    c.at(k).given()?.string({ nonBlank: true, pattern: CIDR, hint: 'a CIDR' }) ?? dflt;
   return {
     name,
-    namespace: f.string([...c, 'namespace'], {
-      dflt: name,
-      pattern: DNS_NAME,
-      hint: 'a lowercase DNS label',
-    }),
+    namespace:
+      c
+        .at('namespace')
+        .given()
+        ?.string({ nonBlank: true, pattern: DNS_NAME, hint: 'a lowercase DNS label' }) ?? name,
     talosVersion,
     kubernetesVersion,
     controlPlanes,
-    workers: f.int([...c, 'workers'], { dflt: 0, min: 0, max: 100 }),
+    workers: c.at('workers').given()?.int({ min: 0, max: 100 }) ?? 0,
     endpoint,
     addressing,
     dns,
-    podSubnet: f.string([...c, 'podSubnet'], { dflt: '10.244.0.0/16', pattern: CIDR, hint: 'a CIDR' }),
-    serviceSubnet: f.string([...c, 'serviceSubnet'], { dflt: '10.96.0.0/12', pattern: CIDR, hint: 'a CIDR' }),
-    controlPlane: machine(f, [...c, 'controlPlane'], { cores: 2, memoryMiB: 4096, diskGb: 20 }),
-    worker: machine(f, [...c, 'worker'], { cores: 2, memoryMiB: 4096, diskGb: 20 }),
+    podSubnet: cidr('podSubnet', '10.244.0.0/16'),
+    serviceSubnet: cidr('serviceSubnet', '10.96.0.0/12'),
+    controlPlane: machine(c.at('controlPlane'), { cores: 2, memoryMiB: 4096, diskGb: 20 }),
+    worker: machine(c.at('worker'), { cores: 2, memoryMiB: 4096, diskGb: 20 }),
   };
 }
 
