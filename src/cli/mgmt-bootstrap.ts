@@ -129,8 +129,8 @@ export async function runMgmtBootstrap(argv: string[], io: Io): Promise<ExitCode
     lineage: digest,
     runId: String(process.pid),
   });
-  const { BootstrapJournal } = await import('../mgmt/bootstrap/journal.js');
-  const journal = BootstrapJournal.open(paths.journal, digest);
+  const { StageJournal } = await import('../mgmt/stage-journal.js');
+  const journal = StageJournal.open<StageKind>(paths.journal, digest);
   try {
     const earlier = journal.stagesDigest();
     if (earlier !== undefined && earlier !== digest && values['accept-config-change'] !== true)

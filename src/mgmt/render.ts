@@ -1,6 +1,7 @@
 /** Human renderings of the backup, restore and status reports (JSON is the reports themselves). */
 import type { BackupReport } from './backup.js';
 import type { RestoreReport } from './restore.js';
+import type { KindRestoreOutcome } from './restore-kind/run.js';
 import type { MgmtStatus } from './status.js';
 
 export function formatAge(seconds: number): string {
@@ -47,6 +48,14 @@ export function renderRestore(r: RestoreReport): string {
   for (const p of r.verify.problems) out.push(`    ${p}`);
   for (const d of r.droppedOwners) out.push(`  owner not in the backup, reference dropped: ${d}`);
   return `${out.join('\n')}\n`;
+}
+
+export function renderKindRestore(out: Extract<KindRestoreOutcome, { kind: 'restored' }>): string {
+  return (
+    `${renderRestore(out.report)}kind cluster ${out.kindName} is the management cluster now; kubeconfig ${out.kubeconfig}` +
+    `${out.resumed ? ' (the restore an earlier run started was completed)' : ''}` +
+    `${out.skipped.length > 0 ? ` (${out.skipped.length} stage(s) were done by an earlier run)` : ''}\n`
+  );
 }
 
 function table(rows: string[][]): string[] {

@@ -3,6 +3,7 @@
  * server-written metadata stripped, ownerRef UIDs rewritten to the new owners' UIDs, Clusters and
  * ClusterClasses created paused so that no controller acts before the statuses are back. Pure.
  */
+import { SERVER_METADATA_FIELDS } from '../util/server-metadata.js';
 import { type Archive, type KubeObject, PAUSED_ANNOTATION } from './model.js';
 
 /** Indexes into `archive.objects` by ownerRef depth: each level only owned by earlier levels. */
@@ -76,17 +77,6 @@ export function ownerUids(
   return known;
 }
 
-const SERVER_FIELDS = [
-  'uid',
-  'resourceVersion',
-  'creationTimestamp',
-  'generation',
-  'managedFields',
-  'selfLink',
-  'deletionTimestamp',
-  'deletionGracePeriodSeconds',
-] as const;
-
 /**
  * The body to POST for an archived object. `uids` maps archived UIDs to the ones the target gave
  * the owners already created; a reference to an owner not in the backup is dropped and reported.
@@ -97,7 +87,7 @@ export function createBody(
   statusSubresource: boolean,
 ): { body: KubeObject; droppedOwners: string[] } {
   const metadata: Record<string, unknown> = { ...o.metadata };
-  for (const f of SERVER_FIELDS) delete metadata[f];
+  for (const f of SERVER_METADATA_FIELDS) delete metadata[f];
   const droppedOwners: string[] = [];
   const refs = (o.metadata.ownerReferences ?? []).flatMap((r) => {
     const uid = uids.get(r.uid);

@@ -5,24 +5,16 @@
  * statuses back through the status subresource (what move drops, H12), unpause, and verify.
  * A write that fails midway deletes what this run created: nothing is left half-applied.
  */
-import { isKubeApiError } from '../adapters/kube/port.js';
-import { FerryError, inputError } from '../errors.js';
-import { inDependencyOrder, inParallel } from '../util/parallel.js';
+import { inputError } from '../errors.js';
 import { decrypt } from './age.js';
 import { unpackArchive } from './archive.js';
 import { META } from './backup.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
-import { INVENTORY_CRD, type MgmtKube, refOf } from './kube.js';
+import { INVENTORY_CRD, type MgmtKube } from './kube.js';
 import { type Archive, CLUSTER_NAME_LABEL, describeObject, type KubeObject, objectName } from './model.js';
-import { createBody, ownerUids, restoreOwners, unpausePatch } from './restore-plan.js';
+import { writeArchive } from './restore-write.js';
 import type { S3Location } from './s3-config.js';
 import type { BackupStore, Downloaded } from './s3-store.js';
-
-/**
- * Concurrent writes to the target by default (`--write-concurrency`): enough to hide round trips,
- * well under kube-apiserver's default --max-mutating-requests-inflight of 200.
- */
-export const WRITE_CONCURRENCY = 16;
 
 export interface FetchedBackup {
   archive: Archive;
@@ -130,9 +122,8 @@ export async function runRestore(o: {
   loc: S3Location;
   log?: (line: string) => void;
   /** Writes in flight at most (default WRITE_CONCURRENCY). */
-  writeConcurrency?: number;
+  writeConcurrency?: number | undefined;
 }): Promise<RestoreReport> {
-  const log = o.log ?? (() => {});
   const { archive } = o.backup;
   const { kube } = o;
   const { problems, existingNamespaces } = await checkTarget(kube, archive);
@@ -142,111 +133,23 @@ export async function runRestore(o: {
       { object: kube.req.server },
       'nothing was applied; restore into an empty management cluster with Cluster API installed at the recorded provider versions (`ferry mgmt status` on the old one, or the backup manifest, lists them)',
     );
-
-  const createdNs: string[] = [];
-  const created: KubeObject[] = [];
-  // Creates whose answer never came (connection lost, deadline): the object may exist. Nothing of
-  // the backup existed before the first write (checkTarget), so the rollback deletes these too.
-  const inDoubt: KubeObject[] = [];
-  const uids = new Map<string, string>();
-  const droppedOwners: string[] = [];
-  const limit = o.writeConcurrency ?? WRITE_CONCURRENCY;
-  let statuses = 0;
-  try {
-    await inParallel(
-      archive.manifest.namespaces.filter((ns) => !existingNamespaces.has(ns)),
-      limit,
-      async (ns) => {
-        await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-        createdNs.push(ns);
-      },
-    );
-    // Each object as soon as its owners exist (their new UIDs are known), its status right after.
-    const owners = restoreOwners(archive);
-    await inDependencyOrder(
-      archive.objects.length,
-      (i) => owners[i]!,
-      limit,
-      async (i) => {
-        const a = archive.objects[i]!;
-        const sub = kube.kindOf(a.apiVersion, a.kind)?.statusSubresource ?? false;
-        const { body, droppedOwners: dropped } = createBody(a, ownerUids(archive, owners[i]!, uids), sub);
-        droppedOwners.push(...dropped.map((d) => `${describeObject(a)} → ${d}`));
-        let c: KubeObject;
-        try {
-          c = await kube.create(body);
-        } catch (err) {
-          if (!isKubeApiError(err)) inDoubt.push(body);
-          throw err;
-        }
-        created.push(c);
-        if (a.metadata.uid && c.metadata.uid) uids.set(a.metadata.uid, c.metadata.uid);
-        // H12: what move drops. The status subresource takes the whole object; the created one carries the right resourceVersion.
-        if (a.status !== undefined && sub) {
-          await kube.putStatus({ ...c, status: a.status });
-          statuses++;
-        }
-      },
-    );
-    log(
-      `created ${created.length} object(s) in ${archive.manifest.namespaces.length} namespace(s), restored ${statuses} status(es)`,
-    );
-    await inParallel(
-      archive.objects.filter((a) => unpausePatch(a) !== undefined),
-      limit,
-      async (a) => {
-        await kube.mergePatch(refOf(a), unpausePatch(a));
-      },
-    );
-    log('unpaused');
-  } catch (err) {
-    const left = await rollback(kube, [...created, ...inDoubt], createdNs);
-    throw new FerryError(
-      'internal',
-      `restore failed after creating ${created.length} object(s); ${left.length === 0 ? 'they were deleted again' : `could not delete ${left.join(', ')}`}`,
-      {
-        remediation:
-          left.length === 0
-            ? 'fix the cause below and restore again'
-            : `delete the objects listed by hand, fix the cause below and restore again`,
-        cause: err,
-      },
-    );
-  }
-  const verify = await verifyRestore(kube, archive);
+  const written = await writeArchive({
+    kube,
+    archive,
+    start: { kind: 'empty', existingNamespaces },
+    log: o.log ?? (() => {}),
+    writeConcurrency: o.writeConcurrency,
+  });
   return {
     url: o.loc.url,
     versionId: o.backup.versionId,
-    created: created.length,
-    statuses,
-    namespaces: createdNs,
-    uids: Object.fromEntries(uids),
-    droppedOwners,
-    verify,
+    ...written,
+    verify: await verifyRestore(kube, archive),
   };
 }
 
-async function rollback(kube: MgmtKube, created: KubeObject[], namespaces: string[]): Promise<string[]> {
-  const left: string[] = [];
-  for (const c of [...created].reverse()) {
-    try {
-      await kube.delete(refOf(c));
-    } catch {
-      left.push(describeObject(c));
-    }
-  }
-  for (const ns of [...namespaces].reverse()) {
-    try {
-      await kube.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns });
-    } catch {
-      left.push(`Namespace ${ns}`);
-    }
-  }
-  return left;
-}
-
 /** Each archived object as the target holds it now (undefined: absent), from one list per kind. */
-async function presentOn(kube: MgmtKube, archive: Archive): Promise<(KubeObject | undefined)[]> {
+export async function presentOn(kube: MgmtKube, archive: Archive): Promise<(KubeObject | undefined)[]> {
   const lists = new Map<string, Map<string, KubeObject>>();
   const out: (KubeObject | undefined)[] = [];
   for (const o of archive.objects) {

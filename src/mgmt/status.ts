@@ -4,12 +4,14 @@
  * decryption and the manifest). A backup that cannot be read is reported, not hidden.
  */
 import { FerryError } from '../errors.js';
+import { loadIdentities } from './age.js';
 import { requireClusterApi } from './backup.js';
+import { openMgmtKube, openStore } from './connect.js';
 import { INVENTORY_CRD, type MgmtKube } from './kube.js';
 import { CLUSTER_NAME_LABEL, type KubeObject, PAUSED_ANNOTATION } from './model.js';
 import { isClusterPaused, isReady } from './paused.js';
 import { fetchBackup, verifyChecksum } from './restore.js';
-import type { S3Location } from './s3-config.js';
+import type { S3Flags, S3Location } from './s3-config.js';
 import type { BackupStore } from './s3-store.js';
 
 export interface ClusterStatus {
@@ -139,4 +141,35 @@ export async function backupStatus(o: {
       },
     };
   }
+}
+
+/** `ferry mgmt status`: the management cluster's, its backups', or both (paths resolved already). */
+export async function mgmtStatus(o: {
+  cluster?: { kubeconfig: string; context?: string | undefined } | undefined;
+  backup?: { url: string; s3: S3Flags; identityFile?: string | undefined } | undefined;
+  env: NodeJS.ProcessEnv;
+  now: Date;
+}): Promise<MgmtStatus> {
+  const s: MgmtStatus = {};
+  if (o.cluster)
+    Object.assign(s, await clusterStatus(await openMgmtKube(o.cluster.kubeconfig, o.cluster.context)));
+  if (o.backup) {
+    const { loc, store } = await openStore(o.backup.url, '--from', o.backup.s3, o.env);
+    try {
+      const file = o.backup.identityFile;
+      const identity = file === undefined ? undefined : { identities: await loadIdentities(file), file };
+      s.backup = await backupStatus({ store, loc, now: o.now, ...(identity && { identity }) });
+    } finally {
+      store.destroy();
+    }
+  }
+  return s;
+}
+
+/** A status finding (exit 1): the newest backup is missing, does not verify, or is older than `maxAgeSeconds`. */
+export function statusFinding(s: MgmtStatus, maxAgeSeconds: number | undefined): boolean {
+  const n = s.backup?.newest;
+  return (
+    s.backup !== undefined && (!n?.verified || (maxAgeSeconds !== undefined && n.ageSeconds > maxAgeSeconds))
+  );
 }

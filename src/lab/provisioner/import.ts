@@ -10,6 +10,7 @@
  */
 
 import type { KubeObject, Snapshot } from '../../snapshot/model.js';
+import { SERVER_METADATA_FIELDS } from '../../util/server-metadata.js';
 import type { KObj } from '../apiserver/object.js';
 import { apiPath } from '../nodes/world.js';
 
@@ -17,17 +18,6 @@ import { apiPath } from '../nodes/world.js';
 export const REAL_ADDRESS_ANNOTATION = 'lab.ferry.dev/real-address';
 /** Annotation marking every object the lab loaded from a snapshot. */
 export const IMPORTED_ANNOTATION = 'lab.ferry.dev/imported-from';
-
-const DROPPED_META = [
-  'uid',
-  'resourceVersion',
-  'creationTimestamp',
-  'generation',
-  'managedFields',
-  'selfLink',
-  'deletionTimestamp',
-  'deletionGracePeriodSeconds',
-];
 
 type Kind = {
   key: keyof Snapshot['resources'];
@@ -72,7 +62,7 @@ export function cleanObject(
   opts: { keepOwners?: boolean; keepStatus?: boolean } = {},
 ): KObj {
   const copy = structuredClone(o) as KObj;
-  for (const k of DROPPED_META) delete copy.metadata[k];
+  for (const k of SERVER_METADATA_FIELDS) delete copy.metadata[k];
   if (!opts.keepOwners) delete copy.metadata.ownerReferences;
   if (!opts.keepStatus) delete copy.status;
   const annotations = { ...(copy.metadata.annotations ?? {}) };

@@ -14,7 +14,7 @@ import { fixture, type Rule, Standins } from '../../../test/mgmt/standins.js';
 import { rejected } from '../../../test/support/errors.js';
 import { memoryIo } from '../../cli/io.js';
 import { runMgmtBootstrap } from '../../cli/mgmt-bootstrap.js';
-import { BootstrapJournal } from './journal.js';
+import { StageJournal } from '../stage-journal.js';
 import { STAGE_KINDS } from './stages.js';
 
 // Contract tests: the production adapter runs stand-in kind/clusterctl/kubectl/helm/docker found on
@@ -40,7 +40,7 @@ async function bootstrap(rules: Rule[], extra: string[] = [], out = io()) {
   return { code, out };
 }
 
-const journal = () => BootstrapJournal.read(join(state(), 'bootstrap.journal.sqlite'));
+const journal = () => StageJournal.read(join(state(), 'bootstrap.journal.sqlite'));
 const lastStates = () => {
   const m = new Map<string, string>();
   for (const e of journal().events) m.set(e.stage, e.state);

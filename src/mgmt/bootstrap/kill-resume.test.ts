@@ -7,7 +7,7 @@ import { happyRules, writeConfig } from '../../../test/mgmt/scenario.js';
 import { Standins } from '../../../test/mgmt/standins.js';
 import { memoryIo } from '../../cli/io.js';
 import { runMgmtBootstrap } from '../../cli/mgmt-bootstrap.js';
-import { BootstrapJournal } from './journal.js';
+import { StageJournal } from '../stage-journal.js';
 
 // A real `ferry mgmt bootstrap` child (the CLI's own entry point) is SIGKILLed while clusterctl
 // init runs; the next run must skip what was done and continue at clusterctl init.
@@ -60,7 +60,7 @@ it('kill -9 during clusterctl init: the next run continues at clusterctl init, n
   if (orphan) process.kill(orphan, 'SIGKILL');
 
   const journal = join(dir, '.ferry-mgmt-kmgt', 'bootstrap.journal.sqlite');
-  const first = BootstrapJournal.read(journal).events;
+  const first = StageJournal.read(journal).events;
   expect(first.map((e) => `${e.stage} ${e.state}`)).toEqual([
     'kind-cluster started',
     'kind-cluster done',
@@ -83,7 +83,7 @@ it('kill -9 during clusterctl init: the next run continues at clusterctl init, n
   );
   expect(after.filter((c) => c.tool === 'clusterctl' && c.args[0] === 'init')).toHaveLength(1);
   expect(tools.called('kind', /^create cluster/)).toHaveLength(1);
-  const second = BootstrapJournal.read(journal);
+  const second = StageJournal.read(journal);
   expect(second.events.filter((e) => e.stage === 'clusterctl-init').map((e) => e.state)).toEqual([
     'started',
     'started',

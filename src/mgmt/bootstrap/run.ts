@@ -10,9 +10,9 @@ import { parse } from 'yaml';
 import { FerryError } from '../../errors.js';
 import { CrdValidator } from '../../generate/schema/crd.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
+import type { StageJournal } from '../stage-journal.js';
 import { type Tools, toolFailed } from '../tools/adapter.js';
 import type { MgmtConfig } from './config.js';
-import type { BootstrapJournal } from './journal.js';
 import { credentialsSecret } from './manifests.js';
 import { readSecret } from './secrets.js';
 import { type Cmd, MOVE_LABEL_ARG, type Stage, type StageKind, type StatePaths } from './stages.js';
@@ -29,7 +29,7 @@ export interface StageContext {
 export interface RunContext extends StageContext {
   config: MgmtConfig;
   paths: StatePaths;
-  journal: BootstrapJournal;
+  journal: StageJournal<StageKind>;
   env: NodeJS.ProcessEnv;
   pollMs: number;
   sleep: (ms: number) => Promise<void>;
@@ -322,7 +322,7 @@ export interface RunOutcome {
 
 /** What the journaled runner needs: the journal, where progress goes, the secrets to mask. */
 export interface JournaledContext<K extends string> {
-  journal: BootstrapJournal<K>;
+  journal: StageJournal<K>;
   tools: Tools;
   progress: (line: string) => void;
   onStage?: (kind: K) => void;

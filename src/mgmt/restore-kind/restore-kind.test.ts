@@ -22,10 +22,10 @@ import type { KObj } from '../../lab/apiserver/object.js';
 import type { WriteResult } from '../../lab/apiserver/store.js';
 import { type LabApiFixture, startLabApi, writeAdminKubeconfig } from '../../lab/apiserver/testing.js';
 import { runBackup } from '../backup.js';
-import { BootstrapJournal } from '../bootstrap/journal.js';
 import type { MgmtKube } from '../kube.js';
 import { parseS3Url, type S3Settings } from '../s3-config.js';
 import { openBackupStore } from '../s3-store.js';
+import { StageJournal } from '../stage-journal.js';
 import { installCapiCrds, labKube, seedCluster, seedProviders } from '../testing-fleet.js';
 import { type Moto, startMoto } from '../testing-moto.js';
 
@@ -229,7 +229,7 @@ describe('ferry mgmt restore into kind', () => {
     expect(tcp?.status?.['bootstrapped']).toBe(true);
     expect((await kind.list('cluster.x-k8s.io/v1beta2', 'Machine')).length).toBe(3);
 
-    const events = BootstrapJournal.read(join(state, 'restore.journal.sqlite')).events;
+    const events = StageJournal.read(join(state, 'restore.journal.sqlite')).events;
     expect(events.map((e) => `${e.stage} ${e.state}`)).toEqual([
       'kind-cluster started',
       'kind-cluster done',
@@ -348,7 +348,7 @@ describe('ferry mgmt restore into kind', () => {
 
     const journal = join(state, 'restore.journal.sqlite');
     expect(
-      BootstrapJournal.read(journal)
+      StageJournal.read(journal)
         .events.map((e) => `${e.stage} ${e.state}`)
         .slice(-2),
     ).toEqual(['clusterctl-init done', 'restore started']);

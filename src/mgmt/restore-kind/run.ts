@@ -7,7 +7,6 @@
 import { mkdirSync } from 'node:fs';
 import { FerryError, inputError } from '../../errors.js';
 import { acquireLocalLock } from '../../run/lock.js';
-import { BootstrapJournal } from '../bootstrap/journal.js';
 import { preflightTools } from '../bootstrap/preflight.js';
 import { KIND_HANDLERS, runJournaled, type StageContext } from '../bootstrap/run.js';
 import type { MgmtKube } from '../kube.js';
@@ -20,6 +19,7 @@ import {
 } from '../restore.js';
 import type { S3Location } from '../s3-config.js';
 import type { BackupStore } from '../s3-store.js';
+import { StageJournal } from '../stage-journal.js';
 import { Tools } from '../tools/adapter.js';
 import { completeRestore, countPresent } from './resume.js';
 import {
@@ -70,7 +70,7 @@ interface Pin {
 }
 
 function readPin(journal: string): Pin | undefined {
-  const d = BootstrapJournal.peekDigest(journal);
+  const d = StageJournal.peekDigest(journal);
   if (d === undefined) return undefined;
   try {
     return JSON.parse(d) as Pin;
@@ -118,7 +118,7 @@ export async function restoreIntoKind(o: KindRestoreOptions): Promise<KindRestor
   const pins = pinsFromManifest(backup.archive.manifest.providers, where);
   const digest = JSON.stringify({ url: o.loc.url, versionId: backup.versionId } satisfies Pin);
   const lock = await acquireLocalLock(paths.lock, { lineage: digest, runId: String(process.pid) });
-  const journal = BootstrapJournal.open<RestoreStageKind>(paths.journal, digest);
+  const journal = StageJournal.open<RestoreStageKind>(paths.journal, digest);
   try {
     let current: RestoreStageKind | 'preflight' = 'preflight';
     const tools = new Tools({

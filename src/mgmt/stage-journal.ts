@@ -1,16 +1,16 @@
 /**
- * The bootstrap journal: an append-only SQLite file (better-sqlite3, synchronous, WAL,
+ * The stage journal of `ferry mgmt bootstrap` and of `ferry mgmt restore` into kind: an
+ * append-only SQLite file (better-sqlite3, synchronous, WAL,
  * synchronous=FULL, as src/run/journal.ts) in the state directory. Each stage transition is
  * committed before the stage's work starts, so a SIGKILL leaves "started" on disk and the next run
  * continues at that stage. Tool output lines are stored with secrets already masked.
  */
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import type { StageKind } from './stages.js';
 
 export type StageState = 'started' | 'done' | 'failed';
 
-export interface StageEvent<K extends string = StageKind> {
+export interface StageEvent<K extends string = string> {
   seq: number;
   runId: number;
   stage: K;
@@ -26,8 +26,8 @@ CREATE TRIGGER IF NOT EXISTS stages_no_update BEFORE UPDATE ON stages BEGIN SELE
 CREATE TRIGGER IF NOT EXISTS stages_no_delete BEFORE DELETE ON stages BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
 `;
 
-/** The stage journal of `ferry mgmt bootstrap`, and of `ferry mgmt restore` into kind (K: its stage kinds). */
-export class BootstrapJournal<K extends string = StageKind> {
+/** One command's stage journal (K: its stage kinds). */
+export class StageJournal<K extends string> {
   private readonly db: Database.Database;
   readonly runId: number;
 
@@ -37,7 +37,7 @@ export class BootstrapJournal<K extends string = StageKind> {
   }
 
   /** Opens (or creates) the journal and records a new run of it. */
-  static open<K extends string = StageKind>(path: string, configDigest: string): BootstrapJournal<K> {
+  static open<K extends string>(path: string, configDigest: string): StageJournal<K> {
     const db = new Database(path);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
@@ -45,7 +45,7 @@ export class BootstrapJournal<K extends string = StageKind> {
     const r = db
       .prepare('INSERT INTO runs (started_at, pid, config_digest) VALUES (?, ?, ?)')
       .run(new Date().toISOString(), process.pid, configDigest);
-    return new BootstrapJournal<K>(db, Number(r.lastInsertRowid));
+    return new StageJournal<K>(db, Number(r.lastInsertRowid));
   }
 
   /** The digest {@link stagesDigest} would answer, read without recording a run; undefined without a journal. */
