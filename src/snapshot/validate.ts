@@ -19,10 +19,6 @@ export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-export function isStringArray(v: unknown): v is string[] {
-  return Array.isArray(v) && v.every((x) => typeof x === 'string');
-}
-
 /** A Kubernetes object as ferry needs it: apiVersion, kind and metadata.name are strings. */
 export function isKubeObject(v: unknown): v is KubeObject {
   return (
