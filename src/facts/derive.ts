@@ -2,7 +2,7 @@
  * The single entry point: Snapshot (+ operator choices) → Facts. Pure; linear in the number of
  * objects (indexes are built once in buildView).
  */
-import { describeSource, type Snapshot } from '../snapshot/model.js';
+import type { Snapshot } from '../snapshot/model.js';
 import { deriveApiserverFacts } from './apiserver.js';
 import { deriveClusterFacts } from './cluster.js';
 import { deriveCniFacts, deriveKubeProxyFacts } from './cni.js';
@@ -14,7 +14,6 @@ import { deriveKubeletFacts } from './kubelet.js';
 import {
   type ControllerManagerFacts,
   FACTS_FORMAT_VERSION,
-  type Fact,
   type Facts,
   type SchedulerFacts,
 } from './model.js';
@@ -105,9 +104,4 @@ function scheduler(v: SnapshotView): SchedulerFacts {
       missing: `${missing}, or kubeadm-config.yaml (scheduler.extraArgs)`,
     }),
   };
-}
-
-/** One line per provenance entry, for messages and generated-file comments. */
-export function describeProvenance(fact: Fact<unknown>): string[] {
-  return fact.provenance.map(describeSource);
 }

@@ -351,8 +351,6 @@ export const FACT_FAMILIES = [
   'kubeProxy',
 ] as const;
 
-export type FactFamily = (typeof FACT_FAMILIES)[number];
-
 /** Every fact in display order (families in FACT_FAMILIES order, facts in declaration order). */
 export function listFacts(facts: Facts): Fact<unknown>[] {
   const out: Fact<unknown>[] = [];
@@ -360,9 +358,4 @@ export function listFacts(facts: Facts): Fact<unknown>[] {
     for (const f of Object.values(facts[family]) as Fact<unknown>[]) out.push(f);
   }
   return out;
-}
-
-/** Looks a fact up by its stable key. */
-export function factByKey(facts: Facts, key: string): Fact<unknown> | undefined {
-  return listFacts(facts).find((f) => f.key === key);
 }

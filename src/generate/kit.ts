@@ -28,8 +28,6 @@ import { talosGenerator } from './talos/generator.js';
 import { talosconfigGenerator } from './talosconfig.js';
 import { tofuGenerator } from './tofu.js';
 
-export type { GenerateOptions } from './inputs.js';
-
 /** Every generator of the kit, in order. */
 export const GENERATORS: Generator[] = [
   secretsGenerator,

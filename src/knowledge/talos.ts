@@ -311,23 +311,6 @@ export const KUBELET_DENIED_ARGS = [
   'cert-dir',
 ] as const;
 
-/** KubeletConfiguration keys Talos does not let extraConfig set. talos.md §4.4 "Protected extraConfig keys". */
-export const KUBELET_PROTECTED_CONFIG_KEYS = [
-  'apiVersion',
-  'authentication',
-  'authorization',
-  'cgroupRoot',
-  'kind',
-  'kubeletCgroups',
-  'port',
-  'protectKernelDefaults',
-  'resolvConf',
-  'rotateCertificates',
-  'systemCgroups',
-  'staticPodPath',
-  'seccompDefault',
-] as const;
-
 /** etcd flags Talos sets itself and denies in cluster.etcd.extraArgs. talos.md §4.8 "Flags". */
 export const ETCD_DENIED_ARGS = [
   'name',
@@ -348,15 +331,3 @@ export const ETCD_DENIED_ARGS = [
   'experimental-watch-progress-notify-interval',
   'experimental-compact-hash-check-enabled',
 ] as const;
-
-/** Values Talos's kube-apiserver uses that differ from kubeadm's. talos.md §4.1, §10.1, §10.4. */
-export const TALOS_APISERVER = {
-  /** ≤ v1.13 sets --anonymous-auth=false; v1.14 allows anonymous on health paths only. talos.md §4.1. */
-  anonymousAuth: false,
-  anonymousHealthPathsFrom: '1.14',
-  /** Issuer and audiences are the cluster endpoint URL. talos.md §4.1, §10.1. */
-  issuerIsEndpoint: true,
-  audiencesAreEndpoint: true,
-  /** --tls-min-version: VersionTLS12 ≤ v1.13, VersionTLS13 from v1.14. talos.md §4.1. */
-  tls13From: '1.14',
-} as const;

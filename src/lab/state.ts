@@ -19,7 +19,6 @@ import type { LabInfo } from './cluster.js';
 import { isAlive, procStartTicks, reapStale } from './etcd/process.js';
 
 export const LAB_STATE_VERSION = 1;
-export const DEFAULT_LAB_DIR = '.ferry/lab';
 
 export type LabPhase = 'starting' | 'ready' | 'failed' | 'stopped';
 

@@ -16,14 +16,7 @@
  */
 import type { Provisioner } from '../facts/target.js';
 import type { CapiNames } from '../kit/capi-names.js';
-import type {
-  BatchBound,
-  BlockedPdb,
-  LowerBoundTerm,
-  Outage,
-  PlannedBatch,
-  SurgedWorkload,
-} from './batches/model.js';
+import type { BlockedPdb, LowerBoundTerm, Outage, PlannedBatch, SurgedWorkload } from './batches/model.js';
 import type { Command, ExpectedState, MemberRef, NodeRef, TalosNodeRef } from './expected-state.js';
 
 /**
@@ -405,8 +398,6 @@ export interface WorkerRoll {
   };
 }
 
-export type { BatchBound };
-
 export interface KitReference {
   /** The kit directory as given on the command line. */
   path: string;
@@ -492,10 +483,6 @@ export interface StepFingerprint {
 /** Every step in run order. */
 export function allSteps(plan: Pick<Plan, 'phases'>): Step[] {
   return plan.phases.flatMap((p) => p.steps);
-}
-
-export function findStep(plan: Pick<Plan, 'phases'>, id: string): Step | undefined {
-  return allSteps(plan).find((s) => s.id === id);
 }
 
 /** "2.05.drain.cp-1": phase, zero-padded index, kind, subject. */

@@ -4,6 +4,7 @@
  * resumed run refers to the same machine and member.
  */
 import type { MemberRef, NodeRef } from '../plan/expected-state.js';
+import type { Step } from '../plan/model.js';
 import type { EtcdMemberInfo } from './ports.js';
 
 export interface NodeBinding {
@@ -113,4 +114,24 @@ export function resolveMember(
     return { found: true, member: unnamed[0]!, how: 'only-unnamed' };
   }
   return { found: false };
+}
+
+/**
+ * The Talos members of `steps` found by name in a member list whose id is not bound yet: bound,
+ * later looks find them by id.
+ */
+export function talosMemberIds(
+  steps: readonly Step[],
+  members: readonly EtcdMemberInfo[],
+  bindings: Bindings,
+): NodeBinding[] {
+  const found = new Map<string, NodeBinding>();
+  for (const s of steps) {
+    const m = s.target.member;
+    if (m?.kind !== 'talos' || bindings.get(m.replaces)?.memberId || found.has(m.replaces)) continue;
+    const name = bindings.memberName(m);
+    const member = name ? members.find((x) => x.name === name) : undefined;
+    if (member) found.set(m.replaces, { replaces: m.replaces, memberId: member.id, name: member.name });
+  }
+  return [...found.values()];
 }

@@ -2,27 +2,22 @@
  * The orchestrator: runs a plan's steps in order, one at a time, but for the steps of a worker
  * batch whose kind runs side by side (its cordons, node waits, decommissions and Node deletions;
  * concurrentGroup). For each step:
- *   journal `started` → (resume: is its effect already there?) → condition → gate (the step's
- *   expected state, observed) → `gate-passed` → `action-started` → action through a port →
- *   `action-done` → verification (observed until it holds or the step's timeout) → `done`.
+ *   journal `started` → (resume: is its effect already there?) → the handler's `beforeGate` (a
+ *   condition, what a stop gives back) → gate (the step's expected state, observed) →
+ *   `gate-passed` → `action-started` → action through a port → `action-done` → verification
+ *   (observed until it holds or the step's timeout) → `done`.
  * A mismatch stops the run (FerryError 'gate', exit 3) saying what was expected, what was seen and
- * what to do; the cordon state recorded before the run touched a node is restored, and so is the
- * replica count of a workload --surge-replicas scaled up. A resumed run
- * never repeats an action whose outcome it has not re-observed.
+ * what to do; the handlers' `onStop` hooks give back what the run changed (a node's cordon, a
+ * workload's replica count). A resumed run never repeats an action whose outcome it has not
+ * re-observed. The orchestrator knows no step kind: what differs by kind is the handler's
+ * (handlers/context.ts).
  */
 import { setMaxListeners } from 'node:events';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FerryError } from '../errors.js';
-import {
-  type ExpectedState,
-  isEmptyExpectation,
-  type MemberRef,
-  type NodeRef,
-} from '../plan/expected-state.js';
+import { type ExpectedState, isEmptyExpectation, type NodeRef } from '../plan/expected-state.js';
 import { allSteps, nodeLabel, type Step } from '../plan/model.js';
-import { workloadLabel } from '../plan/scale-steps.js';
-import { Bindings, type NodeBinding, resolveMember } from './bindings.js';
+import { Bindings, type NodeBinding, resolveMember, talosMemberIds } from './bindings.js';
 import type { RunDeps, RunOptions, RunResult } from './deps.js';
 import {
   type Check,
@@ -30,23 +25,22 @@ import {
   evaluate,
   type GateContext,
   holds,
-  mismatches,
-  observable,
   onlyQuestionsLeft,
   remediationFor,
 } from './gates.js';
+import { performByOperator } from './handlers/by-operator.js';
+import type { RunView, StopContext } from './handlers/context.js';
 import { type ActionResult, HANDLERS, handlerOf, type StepContext } from './handlers/index.js';
 import type { StepTransition } from './journal.js';
 import { type ObserveDeps, observe } from './observe.js';
 import type { EtcdView } from './ports.js';
 import { probeEndpoints } from './probe-steering.js';
-import { type CordonRestored, type InFlight, type ReplicasRestored, resumePoint } from './resume.js';
+import { type InFlight, type InFlightVerdict, inFlightVerdict, reobserved, resumePoint } from './resume.js';
 import { stepTimeoutSeconds } from './step-timeout.js';
-import { errText, gateError } from './stop.js';
+import { errText, gateError, runStop, stepStop } from './stop.js';
 import { applyAcceptance, checkName } from './unobserved.js';
 
-export type { RunDeps, RunOptions, RunResult } from './deps.js';
-export { gateError } from './stop.js';
+export type { RunOptions, RunResult } from './deps.js';
 
 /** A step's kind runs its gate and verification every time, never "already done". */
 function observesOnly(step: Step): boolean {
@@ -70,6 +64,9 @@ export function concurrentGroup(steps: readonly Step[], i: number): Step[] {
     j++;
   return steps.slice(i, j);
 }
+
+/** What a stop gives back, each hook once, in the handler table's order (cordons before replicas). */
+const STOP_HOOKS = [...new Set(Object.values(HANDLERS).flatMap((h) => (h.onStop ? [h.onStop] : [])))];
 
 /** After this step, a node's cordon is not given back: its member or machine is gone. */
 function pointOfNoReturn(step: Step): boolean {
@@ -104,10 +101,6 @@ export class Orchestrator {
     deps.signal?.addEventListener('abort', () => this.#ctl.abort(deps.signal?.reason), { once: true });
     // A batch's steps side by side each wait on this signal (a 60-worker batch: 15 at once).
     setMaxListeners(256, this.#ctl.signal);
-  }
-
-  get bindings(): Bindings {
-    return this.#bindings;
   }
 
   #confirmedFor(stepId: string): Set<string> {
@@ -147,20 +140,10 @@ export class Orchestrator {
 
   async #check(expect: ExpectedState, stepId: string): Promise<Check[]> {
     const world = await observe(expect, this.#observeDeps(stepId));
-    this.#learnMemberBindings(world.etcd?.ok ? world.etcd.value : undefined);
+    // A Talos member found by its name gets its id bound, so later looks find it by id.
+    if (world.etcd?.ok)
+      for (const b of talosMemberIds(this.#steps, world.etcd.value.members, this.#bindings)) this.#bind(b);
     return evaluate(expect, world, this.#gateContext());
-  }
-
-  /** A Talos member found by its name gets its id bound, so later looks find it by id. */
-  #learnMemberBindings(view: EtcdView | undefined): void {
-    if (!view) return;
-    for (const s of this.#steps) {
-      const m = s.target.member;
-      if (m?.kind !== 'talos' || this.#bindings.get(m.replaces)?.memberId) continue;
-      const name = this.#bindings.memberName(m);
-      const found = name ? view.members.find((x) => x.name === name) : undefined;
-      if (found) this.#bind({ replaces: m.replaces, memberId: found.id, name: found.name });
-    }
   }
 
   #bind(b: NodeBinding): void {
@@ -338,15 +321,7 @@ export class Orchestrator {
       j.endRun('completed', { steps: this.#done.length });
       return { status: 'completed', steps: this.#done };
     } catch (err) {
-      const fe =
-        err instanceof FerryError
-          ? err
-          : this.#ctl.signal.aborted
-            ? gateError('the run was interrupted', 'run ferry run --resume to continue', err)
-            : new FerryError('internal', errText(err), {
-                cause: err,
-                remediation: 'run ferry run --resume once the cause is fixed',
-              });
+      const fe = runStop(err, this.#ctl.signal.aborted);
       j.endRun('stopped', { message: fe.message, remediation: fe.remediation });
       const stoppedAt = this.#steps.find((s) => !this.#finished.has(s.id))?.id;
       return { status: 'stopped', ...(stoppedAt && { stoppedAt }), error: fe, steps: this.#done };
@@ -365,31 +340,25 @@ export class Orchestrator {
         return 'skipped';
       }
       if (inFlight?.actionStarted) {
-        const r = await this.#resumeInFlight(step);
-        if (r) {
-          t(r.state, r.detail);
-          this.#log(`  ${r.state}: ${r.detail.reason}`);
-          return r.state;
+        const v = await this.#resumeInFlight(step);
+        if (v.state === 'already-done') {
+          t(v.state, { reason: v.reason });
+          this.#log(`  ${v.state}: ${v.reason}`);
+          return v.state;
         }
+        if (v.note) this.#log(`  resume: ${v.note}`);
       }
       if (step.optional && !this.#o.drill) {
         t('skipped', { reason: 'optional: pass --drill to run it' });
         return 'skipped';
       }
-      if (step.condition === 'if-member-leads' && step.kind === 'etcd-move-leader') {
-        const leads = await this.#memberLeads(step.params.from);
-        j.observe(step.id, 'condition', leads, {
-          condition: step.condition,
-          member: step.params.from.name,
-          leads,
-        });
-        if (!leads) {
-          t('skipped', { reason: `${step.params.from.name} does not lead` });
-          this.#log(`  skipped: ${step.params.from.name} does not lead`);
-          return 'skipped';
-        }
+      const h = handlerOf(step);
+      const before = await h.beforeGate?.(step, this.#stepContext(step));
+      if (before) {
+        t('skipped', { reason: before.skip });
+        this.#log(`  skipped: ${before.skip}`);
+        return 'skipped';
       }
-      await this.#recordCordonBefore(step);
       // A non-destructive step whose effect is already there (the lab put a joined node behind the
       // load balancer, a node was cordoned by hand) is not done twice.
       if (!step.destructive && !observesOnly(step) && !isEmptyExpectation(step.idempotencyCheck.doneWhen)) {
@@ -409,122 +378,51 @@ export class Orchestrator {
       t('done');
       return 'done';
     } catch (err) {
-      const fe = this.#asStop(step, err);
+      const fe = stepStop(step, err, this.#ctl.signal.aborted);
       t(fe.kind === 'gate' ? 'stopped' : 'failed', { message: fe.message, remediation: fe.remediation });
       this.#log(`■ ${step.id} stopped: ${fe.message}`);
       throw fe;
     }
   }
 
-  /** A stop gives back what the run changed and can give back: cordons, replica counts. */
+  /** A stop gives back what the run changed and can give back (cordons, replica counts): each once. */
   async #afterStop(step: Step): Promise<void> {
-    await this.#restoreCordons(step).catch((e: unknown) =>
-      this.#log(`  could not restore cordon state: ${errText(e)}`),
-    );
-    await this.#restoreReplicas(step).catch((e: unknown) =>
-      this.#log(`  could not restore replica counts: ${errText(e)}`),
-    );
+    const ctx: StopContext = {
+      ...this.#runView(),
+      stepId: step.id,
+      log: (l) => this.#log(`  ${l}`),
+      pointOfNoReturn,
+    };
+    for (const hook of STOP_HOOKS)
+      await hook
+        .giveBack(ctx)
+        .catch((e: unknown) => this.#log(`  could not restore ${hook.what}: ${errText(e)}`));
   }
 
-  #asStop(step: Step, err: unknown): FerryError {
-    if (this.#ctl.signal.aborted) {
-      return gateError(
-        `${step.id} was interrupted`,
-        'run ferry run --resume to continue; the step is re-observed first',
-        err,
-      );
-    }
-    if (err instanceof FerryError && (err.kind === 'gate' || err.kind === 'usage' || err.kind === 'input'))
-      return err;
-    // Anything an action throws stops the run at this step: resumable, never half-forgotten.
-    return gateError(
-      `${step.id} (${step.title}) failed: ${errText(err)}`,
-      err instanceof FerryError && err.remediation
-        ? err.remediation
-        : 'fix the cause, then run ferry run --resume (the step is re-observed first)',
-      err,
-    );
-  }
-
-  /**
-   * The step's action may have happened before the last run ended: observe whether it took effect.
-   * Returns the transition to record, or undefined to run the step again (from its gate).
-   */
-  async #resumeInFlight(
-    step: Step,
-  ): Promise<{ state: 'already-done'; detail: { reason: string } } | undefined> {
+  /** The step's action may have happened before the last run ended: observe whether it took effect. */
+  async #resumeInFlight(step: Step): Promise<InFlightVerdict> {
     const check = step.idempotencyCheck;
-    if (isEmptyExpectation(check.doneWhen)) {
-      if (this.#o.markDone?.includes(step.id))
-        return { state: 'already-done', detail: { reason: 'the operator marked it done' } };
-      if (check.ifNotDone === 'redo') return undefined;
-    } else {
-      const checks = await this.#check(check.doneWhen, step.id);
-      const ok = checks.length > 0 && holds(checks) && !checks.some((c) => c.status === 'unknown');
-      this.#d.journal.observe(step.id, 'resume', ok, {
-        doneWhen: check.description,
-        checks: checks.filter((c) => c.status !== 'ok'),
-      });
-      if (ok) return { state: 'already-done', detail: { reason: `re-observed: ${check.description}` } };
-      if (this.#o.markDone?.includes(step.id))
-        return { state: 'already-done', detail: { reason: 'the operator marked it done' } };
-      if (this.#o.retry?.includes(step.id)) return undefined;
-      // A destructive step is repeated only when the world clearly shows it did not happen.
-      if (check.ifNotDone === 'redo' && (!step.destructive || observable(checks))) {
-        this.#log(
-          `  resume: not done yet (${describeChecks(checks).join('; ') || 'unknown'}); running it again from its gate`,
-        );
-        return undefined;
-      }
-      throw gateError(
-        `${step.id} (${step.title}) was in flight when the last run ended and ferry cannot tell whether it took effect: expected ${check.description}; saw ${describeChecks(checks, { includeUnknown: true }).join('; ')}`,
-        `check by hand, then run ferry run --resume --mark-done ${step.id} if it happened, or --retry ${step.id} if it did not`,
-      );
-    }
-    if (this.#o.retry?.includes(step.id)) return undefined;
-    throw gateError(
-      `${step.id} (${step.title}) was in flight when the last run ended and ferry has no way to observe whether it took effect`,
-      `check by hand, then run ferry run --resume --mark-done ${step.id} if it happened, or --retry ${step.id} if it did not`,
-    );
-  }
-
-  async #memberLeads(ref: MemberRef): Promise<boolean> {
-    const view = await this.#d.etcd.observe();
-    const r = resolveMember(ref, view.members, this.#bindings, this.#kubeadmIds);
-    return r.found && r.member.id === view.leaderId;
+    if (isEmptyExpectation(check.doneWhen)) return inFlightVerdict(step, undefined, this.#o);
+    const checks = await this.#check(check.doneWhen, step.id);
+    this.#d.journal.observe(step.id, 'resume', reobserved(checks), {
+      doneWhen: check.description,
+      checks: checks.filter((c) => c.status !== 'ok'),
+    });
+    return inFlightVerdict(step, checks, this.#o);
   }
 
   // ---- gates ------------------------------------------------------------------------------------
 
   async #gate(step: Step): Promise<void> {
-    const expect = step.kind === 'gate' ? this.#withInvariants(step.expect) : step.expect;
-    if (isEmptyExpectation(expect)) return;
-    if (step.kind === 'gate') {
-      const stable = (this.#o.gateStableSeconds ?? step.params.stableSeconds) * 1000;
-      await this.#waitFor(step, expect, 'gate', this.#timeoutSeconds(step) * 1000, {
-        stableMs: stable,
-        ask: true,
-      });
-      return;
-    }
-    await this.#waitFor(step, expect, 'gate', (this.#o.gateGraceSeconds ?? 30) * 1000, { ask: true });
+    const spec = handlerOf(step).gate?.(step, this.#runView()) ?? { expect: step.expect };
+    if (isEmptyExpectation(spec.expect)) return;
+    const grace = (this.#o.gateGraceSeconds ?? 30) * 1000;
+    const opts = { stableMs: spec.stableMs, ask: true };
+    await this.#waitFor(step, spec.expect, 'gate', spec.timeoutMs ?? grace, opts);
   }
 
-  /**
-   * Swap gates also demand that every control-plane apiserver still in service answers: a
-   * cluster that lost one instance must not lose another to the swap.
-   */
-  #withInvariants(expect: ExpectedState): ExpectedState {
-    const serving: NonNullable<ExpectedState['apiservers']> = [];
-    for (const cp of this.#d.plan.controlPlanes) {
-      const stopped = this.#steps.find((s) => s.kind === 'stop-apiserver' && s.subject === cp.node);
-      if (!stopped || !this.#finished.has(stopped.id)) {
-        serving.push({ node: { kind: 'kubeadm', name: cp.node, address: cp.address }, serving: true });
-      }
-      const added = this.#steps.find((s) => s.kind === 'wait-node-ready' && s.subject === cp.node);
-      if (added && this.#finished.has(added.id)) serving.push({ node: cp.replacement, serving: true });
-    }
-    return { ...expect, apiservers: [...(expect.apiservers ?? []), ...serving] };
+  #runView(): RunView {
+    return { deps: this.#d, options: this.#o, steps: this.#steps, finished: this.#finished };
   }
 
   async #verify(step: Step): Promise<void> {
@@ -534,89 +432,18 @@ export class Orchestrator {
     await this.#waitFor(step, expect, 'verify', this.#timeoutSeconds(step) * 1000, { ask: true });
   }
 
-  // ---- cordon state -----------------------------------------------------------------------------
-
-  #nodeName(ref: NodeRef): string | undefined {
-    return this.#bindings.nodeName(ref);
-  }
-
-  async #recordCordonBefore(step: Step): Promise<void> {
-    if (step.kind !== 'cordon' && step.kind !== 'drain') return;
-    const node = step.params.node;
-    const name = this.#nodeName(node);
-    if (!name) return;
-    const seen = this.#d.journal
-      .observations({ purpose: 'cordon-before' })
-      .some((o) => (o.data as { node: string }).node === name);
-    if (seen) return;
-    const n = await this.#d.kube.getNode(name);
-    if (!n) return;
-    this.#d.journal.observe(step.id, 'cordon-before', null, {
-      node: name,
-      subject: step.subject,
-      unschedulable: n.unschedulable,
-    });
-  }
-
-  /** Gives back the cordon state recorded before the run touched a node, unless its swap passed the point of no return. */
-  async #restoreCordons(step: Step): Promise<void> {
-    const j = this.#d.journal;
-    for (const o of j.observations({ purpose: 'cordon-before' })) {
-      const { node, subject, unschedulable } = o.data as {
-        node: string;
-        subject: string;
-        unschedulable: boolean;
-      };
-      if (unschedulable) continue;
-      // Its member or machine is gone: a schedulable node there would only attract pods to a dying machine.
-      const gone = this.#steps.some(
-        (s) => s.subject === subject && pointOfNoReturn(s) && this.#finished.has(s.id),
-      );
-      if (gone) continue;
-      const n = await this.#d.kube.getNode(node);
-      if (!n?.unschedulable) continue;
-      await this.#d.kube.setUnschedulable(node, false);
-      j.observe(step.id, 'cordon-restored', true, { node, subject } satisfies CordonRestored);
-      this.#log(`  restored: ${node} is schedulable again, as it was before the run cordoned it`);
-    }
-  }
-
-  // ---- replica counts (--surge-replicas) ---------------------------------------------------------
-
-  /** Gives back the replica count of every workload the run scaled up and has not restored yet. */
-  async #restoreReplicas(step: Step): Promise<void> {
-    for (const s of this.#steps) {
-      if (s.kind !== 'scale-workload' || s.params.purpose !== 'surge' || !this.#finished.has(s.id)) continue;
-      const w = s.params.workload;
-      const label = workloadLabel(w);
-      const restored = this.#steps.some(
-        (r) =>
-          r.kind === 'scale-workload' &&
-          r.params.purpose === 'restore' &&
-          workloadLabel(r.params.workload) === label &&
-          this.#finished.has(r.id),
-      );
-      if (restored) continue;
-      await this.#d.kube.scaleWorkload(w.kind, w.namespace, w.name, s.params.from);
-      this.#d.journal.observe(step.id, 'replicas-restored', true, {
-        workload: label,
-        replicas: s.params.from,
-      } satisfies ReplicasRestored);
-      this.#log(`  restored: ${label} runs ${s.params.from} replicas again, as before the run scaled it up`);
-    }
-  }
-
   // ---- actions ----------------------------------------------------------------------------------
 
   async #act(step: Step): Promise<ActionResult> {
-    if (step.action.performer === 'operator') return this.#operatorAction(step);
+    const ctx = this.#stepContext(step);
+    if (step.action.performer === 'operator') return performByOperator(step, ctx);
     const h = handlerOf(step);
-    return h.mode === 'act' ? h.act(step, this.#stepContext(step)) : undefined;
+    return h.mode === 'act' ? h.act(step, ctx) : undefined;
   }
 
   #stepContext(step: Step): StepContext {
     const log = (l: string) => this.#log(`  ${l}`);
-    return {
+    const ctx: StepContext = {
       deps: this.#d,
       options: this.#o,
       bindings: this.#bindings,
@@ -630,14 +457,15 @@ export class Orchestrator {
       log,
       requireName: (ref) => this.#requireName(ref),
       bind: (b) => this.#bind(b),
-      operatorAction: () => this.#operatorAction(step),
+      operatorAction: () => performByOperator(step, ctx),
       steerProbe: (view, exceptId, firstId) => this.#steerProbe(view, exceptId, firstId),
       resolveMember: (ref, view) => resolveMember(ref, view.members, this.#bindings, this.#kubeadmIds),
     };
+    return ctx;
   }
 
   #requireName(ref: NodeRef): string {
-    const n = this.#nodeName(ref);
+    const n = this.#bindings.nodeName(ref);
     if (!n) {
       throw gateError(
         `the name of ${nodeLabel(ref)} is not known: the provision step did not report it`,
@@ -645,28 +473,6 @@ export class Orchestrator {
       );
     }
     return n;
-  }
-
-  async #operatorAction(step: Step): Promise<Record<string, unknown>> {
-    const node = step.target.node ? this.#nodeName(step.target.node) : undefined;
-    const ctx = {
-      stepId: step.id,
-      timeoutMs: this.#timeoutSeconds(step) * 1000,
-      signal: this.#ctl.signal,
-      log: (l: string) => this.#log(`  ${l}`),
-      node,
-    };
-    if (this.#d.operator.perform && (await this.#d.operator.perform(step, ctx)))
-      return { performedBy: 'lab' };
-    const lines = [
-      step.action.summary,
-      ...step.action.commands.map(
-        (c) =>
-          `${c.where.kind === 'node' ? `[on ${c.where.node}] ` : ''}${c.run}${c.note ? `   # ${c.note}` : ''}`,
-      ),
-    ];
-    this.#d.operator.instruct(step.id, lines);
-    return { performedBy: 'operator' };
   }
 
   /** Points the etcd probe (when there is one) and waits until no write is on its way to a member left out. */
@@ -680,9 +486,3 @@ export class Orchestrator {
 export async function runPlan(deps: RunDeps, options: RunOptions = {}): Promise<RunResult> {
   return new Orchestrator(deps, options).run();
 }
-
-export function stopDescription(r: RunResult): string {
-  return r.error ? r.error.message : 'stopped';
-}
-
-export { mismatches };

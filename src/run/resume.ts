@@ -2,11 +2,15 @@
  * Where a resumed run picks up (pure over the journal): which steps are finished, which step was in
  * flight when the last run ended and whether its action may have taken effect, and which finished
  * steps must run again because a stop undid them (a node whose cordon the run restored is cordoned
- * and drained again before its swap goes on; a workload scaled back is scaled up again).
+ * and drained again before its swap goes on; a workload scaled back is scaled up again). Then,
+ * over what the run re-observed, what becomes of a step whose action had started (inFlightVerdict).
  */
 import type { Step } from '../plan/model.js';
 import { workloadLabel } from '../plan/scale-steps.js';
+import type { RunOptions } from './deps.js';
+import { type Check, describeChecks, holds, observable } from './gates.js';
 import { FINISHED, type ObservationRow, type StepTransition, type TransitionRow } from './journal.js';
+import { gateError } from './stop.js';
 
 export interface InFlight {
   stepId: string;
@@ -113,4 +117,47 @@ export function resumePoint(
     }
   }
   return { finished, inFlight: inFlight.map(({ seq: _, ...f }) => f), rewound };
+}
+
+/** What a resumed run does with a step whose action had started: record it done, or run it again from its gate. */
+export type InFlightVerdict = { state: 'already-done'; reason: string } | { state: 'redo'; note?: string };
+
+/** The re-observed checks show the step's effect: there are some, and every one holds, none unknown. */
+export function reobserved(checks: Check[]): boolean {
+  return checks.length > 0 && holds(checks) && !checks.some((c) => c.status === 'unknown');
+}
+
+/**
+ * Decides over what was re-observed of the step's `doneWhen` (`checks`; undefined when it has
+ * nothing to observe) and the operator's --mark-done and --retry. A gate stop when ferry cannot
+ * tell: a destructive step is repeated only when the world clearly shows it did not happen.
+ */
+export function inFlightVerdict(
+  step: Step,
+  checks: Check[] | undefined,
+  o: Pick<RunOptions, 'markDone' | 'retry'>,
+): InFlightVerdict {
+  const check = step.idempotencyCheck;
+  const marked = o.markDone?.includes(step.id);
+  const retry = o.retry?.includes(step.id);
+  const askHow = `check by hand, then run ferry run --resume --mark-done ${step.id} if it happened, or --retry ${step.id} if it did not`;
+  if (checks === undefined) {
+    if (marked) return { state: 'already-done', reason: 'the operator marked it done' };
+    if (check.ifNotDone === 'redo' || retry) return { state: 'redo' };
+    throw gateError(
+      `${step.id} (${step.title}) was in flight when the last run ended and ferry has no way to observe whether it took effect`,
+      askHow,
+    );
+  }
+  if (reobserved(checks)) return { state: 'already-done', reason: `re-observed: ${check.description}` };
+  if (marked) return { state: 'already-done', reason: 'the operator marked it done' };
+  if (retry) return { state: 'redo' };
+  if (check.ifNotDone === 'redo' && (!step.destructive || observable(checks))) {
+    const seen = describeChecks(checks).join('; ') || 'unknown';
+    return { state: 'redo', note: `not done yet (${seen}); running it again from its gate` };
+  }
+  throw gateError(
+    `${step.id} (${step.title}) was in flight when the last run ended and ferry cannot tell whether it took effect: expected ${check.description}; saw ${describeChecks(checks, { includeUnknown: true }).join('; ')}`,
+    askHow,
+  );
 }

@@ -17,10 +17,6 @@ import { type ValueKind, valueProblem } from './values.js';
 
 export { isRecord };
 
-export function isStringArray(v: unknown): v is string[] {
-  return Array.isArray(v) && v.every((x) => typeof x === 'string');
-}
-
 /** A Kubernetes object as ferry needs it: apiVersion, kind and metadata.name are strings. */
 export function isKubeObject(v: unknown): v is KubeObject {
   return (

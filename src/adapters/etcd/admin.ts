@@ -431,7 +431,3 @@ export function leaderOf(statuses: EtcdEndpointStatus[]): string | undefined {
   );
   return self[0]?.memberId;
 }
-
-export function createEtcdAdmin(opts: EtcdAdminOptions): EtcdAdmin {
-  return new EtcdAdmin(opts);
-}

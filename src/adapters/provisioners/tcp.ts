@@ -46,10 +46,6 @@ export function probePortDetail(
   });
 }
 
-export async function probePort(host: string, port: number, timeoutMs = 1_500): Promise<PortState> {
-  return (await probePortDetail(host, port, timeoutMs)).state;
-}
-
 /** The Talos API, kubelet, apiserver and etcd ports of one machine, probed at once. */
 export function probeMachinePorts(address: string, timeoutMs = 1_500): Promise<PortProbe[]> {
   return Promise.all(MACHINE_PORTS.map(([p, name]) => probePortDetail(address, p, timeoutMs, name)));

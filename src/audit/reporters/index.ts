@@ -43,5 +43,3 @@ export function renderReport(
 ): string {
   return REPORTERS[format].render(report, opts);
 }
-
-export type { RenderOptions } from './common.js';

@@ -17,7 +17,6 @@ import { podSecurityDefault } from './apiserver/pod-security.js';
 import { saIssuer, saJwksUri } from './apiserver/service-accounts.js';
 
 export { coversHost } from './apiserver/certs.js';
-export { flagEvidence } from './apiserver/evidence.js';
 export {
   anonymousAuthDependents,
   coexistenceEndpoints,

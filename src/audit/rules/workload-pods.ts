@@ -165,11 +165,6 @@ export function templatesOf(index: SnapshotIndex): readonly Template[] {
   return model(index).templates;
 }
 
-/** Pods run by a top-level controller (Deployment → its ReplicaSets' pods). */
-export function podsOfWorkload(index: SnapshotIndex, top: KubeObject): readonly KubeObject[] {
-  return model(index).podsByTop.get(top) ?? [];
-}
-
 function model(index: SnapshotIndex): PodModel {
   const hit = cache.get(index);
   if (hit) return hit;

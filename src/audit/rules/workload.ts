@@ -12,7 +12,6 @@ import { pdbOverlap } from './workload-pdb-overlap.js';
 export { nodePinned, pdbBlocking, pdbMissing, undrainablePods } from './workload-drain.js';
 export { csiDriver, hostBinaries, kernelModules } from './workload-host.js';
 export { flexvolume, hostpathAbsent, hostpathReadonlyRoot } from './workload-hostpath.js';
-export { pdbOverlap } from './workload-pdb-overlap.js';
 
 export const WORKLOAD_RULES: Rule[] = [
   hostpathReadonlyRoot,

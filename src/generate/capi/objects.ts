@@ -22,8 +22,6 @@ export const SKIP_PREFLIGHT_ANNOTATION = 'machineset.cluster.x-k8s.io/skip-prefl
 /** On each MachineDeployment: the kubeadm workers its Machines replace (comma-separated). */
 export const REPLACES_ANNOTATION = 'ferry.dev/replaces';
 
-export type { MachineSize };
-
 export interface PoolInputs {
   /** "" for the default pool. */
   group: string;

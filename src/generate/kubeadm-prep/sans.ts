@@ -14,8 +14,6 @@ import {
 import { dispatch, type NodeEntry, nodeCase, scriptHeader, shq } from './shell.js';
 import type { PrepStep } from './step.js';
 
-export { LOOPBACK_SANS };
-
 export interface SanNode extends NodeEntry {
   criSocket?: string;
   /** SANs of the certificate this node serves now, when ferry has seen it. */

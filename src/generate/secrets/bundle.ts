@@ -36,6 +36,3 @@ export interface TalosSecretsBundle {
 
 /** `[a-z0-9]{6}.[a-z0-9]{16}`: the bootstrap and trustd token format (talos.md §1). */
 export const TOKEN_PATTERN = /^[a-z0-9]{6}\.[a-z0-9]{16}$/;
-
-/** The bundle's YAML keys, in the order talosctl writes them (Go field names lower-cased). */
-export const BUNDLE_CERT_KEYS = ['etcd', 'k8s', 'k8saggregator', 'k8sserviceaccount', 'os'] as const;

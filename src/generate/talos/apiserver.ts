@@ -8,7 +8,7 @@ import { apiserverDeniedArgs, type TalosRelease } from '../../knowledge/talos.js
 import type { Flag, SourceRef } from '../../snapshot/model.js';
 import type { GenerateNote, MissingInput } from '../artifact.js';
 import { need } from '../context.js';
-import { carryArgs, type ExtraArg } from './args.js';
+import { carryArgs } from './args.js';
 import { type JwtAuthenticator, type Sourced, sourced, type TalosValues } from './model.js';
 
 /** Flags ferry writes in another form; never copied verbatim. */
@@ -224,5 +224,3 @@ export function oidcToJwt(
 export function unique<T>(xs: T[]): T[] {
   return [...new Set(xs)];
 }
-
-export type { ExtraArg };

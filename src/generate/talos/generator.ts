@@ -25,8 +25,6 @@ import { mergeDocs } from './merge.js';
 import type { Role, TalosValues } from './model.js';
 import { deriveTalosValues } from './values.js';
 
-export { rolePatchDocs } from './machines.js';
-
 export const talosGenerator: Generator = { name: 'talos', generate: generateTalos };
 
 export function generateTalos(ctx: GenerateContext): GeneratorResult {

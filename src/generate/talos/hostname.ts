@@ -7,7 +7,6 @@
 
 import {
   hostnameAllowed as allowedUnder,
-  HOSTNAME_PREFIX,
   replacementHostname as nextName,
   reservedNames,
 } from '../../facts/hostnames.js';
@@ -16,8 +15,6 @@ import type { SourceRef } from '../../snapshot/model.js';
 import type { MissingInput } from '../artifact.js';
 import { need } from '../context.js';
 import { type Sourced, sourced } from './model.js';
-
-export { HOSTNAME_PREFIX };
 
 export interface HostnamePlan {
   /** Names no Talos node may take while the migration runs. */

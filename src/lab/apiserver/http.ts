@@ -5,16 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SelectorError } from '../../util/label-selector.js';
 import { PatchError } from './patch.js';
-import {
-  ApiError,
-  badRequest,
-  expired,
-  internalError,
-  type Status,
-  timeout,
-  tooLarge,
-  unprocessable,
-} from './status.js';
+import { ApiError, badRequest, expired, internalError, timeout, tooLarge, unprocessable } from './status.js';
 import { CompactedError, StoreUnavailableError } from './store.js';
 
 export type ResourceRoute = {
@@ -172,5 +163,3 @@ export function toApiError(err: unknown): ApiError {
   }
   return internalError(err instanceof Error ? err.message : String(err), err);
 }
-
-export type { Status };

@@ -5,7 +5,6 @@
  */
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-export type JsonObject = { [key: string]: Json };
 
 export type ObjectMeta = {
   name?: string;
@@ -93,11 +92,6 @@ export function setValueAt(obj: Record<string, unknown>, path: string, value: un
     cur = cur[part] as Record<string, unknown>;
   }
   cur[parts[parts.length - 1]!] = value;
-}
-
-/** `.spec.replicas` (a CRD's JSON path) → `spec.replicas`. */
-export function dottedPath(jsonPath: string): string {
-  return jsonPath.replace(/^\./, '');
 }
 
 export function metaOf(obj: unknown): ObjectMeta {

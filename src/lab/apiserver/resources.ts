@@ -342,10 +342,6 @@ export function builtinDef(group: string, version: string, plural: string): Reso
   return BUILTIN_RESOURCES.find((d) => d.group === group && d.version === version && d.plural === plural);
 }
 
-export function builtinByKind(group: string, kind: string): ResourceDef | undefined {
-  return BUILTIN_RESOURCES.find((d) => d.group === group && d.kind === kind);
-}
-
 export function def(group: string, plural: string): ResourceDef {
   const d = BUILTIN_RESOURCES.find((r) => r.group === group && r.plural === plural);
   if (!d) throw new Error(`no built-in resource ${plural}.${group}`);

@@ -8,7 +8,6 @@ import { childEnv } from './process.js';
 
 /** The etcd minor versions the lab can run (test-infra.md: 3.4 from Debian 12, 3.5 from sid). */
 export type EtcdMinor = '3.4' | '3.5';
-export const ETCD_MINORS: readonly EtcdMinor[] = ['3.4', '3.5'];
 
 export type EtcdBinaries = {
   minor: EtcdMinor;

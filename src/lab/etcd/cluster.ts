@@ -21,7 +21,7 @@ import { defaultLabRoot, labDataStorage, reapStaleLabs, trackLab, untrackLab } f
 import { childEnv, procStartTicks, spawnTracked, type TrackedProcess } from './process.js';
 import { errorText, LEARNER_NOT_IN_SYNC, retrying, TRANSIENT, UNHEALTHY_CLUSTER } from './retry.js';
 
-export { defaultLabRoot, disposeAllLabs, labDataStorage, reapStaleLabs } from './lifecycle.js';
+export { disposeAllLabs, reapStaleLabs } from './lifecycle.js';
 
 /**
  * A real etcd cluster on loopback for the lab and the tests: N TLS members laid out like kubeadm's

@@ -1,7 +1,2 @@
-export {
-  type BackendState,
-  type BalancerStats,
-  LabLoadBalancer,
-  type LabLoadBalancerOptions,
-} from './balancer.js';
-export { type HealthTls, type ProbeResult, probeReadyz } from './health.js';
+export { LabLoadBalancer } from './balancer.js';
+export { probeReadyz } from './health.js';

@@ -14,11 +14,6 @@ export interface Vec {
 }
 
 export type Resource = keyof Vec;
-export const RESOURCES: readonly Resource[] = ['cpu', 'memory', 'pods'];
-
-export function vec(cpu = 0, memory = 0, pods = 0): Vec {
-  return { cpu, memory, pods };
-}
 
 export interface ModelNode {
   name: string;

@@ -3,7 +3,7 @@
  * few orchestrator services a handler may call. Handlers act; the orchestrator gates, verifies,
  * journals and resumes around them.
  */
-import type { MemberRef, NodeRef } from '../../plan/expected-state.js';
+import type { ExpectedState, MemberRef, NodeRef } from '../../plan/expected-state.js';
 import type { Step, StepKind, StepOf } from '../../plan/model.js';
 import type { Bindings, MemberResolution, NodeBinding } from '../bindings.js';
 import type { RunDeps, RunOptions } from '../deps.js';
@@ -33,6 +33,41 @@ export interface StepContext {
   resolveMember(ref: MemberRef, view: EtcdView): MemberResolution;
 }
 
+/** The run past one step, for the hooks that look at the whole plan: its steps, the finished ones. */
+export interface RunView {
+  readonly deps: RunDeps;
+  readonly options: RunOptions;
+  readonly steps: readonly Step[];
+  readonly finished: ReadonlySet<string>;
+}
+
+/** How a step's gate is observed. */
+export interface GateSpec {
+  readonly expect: ExpectedState;
+  /** How long it may take to hold. Default: --gate-grace (30 s). */
+  readonly timeoutMs?: number | undefined;
+  /** It must hold this long (observed at both ends) before the step goes on. */
+  readonly stableMs?: number | undefined;
+}
+
+/** What a stop hook sees: the run, the step that stopped it (what is given back is journalled against it). */
+export interface StopContext extends RunView {
+  readonly stepId: string;
+  log(line: string): void;
+  /** Once this step is finished its subject's member or machine is gone (Handler `pointOfNoReturn`). */
+  pointOfNoReturn(step: Step): boolean;
+}
+
+/**
+ * What a stopped run gives back of what steps of a kind changed (cordons, replica counts). Runs
+ * once per stop, whichever step stopped the run; kinds that share one give it back once.
+ */
+export interface StopHook {
+  /** What it gives back, for the log line when it cannot: "cordon state". */
+  readonly what: string;
+  giveBack(ctx: StopContext): Promise<void>;
+}
+
 /**
  * How a step kind is carried out:
  * - `observe`: nothing to do but observe; its gate and verification are the step, run every time
@@ -57,6 +92,16 @@ export type Handler<K extends StepKind> = (
    * node and needs nothing of the others (a batch of ten waits one boot, not ten).
    */
   readonly concurrent?: true;
+  /**
+   * Before the step's idempotency check and gate: a reason to skip it (its condition does not
+   * hold; the orchestrator journals the skip), or undefined to go on. Also the moment to record
+   * what a stop gives back (a node's cordon before the run touches it).
+   */
+  beforeGate?(step: StepOf<K>, ctx: StepContext): Promise<{ skip: string } | undefined>;
+  /** How the gate is observed; without it: `step.expect` within --gate-grace. */
+  gate?(step: StepOf<K>, run: RunView): GateSpec;
+  /** What a stop gives back; the orchestrator runs each distinct hook once per stop. */
+  readonly onStop?: StopHook;
 };
 
 /** One handler per step kind: a new kind does not compile until it has one. */

@@ -15,6 +15,19 @@ export const MAX_TRANSFER_LAG = 1000n;
 
 export const handler: Handler<'etcd-move-leader'> = {
   mode: 'act',
+  /** `if-member-leads`: a member that does not lead has no leadership to hand over. */
+  async beforeGate(step, ctx) {
+    if (step.condition !== 'if-member-leads') return undefined;
+    const view = await ctx.deps.etcd.observe();
+    const from = ctx.resolveMember(step.params.from, view);
+    const leads = from.found && from.member.id === view.leaderId;
+    ctx.deps.journal.observe(step.id, 'condition', leads, {
+      condition: step.condition,
+      member: step.params.from.name,
+      leads,
+    });
+    return leads ? undefined : { skip: `${step.params.from.name} does not lead` };
+  },
   async act(step, ctx) {
     const view = await ctx.deps.etcd.observe();
     const from = ctx.resolveMember(step.params.from, view);

@@ -34,7 +34,7 @@ import { handler as waitNodeReady } from './wait-node-ready.js';
 import { handler as waitWorkloadReady } from './wait-workload-ready.js';
 import { handler as wipePkiCopies } from './wipe-pki-copies.js';
 
-export type { ActionResult, Handler, Handlers, StepContext } from './context.js';
+export type { ActionResult, Handlers, StepContext } from './context.js';
 
 export const HANDLERS: Handlers = {
   'preflight-audit': preflightAudit,
