@@ -5,6 +5,8 @@
  * is the count wanted, so typing the command twice adds no second Machine.
  */
 import { resolve } from 'node:path';
+import { capiKubectl, kubectlPrefix } from '../capi/kubectl-commands.js';
+import { PAUSED_ANNOTATION } from '../capi/view.js';
 import { type ExitCode, usageError } from '../errors.js';
 import { parseFlags } from './args.js';
 import type { Io } from './io.js';
@@ -73,7 +75,7 @@ export async function addControlPlaneCommand(argv: string[], io: Io): Promise<Ex
   if (tcp.clusterPaused)
     throw gateError(
       `Cluster ${names.namespace}/${names.cluster} is paused: no controller would boot the new Machine`,
-      `unpause it (kubectl --kubeconfig ${kubeconfig} -n ${names.namespace} patch clusters.cluster.x-k8s.io ${names.cluster} --type merge -p '{"spec":{"paused":false}}'), then retry`,
+      `unpause it (spec.paused and the ${PAUSED_ANNOTATION} annotation both pause it): ${capiKubectl.unpauseCluster(kubectlPrefix({ kubeconfig, ...(values.context && { context: values.context }) }), names.namespace, names.cluster)}; then retry`,
     );
   const have = (await api.machines({ controlPlane: true })).length;
   if (have >= want) {

@@ -192,4 +192,47 @@ describe('ferry capi add-control-plane', () => {
     expect(unpaused.err).toMatch(/is not paused[\s\S]*cluster\.x-k8s\.io\/paused=true/);
     expect(await machines()).toHaveLength(1);
   });
+
+  it.skipIf(kubectlMissing)(
+    'a Cluster paused by its annotation alone is refused, and the printed command unpauses it as written',
+    async () => {
+      const { createRequester } = await import('../adapters/kube/request.js');
+      const req = createRequester({
+        kc: mgmt.kc,
+        file: 'lab',
+        context: mgmt.kc.getCurrentContext(),
+        server: mgmt.server.url,
+      });
+      const kit = await writeKit('kit-paused', 'zeta');
+      expect((await ferry('capi', 'adopt', kit, '--mgmt-kubeconfig', 'mgmt.kubeconfig')).code).toBe(0);
+      const clusterPath = '/apis/cluster.x-k8s.io/v1beta2/namespaces/zeta/clusters/lab';
+      await req.request('PATCH', clusterPath, {
+        contentType: 'application/merge-patch+json',
+        body: { metadata: { annotations: { 'cluster.x-k8s.io/paused': '' } } },
+      });
+      const refused = await ferry(
+        'capi',
+        'add-control-plane',
+        kit,
+        '--mgmt-kubeconfig',
+        'mgmt.kubeconfig',
+        '--replicas',
+        '1',
+      );
+      expect(refused.code).toBe(3);
+      expect(refused.err).toMatch(/Cluster zeta\/lab is paused/);
+      const command =
+        /(kubectl --kubeconfig \S+ -n zeta patch clusters\.cluster\.x-k8s\.io lab --type=merge -p '[^']+')/.exec(
+          refused.err,
+        )?.[1];
+      expect(command, refused.err).toBeDefined();
+      await run('bash', ['-euo', 'pipefail', '-c', command!], { cwd: dir });
+      const cluster = (await req.request('GET', clusterPath)) as {
+        metadata: { annotations?: Record<string, string> };
+        spec?: { paused?: boolean };
+      };
+      expect(cluster.metadata.annotations?.['cluster.x-k8s.io/paused']).toBeUndefined();
+      expect(cluster.spec?.paused).not.toBe(true);
+    },
+  );
 });

@@ -5,7 +5,7 @@
  * only the fields named.
  */
 
-import { CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, PAUSED_ANNOTATION } from '../../capi/view.js';
+import { CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, isPaused, PAUSED_ANNOTATION } from '../../capi/view.js';
 import type { CapiNames } from '../../kit/capi-names.js';
 import type { ControlPlaneView } from '../../run/ports.js';
 import type { KubeObject } from '../../snapshot/model.js';
@@ -75,7 +75,8 @@ export class MgmtApi {
       namespace: this.names.namespace,
       name: this.names.controlPlane,
       paused: tcp.metadata.annotations?.[PAUSED_ANNOTATION] !== undefined,
-      clusterPaused: cluster?.spec?.['paused'] === true,
+      // The Cluster is paused by its spec.paused or by the paused annotation on itself (IsPaused).
+      clusterPaused: cluster !== undefined && isPaused(cluster, cluster),
       replicas: num(tcp.spec?.['replicas']),
       statusReplicas: num(tcp.status?.['replicas']),
       readyReplicas: num(tcp.status?.['readyReplicas']),
