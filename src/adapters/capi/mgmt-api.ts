@@ -95,6 +95,19 @@ export class MgmtApi {
     return `${base}/namespaces/${ns}/${kind.toLowerCase()}s${name ? `/${encodeURIComponent(name)}` : ''}`;
   }
 
+  /**
+   * The kinds the server serves under `apiVersion` (discovery: GET /apis/GROUP/VERSION); an
+   * empty set when it serves no such group version (404).
+   */
+  async servedKinds(apiVersion: string): Promise<Set<string>> {
+    const path = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+    const list = (await this.#get(path)) as { resources?: { name?: string; kind?: string }[] } | undefined;
+    // Subresources (machines/status) name their parent's kind too: only top-level resources count.
+    return new Set(
+      (list?.resources ?? []).filter((r) => r.name && !r.name.includes('/')).flatMap((r) => r.kind ?? []),
+    );
+  }
+
   /** A namespaced object of the cluster's namespace; undefined when it does not exist. */
   getObject(apiVersion: string, kind: string, name: string): Promise<KubeObject | undefined> {
     return this.#get(this.#path(apiVersion, kind, name));

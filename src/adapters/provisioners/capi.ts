@@ -139,7 +139,11 @@ export class CapiProvisioner implements ProvisionerPort {
         `Cluster ${api.names.namespace}/${api.names.cluster} is paused: no controller would boot a new Machine`,
         `unpause the Cluster (spec.paused and the ${PAUSED_ANNOTATION} annotation both pause it): ${capiKubectl.unpauseCluster(MGMT_KUBECTL, api.names.namespace, api.names.cluster)}; then run ferry run --resume`,
       );
-    return addControlPlaneMachine(api, this.#o.crds, existing.length + 1, ctx.log);
+    return addControlPlaneMachine(api, this.#o.crds, {
+      target: existing.length + 1,
+      log: ctx.log,
+      retry: 'run ferry run --resume',
+    });
   }
 
   async #scaleWorkers(
