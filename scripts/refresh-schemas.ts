@@ -121,6 +121,20 @@ export const COPIES: Copy[] = [
     CAPMOX_REF,
   ),
   crd(
+    'infrastructure.cluster.x-k8s.io_proxmoxmachines.yaml',
+    'ProxmoxMachine',
+    CAPMOX,
+    'config/crd/bases/infrastructure.cluster.x-k8s.io_proxmoxmachines.yaml',
+    CAPMOX_REF,
+  ),
+  crd(
+    'infrastructure.cluster.x-k8s.io_proxmoxclustertemplates.yaml',
+    'ProxmoxClusterTemplate',
+    CAPMOX,
+    'config/crd/bases/infrastructure.cluster.x-k8s.io_proxmoxclustertemplates.yaml',
+    CAPMOX_REF,
+  ),
+  crd(
     'cluster.x-k8s.io_machinesets.yaml',
     'MachineSet',
     CAPI,

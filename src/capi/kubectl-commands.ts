@@ -49,8 +49,12 @@ export const capiKubectl = {
     `${k} -n ${shq(ns)} patch ${MD} ${shq(name)} --type=merge -p '{"spec":{"replicas":${replicas}}}'`,
   bootstrapped: (k: string, ns: string, name: string) =>
     `${k} -n ${shq(ns)} patch ${TCP} ${shq(name)} --subresource=status --type=merge -p '{"status":{"bootstrapped":true}}'`,
+  /** A Cluster is paused by spec.paused or by the paused annotation: one merge patch clears both (null deletes a key). */
   unpauseCluster: (k: string, ns: string, name: string) =>
-    `${k} -n ${shq(ns)} patch ${CLUSTER} ${shq(name)} --type=merge -p '{"spec":{"paused":false}}'`,
+    `${k} -n ${shq(ns)} patch ${CLUSTER} ${shq(name)} --type=merge -p '{"spec":{"paused":false},"metadata":{"annotations":{"${PAUSED_ANNOTATION}":null}}}'`,
+  /** `kinds`: "Kind/name" each, as kubectl delete takes them. */
+  deleteObjects: (k: string, ns: string, kinds: string[]) =>
+    `${k} -n ${shq(ns)} delete ${kinds.map(shq).join(' ')}`,
   watchMachines: (k: string, ns: string, selector: string) =>
     `${k} -n ${shq(ns)} get ${MACHINES} -l ${shq(selector)} -o wide -w`,
   tcpState: (k: string, ns: string, name: string) =>

@@ -5,18 +5,23 @@
  * is the count wanted, so typing the command twice adds no second Machine.
  */
 import { resolve } from 'node:path';
+import { capiKubectl, kubectlPrefix, shq } from '../capi/kubectl-commands.js';
+import { PAUSED_ANNOTATION } from '../capi/view.js';
 import { type ExitCode, usageError } from '../errors.js';
 import { parseFlags } from './args.js';
 import type { Io } from './io.js';
 
-export const addCpUsage = `usage: ferry capi add-control-plane KIT --mgmt-kubeconfig FILE --replicas N [--context NAME]
+export const addCpUsage = `usage: ferry capi add-control-plane KIT --mgmt-kubeconfig FILE --replicas N [--context NAME] [--no-wait]
 
 Adds the Nth Talos control plane while the TalosControlPlane stays paused: raises its replicas to N
 and creates the Machine, its TalosConfig (the TalosControlPlane's control-plane config) and its
 infrastructure machine (from the TalosControlPlane's infrastructure template), as the control-plane
 provider would, checked against the Cluster API CRDs first. Nothing to do when N control-plane
-Machines exist. Refused (exit 3) when the TalosControlPlane is not paused or the Cluster is paused.
-Watch the Machine until it has a Node afterwards.
+Machines exist. Refused (exit 3) when the TalosControlPlane is not paused, the Cluster is paused, or
+an earlier control-plane Machine has no Node yet (one at a time; --no-wait adds it anyway); exit 2
+when the management cluster serves none of the objects' kinds. A create that fails takes back what
+it did, the replica bump included. Watch the Machine until it has a Node afterwards, and check
+its etcd member is a voter before the next.
 
 Exit codes: 0 added (or nothing to do); 2 bad usage or kit; 3 stopped; 4 internal error.
 `;
@@ -25,6 +30,7 @@ const options = {
   'mgmt-kubeconfig': { type: 'string' },
   context: { type: 'string' },
   replicas: { type: 'string' },
+  'no-wait': { type: 'boolean' },
 } as const;
 
 export async function addControlPlaneCommand(argv: string[], io: Io): Promise<ExitCode> {
@@ -73,9 +79,10 @@ export async function addControlPlaneCommand(argv: string[], io: Io): Promise<Ex
   if (tcp.clusterPaused)
     throw gateError(
       `Cluster ${names.namespace}/${names.cluster} is paused: no controller would boot the new Machine`,
-      `unpause it (kubectl --kubeconfig ${kubeconfig} -n ${names.namespace} patch clusters.cluster.x-k8s.io ${names.cluster} --type merge -p '{"spec":{"paused":false}}'), then retry`,
+      `unpause it (spec.paused and the ${PAUSED_ANNOTATION} annotation both pause it): ${capiKubectl.unpauseCluster(kubectlPrefix({ kubeconfig, ...(values.context && { context: values.context }) }), names.namespace, names.cluster)}; then retry`,
     );
-  const have = (await api.machines({ controlPlane: true })).length;
+  const machines = await api.machines({ controlPlane: true });
+  const have = machines.length;
   if (have >= want) {
     io.stdout(`${where}: ${have} control-plane Machine(s) exist, nothing to do\n`);
     return 0;
@@ -85,6 +92,22 @@ export async function addControlPlaneCommand(argv: string[], io: Io): Promise<Ex
       `${where} has ${have} control-plane Machine(s): --replicas ${want} would add more than one`,
       `add them one at a time, each once the one before has its Node: --replicas ${have + 1}`,
     );
-  await addControlPlaneMachine(api, CrdValidator.fromSchemas(), want, (l) => io.stdout(`${l}\n`));
+  const { withoutNode } = await import('../capi/cp-order.js');
+  const waiting = withoutNode(machines);
+  if (waiting.length > 0 && !values['no-wait'])
+    throw gateError(
+      `${where}: control-plane Machine ${waiting.join(', ')} has no Node yet: one control plane at a time, each once the one before has its Node and its etcd member is a voter`,
+      `wait for its nodeRef (${capiKubectl.watchMachines(kubectlPrefix({ kubeconfig, ...(values.context && { context: values.context }) }), names.namespace, `cluster.x-k8s.io/cluster-name=${names.cluster},cluster.x-k8s.io/control-plane`)}) and check its etcd member is a voter (talosctl -n NODE etcd members), then retry; --no-wait adds the next one anyway (two joining members at once risk etcd quorum)`,
+    );
+  const retry = `ferry capi add-control-plane ${argv.map(shq).join(' ')}`;
+  await addControlPlaneMachine(api, CrdValidator.fromSchemas(), {
+    target: want,
+    log: (l) => io.stdout(`${l}\n`),
+    retry: `run ${retry}`,
+  });
+  // The etcd member list is the workload cluster's: not visible from the management cluster.
+  io.stdout(
+    "before the next control plane: wait for this Machine's Node and check that its etcd member is a voter (talosctl -n NODE etcd members); ferry run does both\n",
+  );
   return 0;
 }

@@ -192,4 +192,120 @@ describe('ferry capi add-control-plane', () => {
     expect(unpaused.err).toMatch(/is not paused[\s\S]*cluster\.x-k8s\.io\/paused=true/);
     expect(await machines()).toHaveLength(1);
   });
+
+  it('one control plane at a time: the next waits for the Node of the one before, unless --no-wait', async () => {
+    const { createRequester } = await import('../adapters/kube/request.js');
+    const req = createRequester({
+      kc: mgmt.kc,
+      file: 'lab',
+      context: mgmt.kc.getCurrentContext(),
+      server: mgmt.server.url,
+    });
+    const kit = await writeKit('kit-order', 'eta');
+    expect((await ferry('capi', 'adopt', kit, '--mgmt-kubeconfig', 'mgmt.kubeconfig')).code).toBe(0);
+    const add = (...more: string[]) =>
+      ferry('capi', 'add-control-plane', kit, '--mgmt-kubeconfig', 'mgmt.kubeconfig', ...more);
+    const machines = async () =>
+      (
+        (await req.request('GET', '/apis/cluster.x-k8s.io/v1beta2/namespaces/eta/machines')) as {
+          items: { metadata: { name: string } }[];
+        }
+      ).items.map((x) => x.metadata.name);
+    const first = await add('--replicas', '1');
+    expect(first.code).toBe(0);
+    expect(first.out).toMatch(/check that its etcd member is a voter/);
+    const [one] = await machines();
+    const second = await add('--replicas', '2');
+    expect(second.code).toBe(3);
+    expect(second.err).toContain(`control-plane Machine ${one} has no Node yet`);
+    expect(second.err).toMatch(/--no-wait/);
+    expect(await machines()).toHaveLength(1);
+    const forced = await add('--replicas', '2', '--no-wait');
+    expect(forced.code).toBe(0);
+    expect(await machines()).toHaveLength(2);
+  });
+
+  it('a management cluster that serves no ProxmoxMachine: exit 2 before the first write, naming the kind; replicas untouched', async () => {
+    const { createRequester } = await import('../adapters/kube/request.js');
+    const { installLabCapiCrds } = await import('../lab/capi/crds.js');
+    const req = createRequester({
+      kc: mgmt.kc,
+      file: 'lab',
+      context: mgmt.kc.getCurrentContext(),
+      server: mgmt.server.url,
+    });
+    const kit = await writeKit('kit-nocrd', 'theta');
+    expect((await ferry('capi', 'adopt', kit, '--mgmt-kubeconfig', 'mgmt.kubeconfig')).code).toBe(0);
+    const crd =
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/proxmoxmachines.infrastructure.cluster.x-k8s.io';
+    await req.request('DELETE', crd);
+    try {
+      const r = await ferry(
+        'capi',
+        'add-control-plane',
+        kit,
+        '--mgmt-kubeconfig',
+        'mgmt.kubeconfig',
+        '--replicas',
+        '1',
+      );
+      expect(r.code).toBe(2);
+      expect(r.err).toMatch(/serves no ProxmoxMachine \(infrastructure\.cluster\.x-k8s\.io\/v1alpha\d\)/);
+      expect(r.err).toContain('ferry capi add-control-plane kit-nocrd');
+      const tcp = (await req.request(
+        'GET',
+        '/apis/controlplane.cluster.x-k8s.io/v1alpha3/namespaces/theta/taloscontrolplanes/lab-control-plane',
+      )) as { spec: { replicas?: number } };
+      expect(tcp.spec.replicas ?? 0).toBe(0);
+      const ms = (await req.request('GET', '/apis/cluster.x-k8s.io/v1beta2/namespaces/theta/machines')) as {
+        items: unknown[];
+      };
+      expect(ms.items).toEqual([]);
+    } finally {
+      await installLabCapiCrds(req);
+    }
+  });
+
+  it.skipIf(kubectlMissing)(
+    'a Cluster paused by its annotation alone is refused, and the printed command unpauses it as written',
+    async () => {
+      const { createRequester } = await import('../adapters/kube/request.js');
+      const req = createRequester({
+        kc: mgmt.kc,
+        file: 'lab',
+        context: mgmt.kc.getCurrentContext(),
+        server: mgmt.server.url,
+      });
+      const kit = await writeKit('kit-paused', 'zeta');
+      expect((await ferry('capi', 'adopt', kit, '--mgmt-kubeconfig', 'mgmt.kubeconfig')).code).toBe(0);
+      const clusterPath = '/apis/cluster.x-k8s.io/v1beta2/namespaces/zeta/clusters/lab';
+      await req.request('PATCH', clusterPath, {
+        contentType: 'application/merge-patch+json',
+        body: { metadata: { annotations: { 'cluster.x-k8s.io/paused': '' } } },
+      });
+      const refused = await ferry(
+        'capi',
+        'add-control-plane',
+        kit,
+        '--mgmt-kubeconfig',
+        'mgmt.kubeconfig',
+        '--replicas',
+        '1',
+      );
+      expect(refused.code).toBe(3);
+      expect(refused.err).toMatch(/Cluster zeta\/lab is paused/);
+      const command =
+        /(kubectl --kubeconfig \S+ -n zeta patch clusters\.cluster\.x-k8s\.io lab --type=merge -p '[^']+')/.exec(
+          refused.err,
+        )?.[1];
+      expect(command, refused.err).toBeDefined();
+      await run('bash', ['-euo', 'pipefail', '-c', command!], { cwd: dir });
+      const cluster = (await req.request('GET', clusterPath)) as {
+        metadata: { annotations?: Record<string, string> };
+        spec?: { paused?: boolean };
+      };
+      expect(cluster.metadata.annotations?.['cluster.x-k8s.io/paused']).toBeUndefined();
+      expect(cluster.spec?.paused).not.toBe(true);
+    },
+  );
 });

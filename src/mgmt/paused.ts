@@ -5,6 +5,8 @@
  * remains (docs/rules.md#capi.tcp-etcd-audit). The audit's capi.move-paused-or-unstable judges a
  * snapshot by the same predicates. Pure.
  */
+
+import { capiKubectl } from '../capi/kubectl-commands.js';
 import { type KubeObject, objectName, PAUSED_ANNOTATION } from './model.js';
 
 export interface PauseProblem {
@@ -56,7 +58,6 @@ export function describePauseProblems(problems: PauseProblem[]): { message: stri
   );
   return {
     message: `refusing to back up a management cluster that is not steady (a move or backup of a paused or migrating cluster would carry half-reconciled state):\n  ${lines.join('\n  ')}`,
-    remediation:
-      'back up before the migration starts or after it has finished (`ferry run` unpauses the TalosControlPlane in its last phase); a Cluster paused by hand: unpause it with `kubectl patch cluster NAME -n NS --type merge -p \'{"spec":{"paused":false}}\'` once it is safe',
+    remediation: `back up before the migration starts or after it has finished (\`ferry run\` unpauses the TalosControlPlane in its last phase); a Cluster paused by hand (spec.paused or the ${PAUSED_ANNOTATION} annotation): once it is safe, ${capiKubectl.unpauseCluster('kubectl', 'NS', 'NAME')}`,
   };
 }

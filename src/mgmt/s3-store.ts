@@ -12,6 +12,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { FerryError, inputError } from '../errors.js';
+import { quietAwsSdkNodeWarning } from '../util/warnings.js';
 import type { S3Location, S3Settings } from './s3-config.js';
 
 export interface StoredVersion {
@@ -78,6 +79,7 @@ function s3Error(err: unknown, what: string, loc: S3Location, endpoint: string |
 }
 
 export function openBackupStore(loc: S3Location, settings: S3Settings): BackupStore {
+  quietAwsSdkNodeWarning();
   const client = new S3Client({
     region: settings.region,
     credentials: settings.credentials,

@@ -42,16 +42,26 @@ export type DrainEvent =
 
 /**
  * How a refused eviction (429) is retried:
- * - `watch`: the refusing budget is read every `pollMs` and the eviction retried as soon as it
- *   allows a disruption (the disruption controller restores it within milliseconds of a
- *   replacement becoming Ready); without a budget to read, or after `fallbackMs`, retried anyway;
+ * - `watch`: the refusing budget is read and the eviction retried as soon as it allows a
+ *   disruption (the disruption controller restores it within milliseconds of a replacement
+ *   becoming Ready); without a budget to read, or after the fallback, retried anyway. A budget that
+ *   stays at 0 is read less and less often (`pollMs` doubling up to `maxPollMs`) and the
+ *   evictions retried less and less often (`fallbackMs` doubling up to `maxFallbackMs`), so a
+ *   node blocked for the whole deadline costs about one request a second, not the seventeen a
+ *   fixed 50 ms poll cost on a real API server; any eviction that goes through starts over fast;
  * - `fixed`: after `retryMs`, whatever the budget says (ferry before issue 12; the benchmark's baseline).
  */
 export type DrainPacing =
-  | { kind: 'watch'; pollMs: number; fallbackMs: number }
+  | { kind: 'watch'; pollMs: number; fallbackMs: number; maxPollMs?: number; maxFallbackMs?: number }
   | { kind: 'fixed'; retryMs: number };
 
-export const DEFAULT_PACING: DrainPacing = { kind: 'watch', pollMs: 50, fallbackMs: 1_000 };
+export const DEFAULT_PACING: DrainPacing = {
+  kind: 'watch',
+  pollMs: 50,
+  fallbackMs: 1_000,
+  maxPollMs: 1_000,
+  maxFallbackMs: 8_000,
+};
 export { DEFAULT_DRAIN_CONCURRENCY } from '../plan/drain-batch-step.js';
 
 export interface DrainNodesOptions {
@@ -86,6 +96,13 @@ function ownerKey(p: PodView): OwnerKey | undefined {
 
 const evictable = (p: PodView) => !p.ignoredByDrain;
 
+/**
+ * A pod with no controller whose loss matters: running or pending. A finished one (Succeeded,
+ * Failed) holds no running work, and kubectl drain removes it without --force; so does ferry,
+ * through the Eviction API like every other pod.
+ */
+const bareAndLive = (p: PodView) => p.controller === null && !p.terminating && !p.finished;
+
 export async function drainNodes(kube: DrainPort, o: DrainNodesOptions): Promise<DrainNodesResult> {
   const started = Date.now();
   const deadline = started + o.timeoutMs;
@@ -97,7 +114,7 @@ export async function drainNodes(kube: DrainPort, o: DrainNodesOptions): Promise
 
   // Look before the first eviction: a bare pod stops the batch with nothing half done.
   const before = (await Promise.all(o.nodes.map((n) => kube.podsOnNode(n)))).flat().filter(evictable);
-  const bare = before.filter((p) => p.controller === null && !p.terminating).map(key);
+  const bare = before.filter(bareAndLive).map(key);
   if (bare.length > 0 && !o.evictBarePods) {
     throw gateError(
       `${bare.length} pod(s) on ${o.nodes.join(', ')} have no controller: evicted, nothing brings them back (${bare.slice(0, 5).join(', ')}${bare.length > 5 ? ', …' : ''}); nothing was evicted`,
@@ -129,6 +146,8 @@ export async function drainNodes(kube: DrainPort, o: DrainNodesOptions): Promise
   const drainOne = async (node: string): Promise<string[]> => {
     const mine: string[] = [];
     const blocked = new Map<string, { pdb: string | undefined; message: string }>();
+    // Consecutive passes in which nothing was evicted and a budget refused: the back-off's exponent.
+    let refusedPasses = 0;
     const overdue = (pods: PodView[]) => {
       if (Date.now() >= deadline) throw deadlineStop(node, o.timeoutMs, pods, blocked);
     };
@@ -138,6 +157,7 @@ export async function drainNodes(kube: DrainPort, o: DrainNodesOptions): Promise
       if (pods.length === 0) return mine;
       const waitOn = new Set<string>();
       let refused = false;
+      let progressed = false;
       for (const p of pods) {
         // Terminating, or evicted by this step before (an earlier attempt, a kill): wait for it to go.
         if (p.terminating || (p.uid !== '' && evictedUids.has(p.uid))) continue;
@@ -151,6 +171,7 @@ export async function drainNodes(kube: DrainPort, o: DrainNodesOptions): Promise
             evicted.push(e);
             mine.push(e.pod);
             blocked.delete(e.pod);
+            progressed = true;
             o.record({ kind: 'evicted', evicted: e });
             break;
           }
@@ -171,17 +192,21 @@ export async function drainNodes(kube: DrainPort, o: DrainNodesOptions): Promise
       }
       overdue(pods);
       const left = deadline - Date.now();
+      refusedPasses = refused && !progressed ? refusedPasses + 1 : 0;
       if (!refused) await sleep(Math.min(pollMs, left), undefined, { signal: ctl.signal });
       else if (pacing.kind === 'fixed')
         await sleep(Math.min(pacing.retryMs, left), undefined, { signal: ctl.signal });
-      else
+      else {
+        const fallback = backedOff(pacing.fallbackMs, pacing.maxFallbackMs, refusedPasses - 1);
         await untilBudgetAllows(
           kube,
           [...waitOn],
-          Math.min(pacing.fallbackMs, left),
-          pacing.pollMs,
+          Math.min(fallback, left),
+          pacing,
+          refusedPasses - 1,
           ctl.signal,
         );
+      }
     }
   };
 
@@ -311,12 +336,23 @@ async function waitForReplacements(
   }
 }
 
-/** Resolves when one of `pdbs` allows a disruption, after `maxMs`, or at once without a budget to read. */
+/** `base` doubled `n` times, at most `max` (no cap without one). */
+function backedOff(base: number, max: number | undefined, n: number): number {
+  const v = base * 2 ** Math.max(0, Math.min(n, 30));
+  return max === undefined ? v : Math.min(v, Math.max(base, max));
+}
+
+/**
+ * Resolves when one of `pdbs` allows a disruption, after `maxMs`, or at once without a budget to
+ * read. The budgets are read at `pollMs`, then less often while they stay at 0 (up to `maxPollMs`).
+ */
 async function untilBudgetAllows(
   kube: DrainPort,
   pdbs: string[],
   maxMs: number,
-  pollMs: number,
+  pace: { pollMs: number; maxPollMs?: number },
+  /** How many times the reads have already backed off for this node (the passes before). */
+  backedOffBefore: number,
   signal: AbortSignal,
 ): Promise<void> {
   const until = Date.now() + maxMs;
@@ -324,8 +360,9 @@ async function untilBudgetAllows(
     await sleep(Math.max(0, maxMs), undefined, { signal });
     return;
   }
-  for (;;) {
-    await sleep(Math.max(0, Math.min(pollMs, until - Date.now())), undefined, { signal });
+  for (let reads = 0; ; reads++) {
+    const wait = backedOff(pace.pollMs, pace.maxPollMs, backedOffBefore + reads);
+    await sleep(Math.max(0, Math.min(wait, until - Date.now())), undefined, { signal });
     if (Date.now() >= until) return;
     for (const ref of pdbs) {
       const [ns, name] = ref.split('/') as [string, string];

@@ -138,6 +138,7 @@ class World {
         // A Job's pod: a controller, and nothing the drain waits to see replaced.
         controller: { kind: 'Job', name: 'batch' },
         labels: {},
+        finished: false,
         pinnedTo: undefined,
       })),
     evict: async (ns: string, name: string) => {

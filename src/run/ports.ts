@@ -76,6 +76,8 @@ export interface PodView {
   /** The node it is bound to ('' while unscheduled). */
   node: string;
   ready: boolean;
+  /** Phase Succeeded or Failed: it runs nothing any more. */
+  finished: boolean;
   /** Its controller (the owner reference with controller: true); null for a bare pod. */
   controller: { kind: string; name: string } | null;
   labels: Record<string, string>;

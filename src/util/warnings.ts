@@ -18,3 +18,13 @@ export function dropServernameWarning(proc: { emitWarning: Emit } = process): vo
     emit(warning, ...rest);
   }) as Emit;
 }
+
+/**
+ * The AWS SDK warns once per process, on its first client, that releases after January 2027 need
+ * Node 22. ferry pins a release that runs on Node 20 (package.json), the version the README names,
+ * so the warning is noise on every S3 command. Only that warning is switched off, through the
+ * SDK's own variable, and only when the operator has not set it.
+ */
+export function quietAwsSdkNodeWarning(env: NodeJS.ProcessEnv = process.env): void {
+  env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
+}

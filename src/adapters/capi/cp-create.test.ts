@@ -49,14 +49,27 @@ it('deletes the infrastructure machine it made when the TalosConfig cannot be cr
     },
   };
   const api = MgmtApi.fromKit(failing, m.api.names, m.kit);
-  const err = await addControlPlaneMachine(api, crds, 1, () => {}).catch((e: unknown) => e);
+  const err = await addControlPlaneMachine(api, crds, {
+    target: 1,
+    log: () => {},
+    retry: 'run ferry run --resume',
+  }).catch((e: unknown) => e);
   expect(err).toBeInstanceOf(FerryError);
   expect((err as FerryError).message).toMatch(/failed at TalosConfig\/\S+: admission webhook/);
   expect((err as FerryError).message).toMatch(/deleted again: ProxmoxMachine\//);
+  // The replica bump is taken back too: at 1 with no Machine, an unpause would make CACPPT create one.
+  expect((err as FerryError).message).toMatch(/replicas set back to 0/);
+  expect((err as FerryError).remediation).toMatch(/then run ferry run --resume$/);
+  const tcp = await m.api.controlPlaneObject();
+  expect(tcp?.spec?.['replicas'] ?? 0).toBe(0);
   expect(await names('proxmoxmachines', infraGroup)).toEqual(before);
 
   fail = false;
-  const name = await addControlPlaneMachine(api, crds, 1, () => {});
+  const name = await addControlPlaneMachine(api, crds, {
+    target: 1,
+    log: () => {},
+    retry: 'run ferry run --resume',
+  });
   expect(await names('proxmoxmachines', infraGroup)).toEqual([...before, name].sort());
   expect(await names('machines', 'cluster.x-k8s.io/v1beta2')).toContain(name);
 });

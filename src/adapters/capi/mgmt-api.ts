@@ -5,7 +5,7 @@
  * only the fields named.
  */
 
-import { CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, PAUSED_ANNOTATION } from '../../capi/view.js';
+import { CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, isPaused, PAUSED_ANNOTATION } from '../../capi/view.js';
 import type { CapiNames } from '../../kit/capi-names.js';
 import type { ControlPlaneView } from '../../run/ports.js';
 import type { KubeObject } from '../../snapshot/model.js';
@@ -75,7 +75,8 @@ export class MgmtApi {
       namespace: this.names.namespace,
       name: this.names.controlPlane,
       paused: tcp.metadata.annotations?.[PAUSED_ANNOTATION] !== undefined,
-      clusterPaused: cluster?.spec?.['paused'] === true,
+      // The Cluster is paused by its spec.paused or by the paused annotation on itself (IsPaused).
+      clusterPaused: cluster !== undefined && isPaused(cluster, cluster),
       replicas: num(tcp.spec?.['replicas']),
       statusReplicas: num(tcp.status?.['replicas']),
       readyReplicas: num(tcp.status?.['readyReplicas']),
@@ -92,6 +93,19 @@ export class MgmtApi {
     const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
     const ns = encodeURIComponent(this.names.namespace);
     return `${base}/namespaces/${ns}/${kind.toLowerCase()}s${name ? `/${encodeURIComponent(name)}` : ''}`;
+  }
+
+  /**
+   * The kinds the server serves under `apiVersion` (discovery: GET /apis/GROUP/VERSION); an
+   * empty set when it serves no such group version (404).
+   */
+  async servedKinds(apiVersion: string): Promise<Set<string>> {
+    const path = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+    const list = (await this.#get(path)) as { resources?: { name?: string; kind?: string }[] } | undefined;
+    // Subresources (machines/status) name their parent's kind too: only top-level resources count.
+    return new Set(
+      (list?.resources ?? []).filter((r) => r.name && !r.name.includes('/')).flatMap((r) => r.kind ?? []),
+    );
   }
 
   /** A namespaced object of the cluster's namespace; undefined when it does not exist. */

@@ -66,6 +66,7 @@ export function podView(o: Obj): PodView {
   const ctl = owners.find((r) => r.controller === true);
   const spec = (o['spec'] ?? {}) as { nodeName?: string };
   const status = (o['status'] ?? {}) as {
+    phase?: string;
     conditions?: { type?: string; status?: string; reason?: string; message?: string }[];
   };
   const unplaced = (status.conditions ?? []).find(
@@ -79,6 +80,7 @@ export function podView(o: Obj): PodView {
     ignoredByDrain: mirror || owners.some((r) => r.kind === 'DaemonSet' && r.controller !== false),
     node: spec.nodeName ?? '',
     ready: (status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+    finished: status.phase === 'Succeeded' || status.phase === 'Failed',
     controller: ctl ? { kind: ctl.kind ?? '', name: ctl.name ?? '' } : null,
     labels: m.labels ?? {},
     pinnedTo: pinnedNodes(o['spec']),

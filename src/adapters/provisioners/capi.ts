@@ -15,7 +15,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { auditGuard } from '../../capi/audit-guard.js';
+import { capiKubectl, MGMT_KUBECTL } from '../../capi/kubectl-commands.js';
 import { providerIdGate } from '../../capi/providerid-gate.js';
+import { PAUSED_ANNOTATION } from '../../capi/view.js';
 import { inputError } from '../../errors.js';
 import type { CrdValidator } from '../../generate/schema/crd.js';
 import type {
@@ -135,9 +137,13 @@ export class CapiProvisioner implements ProvisionerPort {
     if (tcp.clusterPaused)
       throw gateError(
         `Cluster ${api.names.namespace}/${api.names.cluster} is paused: no controller would boot a new Machine`,
-        `unpause the Cluster (kubectl --kubeconfig "$MGMT_KUBECONFIG" -n ${api.names.namespace} patch clusters.cluster.x-k8s.io ${api.names.cluster} --type merge -p '{"spec":{"paused":false}}'), then run ferry run --resume`,
+        `unpause the Cluster (spec.paused and the ${PAUSED_ANNOTATION} annotation both pause it): ${capiKubectl.unpauseCluster(MGMT_KUBECTL, api.names.namespace, api.names.cluster)}; then run ferry run --resume`,
       );
-    return addControlPlaneMachine(api, this.#o.crds, existing.length + 1, ctx.log);
+    return addControlPlaneMachine(api, this.#o.crds, {
+      target: existing.length + 1,
+      log: ctx.log,
+      retry: 'run ferry run --resume',
+    });
   }
 
   async #scaleWorkers(

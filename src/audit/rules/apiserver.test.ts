@@ -390,6 +390,28 @@ describe('apiserver.extra-args-carryover', () => {
     });
   });
 
+  it('one control plane whose manifest has a flag kubeadm-config lacks: manifest against kubeadm-config, not control planes', () => {
+    const ctx = ctxOf((s) => {
+      const first = s.staticPods.find((p) => p.component === 'kube-apiserver')!.node;
+      s.staticPods = s.staticPods.filter((p) => p.node === first);
+      editFlags(s, 'kube-apiserver', withFlag('profiling', 'false'));
+    });
+    const api = findings(extraArgsCarryover.check(ctx)).find((f) => f.subject.name === 'kube-apiserver')!;
+    expect(api.message).toContain(
+      "The running manifest and kubeadm-config's extraArgs disagree: --profiling=false runs but is not in kubeadm-config",
+    );
+    expect(api.message).not.toMatch(/control planes (disagree|run different)/);
+  });
+
+  it('control planes that differ from each other are named as such', () => {
+    const ctx = ctxOf((s) => {
+      const first = s.staticPods.find((p) => p.component === 'kube-apiserver')!;
+      first.flags = withFlag('profiling', 'false')(first.flags);
+    });
+    const api = findings(extraArgsCarryover.check(ctx)).find((f) => f.subject.name === 'kube-apiserver')!;
+    expect(api.message).toContain('The control planes run different extra flags.');
+  });
+
   it('passes when the components run only kubeadm defaults', () => {
     const ctx = ctxOf((s) => {
       editFlags(s, 'kube-apiserver', without('audit-*'));

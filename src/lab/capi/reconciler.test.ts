@@ -1,17 +1,8 @@
-/**
- * The lab's Cluster API on a real lab (examples/lab-cluster, real etcd; subnet 127.0.160.x belongs
- * to this file): after ferry's adoption, scaling the TalosControlPlane 0→1 and the
- * MachineDeployment 0→2 makes Machines, infrastructure machines and lab nodes named like them, and
- * sets nodeRefs; without a CCM new Machines stay Provisioned without a providerID; a paused
- * TalosControlPlane makes nothing. Every object the reconciler writes is valid against the CRDs.
- */
-import { readdirSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { loadKubeconfig } from '../../adapters/kube/kubeconfig.js';
 import { createRequester, type KubeRequester } from '../../adapters/kube/request.js';
 import { adopt } from '../../capi/adopt-apply.js';
@@ -19,12 +10,10 @@ import { providerIdGate } from '../../capi/providerid-gate.js';
 import { labKitObjects } from '../../capi/testing-kit.js';
 import { PAUSED_ANNOTATION } from '../../capi/view.js';
 import { CrdValidator } from '../../generate/schema/crd.js';
-import { capiSchemasDir } from '../../generate/schema/specs.js';
 import { loadSnapshot } from '../../snapshot/load.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import { LabCluster } from '../cluster.js';
 import { missingReason } from '../etcd/binaries.js';
-import { proxmoxMachineCrd } from './crds.js';
 import type { LabCapiReconciler } from './reconciler.js';
 
 const SUBNET = 160;
@@ -75,14 +64,7 @@ describe.skipIf(missing !== undefined)('the lab Cluster API reconciler', () => {
     const snapshot = await loadSnapshot('examples/lab-cluster', { strictPki: false });
     lab = await LabCluster.fromSnapshot(snapshot, { dir, subnet: SUBNET, canary: false });
     req = createRequester(loadKubeconfig(lab.kubeconfigPath));
-    const pmFile = join(dir, 'proxmoxmachines.yaml');
-    await writeFile(pmFile, stringify(proxmoxMachineCrd()));
-    crds = new CrdValidator([
-      ...readdirSync(capiSchemasDir())
-        .filter((f) => f.endsWith('.yaml'))
-        .map((f) => join(capiSchemasDir(), f)),
-      pmFile,
-    ]);
+    crds = CrdValidator.fromSchemas();
   }, 120_000);
 
   afterAll(async () => {

@@ -594,7 +594,12 @@ export class LabCapiReconciler {
         `${apiBase(infra.version)}/namespaces/${ns}/${plural(infra.kind)}/${name}/status`,
         {
           contentType: MERGE,
-          body: { status: { ready: true, addresses: [{ type: 'InternalIP', address: booted.address }] } },
+          body: {
+            status: {
+              ...infraProvisioned(infra.version),
+              addresses: [{ type: 'InternalIP', address: booted.address }],
+            },
+          },
         },
       );
       const updated = (await this.#api.request('PATCH', `${mpath}/status`, {
@@ -799,4 +804,15 @@ export class LabCapiReconciler {
     }
     return pods.length === 0;
   }
+}
+
+/**
+ * How an infrastructure machine says it is provisioned, by its API's contract: `status.ready`
+ * before the v1beta2 contract (CAPMOX v1alpha1), `status.initialization.provisioned` from it
+ * (CAPMOX v1alpha2, CAPV v1beta2; their CRDs in schemas/capi have no `ready` there).
+ */
+function infraProvisioned(apiVersion: string): Record<string, unknown> {
+  return /\/v1alpha1$|\/v1beta1$/.test(apiVersion)
+    ? { ready: true }
+    : { initialization: { provisioned: true } };
 }

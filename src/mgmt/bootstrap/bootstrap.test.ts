@@ -234,7 +234,9 @@ describe('ferry mgmt bootstrap against stand-in tools', () => {
     };
     const e = await rejected(bootstrap([paused, ...happyRules()]), 3);
     expect(e.message).toContain('is paused');
-    expect(e.remediation).toContain(`patch cluster kmgt --type merge -p '{"spec":{"paused":false}}'`);
+    expect(e.remediation).toContain(
+      `patch clusters.cluster.x-k8s.io kmgt --type=merge -p '{"spec":{"paused":false},"metadata":{"annotations":{"cluster.x-k8s.io/paused":null}}}'`,
+    );
     expect(tools.called('clusterctl', /--from-directory/)).toHaveLength(0);
     expect(tools.called('kind', /^delete/)).toHaveLength(0);
   });

@@ -7,6 +7,8 @@
  */
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { parse } from 'yaml';
+import { capiKubectl, kubectlPrefix } from '../../capi/kubectl-commands.js';
+import { PAUSED_ANNOTATION } from '../../capi/view.js';
 import { FerryError } from '../../errors.js';
 import { CrdValidator } from '../../generate/schema/crd.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
@@ -270,7 +272,7 @@ export const HANDLERS: Handlers = {
       ctx,
       s.commands[0] as Cmd,
       'clusterctl move --to-directory refused',
-      `clusterctl refuses paused Clusters (H13): if nobody paused ${ns}/${name} on purpose, unpause it: kubectl --kubeconfig ${s.kubeconfig} --namespace ${ns} patch cluster ${name} --type merge -p '{"spec":{"paused":false}}'; ${ctx.again}`,
+      `clusterctl refuses paused Clusters (H13): if nobody paused ${ns}/${name} on purpose, unpause it (spec.paused and the ${PAUSED_ANNOTATION} annotation both pause it): ${capiKubectl.unpauseCluster(kubectlPrefix({ kubeconfig: s.kubeconfig }), ns, name)}; ${ctx.again}`,
     );
     const written = readdirSync(ctx.paths.moveDir);
     if (!written.includes(`Cluster_${ns}_${name}.yaml`))

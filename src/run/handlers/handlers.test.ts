@@ -77,6 +77,7 @@ function podView(node: string, p: TestPod): PodView {
     ready: true,
     controller: p.controller === undefined ? { kind: 'Job', name: 'j' } : p.controller,
     labels: {},
+    finished: false,
     pinnedTo: undefined,
   };
 }

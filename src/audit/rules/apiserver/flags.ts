@@ -4,7 +4,8 @@
  * manager, scheduler and etcd.
  */
 
-import type { ComponentInstance, Fact } from '../../../facts/model.js';
+import { flagSetKey } from '../../../facts/kubeadm-defaults.js';
+import type { ComponentInstance, Conflict, Fact } from '../../../facts/model.js';
 import type { Target } from '../../../facts/target.js';
 import {
   ADDITIVE_EXTRA_ARGS,
@@ -36,6 +37,35 @@ interface ComponentFlags {
 function extraArgsAt(v14: boolean, doc: string, section: string): Pick<ComponentFlags, 'where' | 'at'> {
   const at = v14 ? { doc, path: ['extraArgs'] } : { path: ['cluster', section, 'extraArgs'] };
   return { where: settingPath(at), at };
+}
+
+/**
+ * Who disagrees about a component's extra flags: the running control planes among themselves, or
+ * the running manifests against kubeadm-config's extraArgs (a single control plane can only be the
+ * latter). Running candidates are derived from manifests; the declared one is kubeadm-config.
+ */
+function describeDisagreement(conflict: Conflict<Flag[]>): string {
+  const running = conflict.candidates.filter((c) => c.source.kind === 'derived');
+  const declared = conflict.candidates.find((c) => c.source.kind !== 'derived');
+  const names = (flags: Flag[]) => new Set(flags.map((f) => `--${f.name}=${f.value}`));
+  const parts: string[] = [];
+  if (new Set(running.map((c) => flagSetKey(c.value))).size > 1)
+    parts.push('The control planes run different extra flags.');
+  if (declared && running.some((c) => flagSetKey(c.value) !== flagSetKey(declared.value))) {
+    const run = names(conflict.believed);
+    const decl = names(declared.value);
+    const onlyRunning = [...run].filter((f) => !decl.has(f));
+    const onlyDeclared = [...decl].filter((f) => !run.has(f));
+    parts.push(
+      `The running ${running.length === 1 ? 'manifest' : 'manifests'} and kubeadm-config's extraArgs disagree${
+        onlyRunning.length
+          ? `: ${onlyRunning.join(' ')} ${onlyRunning.length === 1 ? 'runs' : 'run'} but ${onlyRunning.length === 1 ? 'is' : 'are'} not in kubeadm-config`
+          : ''
+      }${onlyDeclared.length ? `${onlyRunning.length ? ';' : ':'} kubeadm-config declares ${onlyDeclared.join(' ')}, which ${onlyDeclared.length === 1 ? 'does' : 'do'} not run` : ''}.`,
+    );
+  }
+  parts.push(`${conflict.reason}.`);
+  return parts.join(' ');
 }
 
 function componentFlags(ctx: Parameters<Rule['check']>[0]): ComponentFlags[] {
@@ -250,7 +280,7 @@ export const extraArgsCarryover: Rule = {
         parts.push(
           `${files.map((f) => `--${f.name}`).join(', ')} name host files that must also exist on Talos nodes.`,
         );
-      if (c.extra.conflict) parts.push(`The control planes disagree: ${c.extra.conflict.reason}.`);
+      if (c.extra.conflict) parts.push(describeDisagreement(c.extra.conflict));
       const fileFix = v14
         ? 'The v1.14 schema has no extraVolumes: prefer inline documents'
         : 'Host files need `cluster.apiServer.extraVolumes` plus `machine.files` (which can only create files under /var), or an inline document';
