@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { type ExitCode, usageError } from '../errors.js';
-import { oneOf, parseFlags } from './args.js';
+import { abortOnSignals, oneOf, parseFlags, required, wholeNumber } from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
 
@@ -116,12 +116,7 @@ function noPositionals(p: string[]): void {
   if (p.length > 0) throw usageError(`unexpected argument "${p[0]}"`, `see usage:\n${usage.trim()}`);
 }
 
-function count(flag: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!/^\d+$/.test(v) || n < 1) throw usageError(`--${flag} must be a whole number ≥ 1; got "${v}"`);
-  return n;
-}
+const COUNT = { min: 1 };
 
 export function parseDuration(flag: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
@@ -130,14 +125,9 @@ export function parseDuration(flag: string, v: string | undefined): number | und
   return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 }[m[2] as 's' | 'm' | 'h' | 'd' | 'w'];
 }
 
-function need(v: string | undefined, flag: string, hint: string): string {
-  if (v === undefined || v === '') throw usageError(`missing ${flag}`, hint);
-  return v;
-}
-
 async function kubeFor(io: Io, file: string | undefined, context: string | undefined, flag: string) {
   const path = file ?? (flag === '--kubeconfig' ? io.env['KUBECONFIG'] : undefined);
-  const given = need(path, flag, `pass ${flag} the management cluster's admin kubeconfig`);
+  const given = required(flag.slice(2), path, `pass ${flag} the management cluster's admin kubeconfig`);
   const { loadKubeconfig } = await import('../adapters/kube/kubeconfig.js');
   const { createRequester } = await import('../adapters/kube/request.js');
   const { MgmtKube } = await import('../mgmt/kube.js');
@@ -162,21 +152,6 @@ async function storeFor(io: Io, url: string, flag: string, values: Record<string
   return { loc, store: openBackupStore(loc, settings) };
 }
 
-/** SIGINT/SIGTERM abort the backup at its next step, so that it still unpauses what it paused. */
-function abortOnSignals(): { signal: AbortSignal; done: () => void } {
-  const ac = new AbortController();
-  const onSig = () => ac.abort();
-  process.on('SIGINT', onSig);
-  process.on('SIGTERM', onSig);
-  return {
-    signal: ac.signal,
-    done: () => {
-      process.off('SIGINT', onSig);
-      process.off('SIGTERM', onSig);
-    },
-  };
-}
-
 /** `--via clusterctl`: the real clusterctl writes the graph (checked before anything is read). */
 async function clusterctlExport(io: Io, values: { kubeconfig?: string; context?: string }) {
   const { Tools } = await import('../mgmt/tools/adapter.js');
@@ -197,11 +172,15 @@ async function backup(argv: string[], io: Io): Promise<ExitCode> {
   noPositionals(positionals);
   const format = oneOf('output', values.output, ['text', 'json'] as const, 'text');
   const via = oneOf('via', values.via, ['api', 'clusterctl'] as const, 'api');
-  const to = need(values.to, '--to', 'say where to store the backup: --to s3://BUCKET/PREFIX');
+  const to = required('to', values.to, 'say where to store the backup: --to s3://BUCKET/PREFIX');
   const retention = {
-    ...(values.keep !== undefined && { keep: count('keep', values.keep)! }),
-    ...(values['keep-daily'] !== undefined && { keepDaily: count('keep-daily', values['keep-daily'])! }),
-    ...(values['keep-weekly'] !== undefined && { keepWeekly: count('keep-weekly', values['keep-weekly'])! }),
+    ...(values.keep !== undefined && { keep: wholeNumber('keep', values.keep, COUNT)! }),
+    ...(values['keep-daily'] !== undefined && {
+      keepDaily: wholeNumber('keep-daily', values['keep-daily'], COUNT)!,
+    }),
+    ...(values['keep-weekly'] !== undefined && {
+      keepWeekly: wholeNumber('keep-weekly', values['keep-weekly'], COUNT)!,
+    }),
   };
   const timeout = parseDuration(
     'block-move-timeout',
@@ -217,7 +196,8 @@ async function backup(argv: string[], io: Io): Promise<ExitCode> {
   const { loc, store } = await storeFor(io, to, '--to', values);
   const { runBackup } = await import('../mgmt/backup.js');
   const { renderBackup } = await import('../mgmt/render.js');
-  const sig = abortOnSignals();
+  // SIGINT/SIGTERM abort the backup at its next step, so that it still unpauses what it paused.
+  const sig = abortOnSignals({ again: 'ignore' });
   try {
     const r = await runBackup({
       kube,
@@ -233,7 +213,7 @@ async function backup(argv: string[], io: Io): Promise<ExitCode> {
     io.stdout(format === 'json' ? `${JSON.stringify(r, null, 2)}\n` : renderBackup(r, new Date()));
     return 0;
   } finally {
-    sig.done();
+    sig.dispose();
     store.destroy();
   }
 }
@@ -242,16 +222,16 @@ async function restore(argv: string[], io: Io): Promise<ExitCode> {
   const { values, positionals } = parseFlags(argv, restoreOptions, usage);
   noPositionals(positionals);
   const format = oneOf('output', values.output, ['text', 'json'] as const, 'text');
-  const writeConcurrency = count('write-concurrency', values['write-concurrency']);
+  const writeConcurrency = wholeNumber('write-concurrency', values['write-concurrency'], COUNT);
   if (writeConcurrency !== undefined && writeConcurrency > MAX_WRITE_CONCURRENCY)
     throw usageError(
       `--write-concurrency must be at most ${MAX_WRITE_CONCURRENCY}; got ${writeConcurrency}`,
       'an API server answers more concurrent writes than its in-flight limit with 429 Too Many Requests',
     );
-  const from = need(values.from, '--from', 'name the backup: --from s3://BUCKET/PREFIX');
+  const from = required('from', values.from, 'name the backup: --from s3://BUCKET/PREFIX');
   const idFile = resolve(
     io.cwd,
-    need(values.identity, '--identity', 'pass --identity the age key file the backup was encrypted for'),
+    required('identity', values.identity, 'pass --identity the age key file the backup was encrypted for'),
   );
   const { loadIdentities } = await import('../mgmt/age.js');
   const identities = await loadIdentities(idFile);
