@@ -27,6 +27,18 @@ export function oneOf<T extends string>(
   throw usageError(`--${flag} must be one of ${allowed.join(', ')}; got "${value}"`);
 }
 
+/**
+ * The settings a command was given: keys whose value is undefined (a flag left out) are dropped,
+ * so that the defaults of what receives them apply.
+ */
+export function present<T extends Record<string, unknown>>(
+  o: T,
+): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
+}
+
 export function requirePositional(positionals: string[], what: string, usage: string): string {
   const v = positionals[0];
   if (v === undefined) throw usageError(`missing ${what}`, `see usage:\n${usage.trim()}`);
