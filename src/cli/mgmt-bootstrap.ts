@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { type ExitCode, FerryError, usageError } from '../errors.js';
 import type { StageKind } from '../mgmt/bootstrap/stages.js';
-import { parseFlags } from './args.js';
+import { noPositionals, parseFlags, seconds } from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
 
@@ -46,23 +46,17 @@ const options = {
   'skip-template-check': { type: 'boolean' },
 } as const;
 
-function seconds(flag: string, v: string | undefined, dflt: number): number {
-  if (v === undefined) return dflt;
-  const n = Number(v);
-  if (!/^\d+(\.\d+)?$/.test(v.trim()) || !(n > 0))
-    throw usageError(`--${flag} must be a positive number of seconds; got "${v}"`);
-  return n;
-}
-
 export async function runMgmtBootstrap(argv: string[], io: Io): Promise<ExitCode> {
   const { values, positionals } = parseFlags(argv, options, usage);
-  if (positionals.length > 0)
-    throw usageError(`unexpected argument "${positionals[0]}"`, `see usage:\n${usage.trim()}`);
+  noPositionals(positionals, usage);
   if (values.config === undefined)
     throw usageError('missing --config mgmt.yaml', `see usage:\n${usage.trim()}`);
-  const waitTimeoutSeconds = seconds('wait-timeout', values['wait-timeout'], 1800);
-  const providerTimeoutSeconds = Math.ceil(seconds('provider-timeout', values['provider-timeout'], 600));
-  const pollMs = seconds('poll-interval', values['poll-interval'], 10) * 1000;
+  const positive = { positive: true };
+  const waitTimeoutSeconds = seconds('wait-timeout', values['wait-timeout'], positive) ?? 1800;
+  const providerTimeoutSeconds = Math.ceil(
+    seconds('provider-timeout', values['provider-timeout'], positive) ?? 600,
+  );
+  const pollMs = (seconds('poll-interval', values['poll-interval'], positive) ?? 10) * 1000;
 
   const { loadMgmtConfig } = await import('../mgmt/bootstrap/config.js');
   const { buildStages, statePaths, renderCmd } = await import('../mgmt/bootstrap/stages.js');

@@ -1,7 +1,7 @@
 /** The grammar of `ferry mgmt`: its usage text, the flags of each subcommand, the flags they share. */
 import { resolve } from 'node:path';
-import { usageError } from '../errors.js';
 import type { S3Flags } from '../mgmt/s3-config.js';
+import { required } from './args.js';
 import type { Io } from './io.js';
 
 export const usage = `usage: ferry mgmt bootstrap --config mgmt.yaml [...]
@@ -115,9 +115,10 @@ export const MAX_WRITE_CONCURRENCY = 200;
 /** The kubeconfig a flag names (--kubeconfig falls back to $KUBECONFIG), resolved. */
 export function kubeconfigPath(io: Io, file: string | undefined, flag: string): string {
   const path = file ?? (flag === '--kubeconfig' ? io.env['KUBECONFIG'] : undefined);
-  if (path === undefined || path === '')
-    throw usageError(`missing ${flag}`, `pass ${flag} the management cluster's admin kubeconfig`);
-  return resolve(io.cwd, path);
+  return resolve(
+    io.cwd,
+    required(flag.slice(2), path, `pass ${flag} the management cluster's admin kubeconfig`),
+  );
 }
 
 export function s3Flags(io: Io, values: Record<string, unknown>): S3Flags {

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { type ExitCode, usageError } from '../errors.js';
-import { oneOf, parseFlags } from './args.js';
+import { abortOnSignals, noPositionals, oneOf, parseFlags, required, wholeNumber } from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
 import {
@@ -13,16 +13,7 @@ import {
   usage,
 } from './mgmt-flags.js';
 
-function noPositionals(p: string[]): void {
-  if (p.length > 0) throw usageError(`unexpected argument "${p[0]}"`, `see usage:\n${usage.trim()}`);
-}
-
-function count(flag: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!/^\d+$/.test(v) || n < 1) throw usageError(`--${flag} must be a whole number ≥ 1; got "${v}"`);
-  return n;
-}
+const COUNT = { min: 1 };
 
 export function parseDuration(flag: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
@@ -31,36 +22,20 @@ export function parseDuration(flag: string, v: string | undefined): number | und
   return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 }[m[2] as 's' | 'm' | 'h' | 'd' | 'w'];
 }
 
-function need(v: string | undefined, flag: string, hint: string): string {
-  if (v === undefined || v === '') throw usageError(`missing ${flag}`, hint);
-  return v;
-}
-
-/** SIGINT/SIGTERM abort the backup at its next step, so that it still unpauses what it paused. */
-function abortOnSignals(): { signal: AbortSignal; done: () => void } {
-  const ac = new AbortController();
-  const onSig = () => ac.abort();
-  process.on('SIGINT', onSig);
-  process.on('SIGTERM', onSig);
-  return {
-    signal: ac.signal,
-    done: () => {
-      process.off('SIGINT', onSig);
-      process.off('SIGTERM', onSig);
-    },
-  };
-}
-
 async function backup(argv: string[], io: Io): Promise<ExitCode> {
   const { values, positionals } = parseFlags(argv, backupOptions, usage);
-  noPositionals(positionals);
+  noPositionals(positionals, usage);
   const format = oneOf('output', values.output, ['text', 'json'] as const, 'text');
   const via = oneOf('via', values.via, ['api', 'clusterctl'] as const, 'api');
-  const to = need(values.to, '--to', 'say where to store the backup: --to s3://BUCKET/PREFIX');
+  const to = required('to', values.to, 'say where to store the backup: --to s3://BUCKET/PREFIX');
   const retention = {
-    ...(values.keep !== undefined && { keep: count('keep', values.keep)! }),
-    ...(values['keep-daily'] !== undefined && { keepDaily: count('keep-daily', values['keep-daily'])! }),
-    ...(values['keep-weekly'] !== undefined && { keepWeekly: count('keep-weekly', values['keep-weekly'])! }),
+    ...(values.keep !== undefined && { keep: wholeNumber('keep', values.keep, COUNT)! }),
+    ...(values['keep-daily'] !== undefined && {
+      keepDaily: wholeNumber('keep-daily', values['keep-daily'], COUNT)!,
+    }),
+    ...(values['keep-weekly'] !== undefined && {
+      keepWeekly: wholeNumber('keep-weekly', values['keep-weekly'], COUNT)!,
+    }),
   };
   const timeout = parseDuration(
     'block-move-timeout',
@@ -68,7 +43,7 @@ async function backup(argv: string[], io: Io): Promise<ExitCode> {
   );
   const { backupManagement } = await import('../mgmt/backup-to.js');
   const { renderBackup } = await import('../mgmt/render.js');
-  const sig = abortOnSignals();
+  const sig = abortOnSignals({ again: 'ignore' });
   try {
     const r = await backupManagement({
       kubeconfig: kubeconfigPath(io, values.kubeconfig, '--kubeconfig'),
@@ -87,24 +62,24 @@ async function backup(argv: string[], io: Io): Promise<ExitCode> {
     io.stdout(format === 'json' ? `${JSON.stringify(r, null, 2)}\n` : renderBackup(r, new Date()));
     return 0;
   } finally {
-    sig.done();
+    sig.dispose();
   }
 }
 
 async function restore(argv: string[], io: Io): Promise<ExitCode> {
   const { values, positionals } = parseFlags(argv, restoreOptions, usage);
-  noPositionals(positionals);
+  noPositionals(positionals, usage);
   const format = oneOf('output', values.output, ['text', 'json'] as const, 'text');
-  const writeConcurrency = count('write-concurrency', values['write-concurrency']);
+  const writeConcurrency = wholeNumber('write-concurrency', values['write-concurrency'], COUNT);
   if (writeConcurrency !== undefined && writeConcurrency > MAX_WRITE_CONCURRENCY)
     throw usageError(
       `--write-concurrency must be at most ${MAX_WRITE_CONCURRENCY}; got ${writeConcurrency}`,
       'an API server answers more concurrent writes than its in-flight limit with 429 Too Many Requests',
     );
-  const from = need(values.from, '--from', 'name the backup: --from s3://BUCKET/PREFIX');
+  const from = required('from', values.from, 'name the backup: --from s3://BUCKET/PREFIX');
   const idFile = resolve(
     io.cwd,
-    need(values.identity, '--identity', 'pass --identity the age key file the backup was encrypted for'),
+    required('identity', values.identity, 'pass --identity the age key file the backup was encrypted for'),
   );
   const { loadIdentities } = await import('../mgmt/age.js');
   const identities = await loadIdentities(idFile);
@@ -155,7 +130,7 @@ async function restore(argv: string[], io: Io): Promise<ExitCode> {
 
 async function status(argv: string[], io: Io): Promise<ExitCode> {
   const { values, positionals } = parseFlags(argv, statusOptions, usage);
-  noPositionals(positionals);
+  noPositionals(positionals, usage);
   const format = oneOf('output', values.output, ['table', 'json'] as const, 'table');
   const maxAge = parseDuration('max-age', values['max-age']);
   if (values.from === undefined && (maxAge !== undefined || values.identity !== undefined))

@@ -132,6 +132,29 @@ describe('ferry plan', () => {
     expect([plan.target.talosVersion, plan.provisioner]).toEqual(['v1.12.11', 'exec']);
   });
 
+  it('a kit made for another infrastructure is refused (exit 2), as ferry audit --kit refuses it', async () => {
+    const kit = join(dir, 'kit-proxmox');
+    await mkdir(kit);
+    await writeFile(
+      join(kit, 'provenance.json'),
+      JSON.stringify({
+        kind: 'FerryKitProvenance',
+        version: 1,
+        snapshot: {},
+        target: { talosVersion: 'v1.12.11', provisioner: 'exec', infra: 'proxmox' },
+        files: [],
+      }),
+    );
+    const args = ['--kit', 'kit-proxmox', '--allow-blockers', '--surge-replicas', '-o', 'plan-infra.json'];
+    const r = await run(EXAMPLE_DIR, ...args, '--infra', 'vsphere');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('generated for --infra proxmox (the plan would use vsphere)');
+    expect(r.err).toContain('drop --infra');
+    expect(existsSync(join(dir, 'plan-infra.json'))).toBe(false);
+    // Without the flag the kit's infrastructure is the plan's: nothing differs.
+    expect((await run(EXAMPLE_DIR, ...args)).code).toBe(0);
+  });
+
   it('refuses (exit 1, nothing written) while a PodDisruptionBudget allows no disruption, naming it and the fix', async () => {
     const r = await run(EXAMPLE_DIR, '--allow-blockers', '-o', 'plan.json');
     expect(r.code).toBe(1);

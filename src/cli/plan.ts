@@ -4,12 +4,14 @@ import { type ExitCode, FerryError, usageError } from '../errors.js';
 import {
   TARGET_FLAG_OPTIONS,
   TARGET_FLAGS_USAGE,
+  type Target,
   type TargetInput,
   targetInputFromFlags,
 } from '../facts/target.js';
+import { targetDifferences } from '../kit/match.js';
 import type { KitContents, KitSummary } from '../kit/read.js';
 import { STRATEGIES, type WorkerRoll } from '../plan/model.js';
-import { oneOf, parseFlags, requirePositional } from './args.js';
+import { oneOf, onlyOne, parseFlags, wholeNumber } from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
 
@@ -69,23 +71,13 @@ const options = {
   ...TARGET_FLAG_OPTIONS,
 } as const;
 
-function positiveInt(flag: string, v: string | undefined, min = 1): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!/^\d+$/.test(v.trim()) || !Number.isInteger(n) || n < min)
-    throw usageError(`--${flag} must be ${min === 0 ? 'a whole number' : 'a positive integer'}; got "${v}"`);
-  return n;
-}
-
 export const command: Command = {
   name: 'plan',
   summary: 'build the migration plan and runbook: phases of typed, gated, undoable steps',
   usage,
   async run(argv: string[], io: Io): Promise<ExitCode> {
     const { values, positionals } = parseFlags(argv, options, usage);
-    const snapshotArg = requirePositional(positionals, 'SNAPSHOT (a snapshot directory)', usage);
-    if (positionals.length > 1)
-      throw usageError(`unexpected argument "${positionals[1]}"`, `see usage:\n${usage.trim()}`);
+    const snapshotArg = onlyOne(positionals, 'SNAPSHOT (a snapshot directory)', usage);
     const path = (p: string) => resolve(io.cwd, p);
     const strategy = oneOf('strategy', values.strategy, STRATEGIES, 'surge');
     const { formatFor, renderPlan } = await import('../plan/render.js');
@@ -93,9 +85,12 @@ export const command: Command = {
     const { parseMaxUnavailable } = await import('../plan/batches/limits.js');
     const maxUnavailable =
       values['max-unavailable'] === undefined ? undefined : parseMaxUnavailable(values['max-unavailable']);
-    const surgeWorkers = positiveInt('surge', values.surge, 0);
+    const surgeWorkers = wholeNumber('surge', values.surge, { min: 0 });
     const surgeReplicas = values['surge-replicas'] === true;
-    const drainTimeoutSeconds = positiveInt('drain-timeout', values['drain-timeout']);
+    const drainTimeoutSeconds = wholeNumber('drain-timeout', values['drain-timeout'], {
+      min: 1,
+      unit: 'seconds',
+    });
     const flagTarget = targetInputFromFlags(values);
 
     // The kit's contents too: findings it resolves are no blockers for this plan, as in `audit --kit`.
@@ -218,28 +213,15 @@ function kitTarget(kit: KitSummary): TargetInput {
   return out;
 }
 
-/** A plan must target what the kit was generated for: its machine configs and scripts assume it. */
-function checkKitTarget(
-  kit: KitSummary,
-  target: {
-    talosVersion: string;
-    kubernetesVersion: string | undefined;
-    kubeprism: string;
-    provisioner: string;
-  },
-): void {
-  const pairs: [string, string | null, string | undefined][] = [
-    ['talos-version', kit.target.talosVersion, target.talosVersion],
-    ['kubernetes-version', kit.target.kubernetesVersion, target.kubernetesVersion],
-    ['kubeprism', kit.target.kubeprism, target.kubeprism],
-    ['provisioner', kit.target.provisioner, target.provisioner],
-  ];
-  for (const [flag, kitValue, planValue] of pairs) {
-    if (kitValue && planValue && kitValue !== planValue) {
-      throw usageError(
-        `the kit at ${kit.path} was generated for --${flag} ${kitValue}, the plan would use ${planValue}`,
-        `drop --${flag} (the kit's value is the default), or generate the kit again for ${planValue}`,
-      );
-    }
-  }
+/**
+ * A plan must target what the kit was generated for: its machine configs and scripts assume it.
+ * The same comparison as `ferry audit --kit`, the infrastructure included.
+ */
+function checkKitTarget(kit: KitSummary, target: Target): void {
+  const diff = targetDifferences(kit, target);
+  if (diff.length === 0) return;
+  throw usageError(
+    `the kit at ${kit.path} was generated for ${diff.map((d) => `--${d.flag} ${d.kit} (the plan would use ${d.now})`).join(', ')}`,
+    `drop ${diff.map((d) => `--${d.flag}`).join(', ')} (the kit's values are the defaults), or generate the kit again for ${diff.map((d) => d.now).join(', ')}`,
+  );
 }

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { describeError, type ExitCode, usageError } from '../errors.js';
 import type { RehearseResult } from '../run/rehearse.js';
-import { oneOf, parseFlags, parsePhases, requirePositional } from './args.js';
+import { abortOnSignals, oneOf, parseFlags, parsePhases, parseSubnet, requirePositional } from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
 
@@ -66,9 +66,7 @@ export const command: Command = {
       io.cwd,
       requirePositional(positionals, 'SNAPSHOT (a snapshot directory)', usage),
     );
-    const subnet = values.subnet === undefined ? 30 : Number(values.subnet);
-    if (!Number.isInteger(subnet) || subnet < 1 || subnet > 254)
-      throw usageError(`--subnet must be 1–254; got "${values.subnet}"`);
+    const subnet = parseSubnet(values.subnet, 30);
     const phases = parsePhases(values.phases);
     const strategy = oneOf('strategy', values.strategy, ['surge', 'replace'] as const, 'surge');
     const provisioner = oneOf('provisioner', values.provisioner, ['lab', 'capi'] as const, 'lab');
@@ -79,9 +77,7 @@ export const command: Command = {
     const dir = resolve(io.cwd, values.dir ?? '.ferry/rehearse');
     const t0 = Date.now();
     const log = (l: string) => io.stdout(`${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}  ${l}\n`);
-    const ctl = new AbortController();
-    const onSignal = () => ctl.abort(new Error('interrupted'));
-    process.once('SIGINT', onSignal);
+    const interrupt = abortOnSignals({ signals: ['SIGINT'] });
     try {
       const r = await rehearse({
         snapshotPath: snapshot,
@@ -92,7 +88,7 @@ export const command: Command = {
         ...(values.keep && { keepData: true }),
         ...(provisioner === 'capi' && { provisioner, infra }),
         log,
-        signal: ctl.signal,
+        signal: interrupt.signal,
       });
       io.stdout('\nchecks:\n');
       for (const c of r.checks) io.stdout(`  ${c.ok ? 'pass' : 'FAIL'}  ${c.name}: ${c.detail}\n`);
@@ -100,7 +96,7 @@ export const command: Command = {
       if (r.result.status !== 'completed') io.stderr(`${describeError(r.result.error)}\n`);
       return rehearsalExitCode(r);
     } finally {
-      process.off('SIGINT', onSignal);
+      interrupt.dispose();
       // Also after a failure: what was kept is what there is to inspect.
       if (values.keep) await sayKept(rehearsalLabDir(dir), io);
     }

@@ -23,23 +23,44 @@ export function snapshotMismatch(
   return null;
 }
 
+/** One target setting the kit was generated for differently, with the flag that sets it. */
+export interface TargetDifference {
+  setting: 'Talos' | 'Kubernetes' | 'KubePrism' | 'provisioner' | 'infra';
+  flag: 'talos-version' | 'kubernetes-version' | 'kubeprism' | 'provisioner' | 'infra';
+  kit: string;
+  now: string;
+}
+
+type TargetSettings = Pick<
+  Target,
+  'talosVersion' | 'kubernetesVersion' | 'kubeprism' | 'provisioner' | 'infra'
+>;
+
 /**
  * Where the kit's target differs from the one given now: a kit for another Talos version has
  * another config format, so its files say nothing about this target. Empty: the same target.
+ * A setting the kit does not record, or the target leaves open, is no difference.
  */
-export function targetMismatch(
-  kit: KitSummary,
-  target: Pick<Target, 'talosVersion' | 'kubernetesVersion' | 'kubeprism' | 'provisioner' | 'infra'>,
-): string[] {
-  const out: string[] = [];
-  const cmp = (field: string, theirs: string | null, ours: string | undefined) => {
+export function targetDifferences(kit: KitSummary, target: TargetSettings): TargetDifference[] {
+  const out: TargetDifference[] = [];
+  const cmp = (
+    setting: TargetDifference['setting'],
+    flag: TargetDifference['flag'],
+    theirs: string | null,
+    ours: string | undefined,
+  ) => {
     if (theirs !== null && ours !== undefined && theirs !== ours)
-      out.push(`${field} ${theirs} (now ${ours})`);
+      out.push({ setting, flag, kit: theirs, now: ours });
   };
-  cmp('Talos', kit.target.talosVersion, target.talosVersion);
-  cmp('Kubernetes', kit.target.kubernetesVersion, target.kubernetesVersion);
-  cmp('KubePrism', kit.target.kubeprism, target.kubeprism);
-  cmp('provisioner', kit.target.provisioner, target.provisioner);
-  cmp('infra', kit.target.infra, target.infra);
+  cmp('Talos', 'talos-version', kit.target.talosVersion, target.talosVersion);
+  cmp('Kubernetes', 'kubernetes-version', kit.target.kubernetesVersion, target.kubernetesVersion);
+  cmp('KubePrism', 'kubeprism', kit.target.kubeprism, target.kubeprism);
+  cmp('provisioner', 'provisioner', kit.target.provisioner, target.provisioner);
+  cmp('infra', 'infra', kit.target.infra, target.infra);
   return out;
+}
+
+/** {@link targetDifferences} as phrases, e.g. "Talos v1.12.11 (now v1.13.0)". */
+export function targetMismatch(kit: KitSummary, target: TargetSettings): string[] {
+  return targetDifferences(kit, target).map((d) => `${d.setting} ${d.kit} (now ${d.now})`);
 }

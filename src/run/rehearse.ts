@@ -42,13 +42,8 @@ import { TerminalOperator } from './operator.js';
 import type { Probe } from './ports.js';
 import { CANARY_PROBE, canaryCheck, phaseWindows } from './rehearse-canary.js';
 import { type WorkloadFloor, WorkloadWatch } from './rehearse-workloads.js';
-import {
-  probeRecordsFrom,
-  type ReportCheck,
-  type ReportInput,
-  renderReportHtml,
-  renderReportMarkdown,
-} from './report.js';
+import { type ReportCheck, renderReportHtml, renderReportMarkdown } from './report.js';
+import { reportInputFromJournal } from './report-input.js';
 import { type ProbeRecord, runSession } from './session.js';
 
 export interface RehearseOptions {
@@ -731,38 +726,28 @@ export async function writeRehearsalReport(
   checks: ReportCheck[],
   workloads: WorkloadFloor[] = [],
 ): Promise<string[]> {
-  const j = Journal.open(journalFile, { readonly: true });
-  try {
-    const input: ReportInput = {
-      title: `ferry rehearse: ${plan.cluster.name ?? 'cluster'} (lab)`,
-      plan,
-      planFile,
-      runs: j.runs(),
-      transitions: j.transitions(),
-      runEnds: j.runEnds(),
-      probes: probeRecordsFrom(j.observations({ purpose: 'probe' })),
-      drainProgress: j.observations({ purpose: 'drain-progress' }),
-      notes,
-      checks,
-    };
-    const md = join(dir, 'rehearsal.md');
-    const html = join(dir, 'rehearsal.html');
-    const json = join(dir, 'rehearsal.json');
-    await writeFileAtomic(md, renderReportMarkdown(input));
-    await writeFileAtomic(html, renderReportHtml(input));
-    // For scripts: the checks, every probe's figures (the canary's p50/p99 in `extra`) and each
-    // workload's fewest Ready pods against its PDB.
-    const forScripts = {
-      title: input.title,
-      outcome: input.runEnds.at(-1)?.state ?? 'unknown',
-      checks,
-      probes: input.probes.map((p) => ({ ...p.summary, startedAt: p.startedAt })),
-      workloads,
-      notes,
-    };
-    await writeFileAtomic(json, `${JSON.stringify(forScripts, null, 2)}\n`);
-    return [md, html, json];
-  } finally {
-    j.close();
-  }
+  const input = reportInputFromJournal(journalFile, {
+    title: `ferry rehearse: ${plan.cluster.name ?? 'cluster'} (lab)`,
+    plan,
+    planFile,
+    notes,
+    checks,
+  });
+  const md = join(dir, 'rehearsal.md');
+  const html = join(dir, 'rehearsal.html');
+  const json = join(dir, 'rehearsal.json');
+  await writeFileAtomic(md, renderReportMarkdown(input));
+  await writeFileAtomic(html, renderReportHtml(input));
+  // For scripts: the checks, every probe's figures (the canary's p50/p99 in `extra`) and each
+  // workload's fewest Ready pods against its PDB.
+  const forScripts = {
+    title: input.title,
+    outcome: input.runEnds.at(-1)?.state ?? 'unknown',
+    checks,
+    probes: input.probes.map((p) => ({ ...p.summary, startedAt: p.startedAt })),
+    workloads,
+    notes,
+  };
+  await writeFileAtomic(json, `${JSON.stringify(forScripts, null, 2)}\n`);
+  return [md, html, json];
 }
