@@ -23,9 +23,9 @@ import {
   subjectFromEvidence,
   type TargetSummary,
 } from './findings.js';
-import { buildIndex, type SnapshotIndex } from './index.js';
 import { resolveByKit } from './kit-resolve.js';
 import { HOW_TO_PROVIDE, type Requirement, type Rule, type RuleFinding, requirementsOf } from './rule.js';
+import { buildIndex, type SnapshotIndex } from './snapshot-index.js';
 import { applySuppressions, type ExpiredSuppression, type Suppression } from './suppressions.js';
 import { summarizeTarget } from './target-summary.js';
 
