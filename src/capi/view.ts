@@ -4,8 +4,9 @@
  * and the clusterctl inventory's provider versions. The audit's capi.* rules and the adoption
  * plan read the management cluster only through these.
  */
-import { compareVersionText } from '../facts/semver.js';
+
 import type { KubeObject, MgmtSnapshot } from '../snapshot/model.js';
+import { compareVersionText } from '../util/semver.js';
 
 export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
 export const CONTROL_PLANE_LABEL = 'cluster.x-k8s.io/control-plane';

@@ -4,7 +4,6 @@
  */
 import { mayEqualStableHostname, planControlPlaneHostnames } from '../../facts/hostnames.js';
 import type { Facts } from '../../facts/model.js';
-import { compareMinor, parseVersion } from '../../facts/semver.js';
 import { kubernetesInTalosWindow } from '../../facts/target.js';
 import {
   CONTROLLER_MANAGER_DENIED_ARGS,
@@ -14,6 +13,7 @@ import {
 } from '../../knowledge/talos.js';
 import { minEtcdMinorFor, pinnedEtcdImage, TALOS_KUBELET_IMAGE } from '../../knowledge/talos-config.js';
 import type { SourceRef } from '../../snapshot/model.js';
+import { compareMinor, parseVersion } from '../../util/semver.js';
 import type { GenerateNote, MissingInput } from '../artifact.js';
 import { need } from '../context.js';
 import { deriveApiserverValues } from './apiserver.js';
