@@ -5,8 +5,9 @@
  * statuses back through the status subresource (what move drops, H12), unpause, and verify.
  * A write that fails midway deletes what this run created: nothing is left half-applied.
  */
-import { isKubeApiError } from '../adapters/kube/port.js';
+
 import { FerryError, inputError } from '../errors.js';
+import { isKubeApiError } from '../ports/kube.js';
 import { inDependencyOrder, inParallel } from '../util/parallel.js';
 import { decrypt } from './age.js';
 import { unpackArchive } from './archive.js';

@@ -4,7 +4,7 @@
  * resumed run refers to the same machine and member.
  */
 import type { MemberRef, NodeRef } from '../plan/expected-state.js';
-import type { EtcdMemberInfo } from './ports.js';
+import type { EtcdMemberInfo } from '../ports/run.js';
 
 export interface NodeBinding {
   replaces: string;

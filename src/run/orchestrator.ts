@@ -22,6 +22,8 @@ import {
 } from '../plan/expected-state.js';
 import { allSteps, nodeLabel, type Step } from '../plan/model.js';
 import { workloadLabel } from '../plan/scale-steps.js';
+import type { EtcdView } from '../ports/run.js';
+import { errText, gateError } from '../ports/stop.js';
 import { Bindings, type NodeBinding, resolveMember } from './bindings.js';
 import type { RunDeps, RunOptions, RunResult } from './deps.js';
 import {
@@ -38,15 +40,13 @@ import {
 import { type ActionResult, HANDLERS, handlerOf, type StepContext } from './handlers/index.js';
 import type { StepTransition } from './journal.js';
 import { type ObserveDeps, observe } from './observe.js';
-import type { EtcdView } from './ports.js';
 import { probeEndpoints } from './probe-steering.js';
 import { type CordonRestored, type InFlight, type ReplicasRestored, resumePoint } from './resume.js';
 import { stepTimeoutSeconds } from './step-timeout.js';
-import { errText, gateError } from './stop.js';
 import { applyAcceptance, checkName } from './unobserved.js';
 
+export { gateError } from '../ports/stop.js';
 export type { RunDeps, RunOptions, RunResult } from './deps.js';
-export { gateError } from './stop.js';
 
 /** A step's kind runs its gate and verification every time, never "already done". */
 function observesOnly(step: Step): boolean {

@@ -31,6 +31,7 @@ import type { MaxUnavailable } from '../plan/batches/limits.js';
 import { buildPlan } from '../plan/build.js';
 import type { PhaseId, Plan, StepKind, Strategy } from '../plan/model.js';
 import { renderPlan } from '../plan/render.js';
+import type { Probe } from '../ports/run.js';
 import { loadSnapshot } from '../snapshot/load.js';
 import type { Snapshot } from '../snapshot/model.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
@@ -39,7 +40,6 @@ import type { RunOptions, RunResult } from './deps.js';
 import { Journal, journalPathFor } from './journal.js';
 import { lockPathFor, readLockRecord, staleReason } from './lock.js';
 import { TerminalOperator } from './operator.js';
-import type { Probe } from './ports.js';
 import { CANARY_PROBE, canaryCheck, phaseWindows } from './rehearse-canary.js';
 import { type WorkloadFloor, WorkloadWatch } from './rehearse-workloads.js';
 import {

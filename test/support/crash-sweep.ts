@@ -35,6 +35,7 @@ import type { LabFault } from '../../src/lab/faults.js';
 import { apiPath } from '../../src/lab/nodes/world.js';
 import type { MemberRef, NodeRef } from '../../src/plan/expected-state.js';
 import { allSteps, type PhaseId, type Plan, type Step, type StepKind } from '../../src/plan/model.js';
+import type { Probe } from '../../src/ports/run.js';
 import { type Check, observable } from '../../src/run/gates.js';
 import {
   FINISHED,
@@ -45,7 +46,6 @@ import {
   type TransitionRow,
 } from '../../src/run/journal.js';
 import type { RunResult } from '../../src/run/orchestrator.js';
-import type { Probe } from '../../src/run/ports.js';
 import {
   LAB_RUN_DEFAULTS,
   prepareLabRun,

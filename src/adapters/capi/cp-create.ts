@@ -9,7 +9,7 @@ import { cpMachineObjects, infraTemplateRef, nameSuffix } from '../../capi/cp-ma
 import { tcpScale } from '../../capi/tcp-scale.js';
 import { FerryError } from '../../errors.js';
 import type { CrdValidator } from '../../generate/schema/crd.js';
-import { gateError } from '../../run/stop.js';
+import { gateError } from '../../ports/stop.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import type { MgmtApi } from './mgmt-api.js';
 

@@ -5,7 +5,7 @@
  */
 import { adopt } from '../../capi/adopt-apply.js';
 import type { CrdValidator } from '../../generate/schema/crd.js';
-import type { AdoptOutcome, ControlPlaneView, ManagementPort } from '../../run/ports.js';
+import type { AdoptOutcome, ControlPlaneView, ManagementPort } from '../../ports/run.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import type { KubeRequester } from '../kube/request.js';
 import type { MgmtApi } from './mgmt-api.js';

@@ -3,7 +3,7 @@
  * /readyz and write-then-read through the endpoint, and the etcd write probe.
  */
 
-import type { Probe, ProbeSummary } from '../../run/ports.js';
+import type { Probe, ProbeSummary } from '../../ports/run.js';
 import type { EtcdTls } from '../etcd/admin.js';
 import type { KubeRequester } from '../kube/request.js';
 import { readyzProbe, writeReadProbe } from './api.js';

@@ -12,7 +12,7 @@ import { adopt } from '../../capi/adopt-apply.js';
 import { FerryError } from '../../errors.js';
 import { CrdValidator } from '../../generate/schema/crd.js';
 import { installLabCapiCrds } from '../../lab/capi/crds.js';
-import type { ActionContext, ProvisionerPort, ProvisionRequest } from '../../run/ports.js';
+import type { ActionContext, ProvisionerPort, ProvisionRequest } from '../../ports/run.js';
 import { standInControllers, startTestMgmt, TestEtcd, type TestMgmt } from '../capi/testing-mgmt.js';
 import { KubeAdmin } from '../kube/admin.js';
 import { CapiProvisioner } from './capi.js';

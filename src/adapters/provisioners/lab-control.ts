@@ -18,7 +18,7 @@ import {
   machineConfigNodeLabels,
   machineConfigNodeTaints,
 } from '../../lab/provisioner/machine-labels.js';
-import type { MachineState, ProvisionRequest, ProvisionResult } from '../../run/ports.js';
+import type { MachineState, ProvisionRequest, ProvisionResult } from '../../ports/run.js';
 
 export interface LabControl {
   provision(req: ProvisionRequest): Promise<ProvisionResult>;

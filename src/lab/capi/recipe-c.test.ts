@@ -19,7 +19,7 @@ import { adopt } from '../../capi/adopt-apply.js';
 import { labKitObjects } from '../../capi/testing-kit.js';
 import { CrdValidator } from '../../generate/schema/crd.js';
 import { capiNamesOf } from '../../kit/capi-names.js';
-import type { ActionContext, ProvisionRequest } from '../../run/ports.js';
+import type { ActionContext, ProvisionRequest } from '../../ports/run.js';
 import { loadSnapshot } from '../../snapshot/load.js';
 import { LabCluster } from '../cluster.js';
 import { missingReason } from '../etcd/binaries.js';
