@@ -152,8 +152,8 @@ export const command: Command = {
       { parseAcceptUnobserved },
     ] = await Promise.all([
       import('../plan/load.js'),
-      import('../run/session.js'),
-      import('../run/assemble.js'),
+      import('../app/session.js'),
+      import('../app/assemble.js'),
       import('../run/operator.js'),
       import('../plan/model.js'),
       import('../run/unobserved.js'),
@@ -338,7 +338,7 @@ async function capiConnection(
   values: { 'mgmt-kubeconfig'?: string; 'mgmt-context'?: string; kit?: string; decommission?: string },
   path: (p: string) => string,
   cwd: string,
-): Promise<import('../run/assemble.js').CapiConnection | undefined> {
+): Promise<import('../app/assemble.js').CapiConnection | undefined> {
   if (provisioner === 'capi' && plan.provisioner !== 'capi')
     throw usageError(
       `--provisioner capi needs a plan made for Cluster API; this one is for ${plan.provisioner}`,
@@ -421,7 +421,7 @@ async function writeReports(
 
 async function dryRun(
   plan: import('../plan/model.js').Plan,
-  a: import('../run/assemble.js').Assembled,
+  a: import('../app/assemble.js').Assembled,
   io: Io,
 ): Promise<ExitCode> {
   const view = await a.etcd.observe().catch((err: unknown) => {

@@ -32,23 +32,23 @@ import { buildPlan } from '../plan/build.js';
 import type { PhaseId, Plan, StepKind, Strategy } from '../plan/model.js';
 import { renderPlan } from '../plan/render.js';
 import type { Probe } from '../ports/run.js';
-import { loadSnapshot } from '../snapshot/load.js';
-import type { Snapshot } from '../snapshot/model.js';
-import { writeFileAtomic } from '../util/atomic-write.js';
-import { assemble, type CapiConnection } from './assemble.js';
-import type { RunOptions, RunResult } from './deps.js';
-import { Journal, journalPathFor } from './journal.js';
-import { lockPathFor, readLockRecord, staleReason } from './lock.js';
-import { TerminalOperator } from './operator.js';
-import { CANARY_PROBE, canaryCheck, phaseWindows } from './rehearse-canary.js';
-import { type WorkloadFloor, WorkloadWatch } from './rehearse-workloads.js';
+import type { RunOptions, RunResult } from '../run/deps.js';
+import { Journal, journalPathFor } from '../run/journal.js';
+import { lockPathFor, readLockRecord, staleReason } from '../run/lock.js';
+import { TerminalOperator } from '../run/operator.js';
 import {
   probeRecordsFrom,
   type ReportCheck,
   type ReportInput,
   renderReportHtml,
   renderReportMarkdown,
-} from './report.js';
+} from '../run/report.js';
+import { loadSnapshot } from '../snapshot/load.js';
+import type { Snapshot } from '../snapshot/model.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
+import { assemble, type CapiConnection } from './assemble.js';
+import { CANARY_PROBE, canaryCheck, phaseWindows } from './rehearse-canary.js';
+import { type WorkloadFloor, WorkloadWatch } from './rehearse-workloads.js';
 import { type ProbeRecord, runSession } from './session.js';
 
 export interface RehearseOptions {

@@ -9,10 +9,16 @@ import { downsample } from '../adapters/probes/window.js';
 import { FerryError, usageError } from '../errors.js';
 import { allSteps, type Plan } from '../plan/model.js';
 import type { Probe, ProbeSample, ProbeSummary } from '../ports/run.js';
-import type { RunDeps, RunOptions, RunResult } from './deps.js';
-import { Journal, journalPathFor } from './journal.js';
-import { acquireLease, acquireLocalLock, type ClusterLease, type LocalLock, lockPathFor } from './lock.js';
-import { runPlan } from './orchestrator.js';
+import type { RunDeps, RunOptions, RunResult } from '../run/deps.js';
+import { Journal, journalPathFor } from '../run/journal.js';
+import {
+  acquireLease,
+  acquireLocalLock,
+  type ClusterLease,
+  type LocalLock,
+  lockPathFor,
+} from '../run/lock.js';
+import { runPlan } from '../run/orchestrator.js';
 
 export interface SessionOptions {
   planFile: string;
