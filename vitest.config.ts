@@ -23,7 +23,8 @@ const REAL_SERVERS = [
   'src/adapters/provisioners/capi.test.ts',
   // Headless chromium over the 5,000-node HTML report: no server, but minutes of CPU.
   'src/audit/reporters/browser.test.ts',
-  'src/capi/{adopt-apply,hazards,mgmt-reader}.test.ts',
+  'src/adapters/capi/{adopt-apply,mgmt-reader}.test.ts',
+  'src/capi/hazards.test.ts',
   'src/cli/lab.test.ts',
   'src/cli/capi.test.ts',
   'src/cli/mgmt.test.ts',
