@@ -238,7 +238,8 @@ async function serve(argv: string[], io: Io): Promise<ExitCode> {
     const settled = await lab.waitSettled(45_000);
     // `ferry run --provisioner lab` drives the lab's machines and load balancer through this socket.
     const { labFiles } = await import('../lab/state.js');
-    const { localLabControl, serveLabControl } = await import('../adapters/provisioners/lab-control.js');
+    const { serveLabControl } = await import('../adapters/provisioners/lab-control.js');
+    const { localLabControl } = await import('../lab/control.js');
     control = await serveLabControl(localLabControl(lab), labFiles(dir).control).catch((err: unknown) => {
       log(`no control socket (ferry run --provisioner lab will not reach this lab): ${describeError(err)}`);
       return undefined;
