@@ -426,6 +426,12 @@ async function clearKeptLab(labDir: string): Promise<void> {
   if (state?.phase === 'stopped') await rm(labFiles(labDir).state, { force: true });
 }
 
+/** Whether a stopped rehearsal kept lab files in this directory (the command then says how to remove them). */
+export async function rehearsalKeptLab(labDir: string): Promise<boolean> {
+  const state = await readLabState(labDir).catch(() => undefined);
+  return (state?.kept?.length ?? 0) > 0;
+}
+
 export async function rehearse(o: RehearseOptions): Promise<RehearseResult> {
   const log = o.log;
   const { lab, plan, planFile, notes, control, kitDir, stop } = await prepareLabRun(o);

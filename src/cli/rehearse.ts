@@ -128,9 +128,8 @@ export function keptLabHint(labDir: string): string {
 }
 
 async function sayKept(labDir: string, io: Io): Promise<void> {
-  const { readLabState } = await import('../lab/state.js');
-  const state = await readLabState(labDir).catch(() => undefined);
-  if (state?.kept?.length) io.stdout(`\n${keptLabHint(labDir)}`);
+  const { rehearsalKeptLab } = await import('../app/rehearse.js');
+  if (await rehearsalKeptLab(labDir)) io.stdout(`\n${keptLabHint(labDir)}`);
 }
 
 /** A path as one shell word. */
