@@ -32,7 +32,7 @@ import type { MaxUnavailable } from '../plan/batches/limits.js';
 import { buildPlan } from '../plan/build.js';
 import type { PhaseId, Plan, StepKind, Strategy } from '../plan/model.js';
 import { renderPlan } from '../plan/render.js';
-import type { Probe } from '../ports/run.js';
+import type { Probe, ProbeRecord } from '../ports/run.js';
 import type { RunOptions, RunResult } from '../run/deps.js';
 import { Journal, journalPathFor } from '../run/journal.js';
 import { lockPathFor, readLockRecord, staleReason } from '../run/lock.js';
@@ -50,7 +50,7 @@ import { writeFileAtomic } from '../util/atomic-write.js';
 import { assemble, type CapiConnection } from './assemble.js';
 import { CANARY_PROBE, canaryCheck, phaseWindows } from './rehearse-canary.js';
 import { type WorkloadFloor, WorkloadWatch } from './rehearse-workloads.js';
-import { type ProbeRecord, runSession } from './session.js';
+import { runSession } from './session.js';
 
 export interface RehearseOptions {
   snapshotPath: string;

@@ -4,9 +4,8 @@
  * one self-contained HTML page (inline SVG, no script, no external resource) for people.
  */
 
-import type { ProbeRecord } from '../app/session.js';
 import type { Plan } from '../plan/model.js';
-import type { ProbeSample, ProbeSummary } from '../ports/run.js';
+import type { ProbeRecord, ProbeSample, ProbeSummary } from '../ports/run.js';
 import { escapeHtml as esc } from '../util/escape-html.js';
 import type { ObservationRow, RunRow, TransitionRow } from './journal.js';
 import { batchReport, batchTableHtml, batchTableMarkdown } from './report-batches.js';

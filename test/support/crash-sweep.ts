@@ -36,13 +36,12 @@ import {
   REHEARSAL_PHASES,
   rehearsalChecks,
 } from '../../src/app/rehearse.js';
-import type { ProbeRecord } from '../../src/app/session.js';
 import type { LabCluster, LabClusterOptions } from '../../src/lab/cluster.js';
 import type { LabFault } from '../../src/lab/faults.js';
 import { apiPath } from '../../src/lab/nodes/world.js';
 import type { MemberRef, NodeRef } from '../../src/plan/expected-state.js';
 import { allSteps, type PhaseId, type Plan, type Step, type StepKind } from '../../src/plan/model.js';
-import type { Probe } from '../../src/ports/run.js';
+import type { Probe, ProbeRecord } from '../../src/ports/run.js';
 import { type Check, observable } from '../../src/run/gates.js';
 import {
   FINISHED,
