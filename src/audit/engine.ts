@@ -10,6 +10,7 @@ import type { Facts } from '../facts/model.js';
 import type { Target } from '../facts/target.js';
 import { snapshotMismatch } from '../kit/match.js';
 import type { KitContents } from '../kit/read.js';
+import type { InputTag } from '../knowledge/rule-catalog.js';
 import { RESOURCE_KEYS, type Snapshot, type SnapshotPart } from '../snapshot/model.js';
 import { VERSION } from '../version.js';
 import { applyBaseline } from './baseline.js';
@@ -17,7 +18,6 @@ import {
   describeSubject,
   type Finding,
   fingerprintOf,
-  type InputTag,
   type Severity,
   severityRank,
   subjectFromEvidence,
