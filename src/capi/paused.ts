@@ -5,7 +5,8 @@
  * remains (docs/rules.md#capi.tcp-etcd-audit). The audit's capi.move-paused-or-unstable judges a
  * snapshot by the same predicates. Pure.
  */
-import { type KubeObject, objectName, PAUSED_ANNOTATION } from '../mgmt/model.js';
+import type { KubeObject } from '../snapshot/model.js';
+import { objectName, PAUSED_ANNOTATION } from './view.js';
 
 export interface PauseProblem {
   object: string;

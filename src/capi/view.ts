@@ -13,6 +13,12 @@ export const CONTROL_PLANE_LABEL = 'cluster.x-k8s.io/control-plane';
 export const PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
 export const SKIP_PREFLIGHT_ANNOTATION = 'machineset.cluster.x-k8s.io/skip-preflight-checks';
 export const MOVE_LABEL = 'clusterctl.cluster.x-k8s.io/move';
+export const MOVE_HIERARCHY_LABEL = 'clusterctl.cluster.x-k8s.io/move-hierarchy';
+
+/** How messages name an object: "Kind namespace/name". */
+export function objectName(o: { kind: string; namespace?: string | undefined; name: string }): string {
+  return `${o.kind} ${o.namespace ? `${o.namespace}/` : ''}${o.name}`;
+}
 
 const group = (apiVersion: string) => (apiVersion.includes('/') ? apiVersion.split('/')[0]! : '');
 

@@ -6,6 +6,7 @@
  * A write that fails midway deletes what this run created: nothing is left half-applied.
  */
 
+import { objectName } from '../capi/view.js';
 import { FerryError, inputError } from '../errors.js';
 import { isKubeApiError } from '../ports/kube.js';
 import { inDependencyOrder, inParallel } from '../util/parallel.js';
@@ -14,7 +15,7 @@ import { unpackArchive } from './archive.js';
 import { META } from './backup.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
 import { INVENTORY_CRD, type MgmtKube, refOf } from './kube.js';
-import { type Archive, CLUSTER_NAME_LABEL, describeObject, type KubeObject, objectName } from './model.js';
+import { type Archive, CLUSTER_NAME_LABEL, describeObject, type KubeObject } from './model.js';
 import { createBody, ownerUids, restoreOwners, unpausePatch } from './restore-plan.js';
 import type { S3Location } from './s3-config.js';
 import type { BackupStore, Downloaded } from './s3-store.js';
