@@ -24,14 +24,14 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { requestProbe } from '../src/adapters/probes/http.js';
 import { type Gap, longestGaps } from '../src/adapters/probes/window.js';
+import { assemble } from '../src/app/assemble.js';
+import { LAB_RUN_DEFAULTS, type LabRunSetup, prepareLabRun } from '../src/app/rehearse.js';
+import { runSession } from '../src/app/session.js';
 import { disposeAllLabs } from '../src/lab/etcd/cluster.js';
-import { assemble } from '../src/run/assemble.js';
+import type { Probe, ProbeSample, ProbeSummary } from '../src/ports/run.js';
 import { Journal, journalPathFor } from '../src/run/journal.js';
 import { TerminalOperator } from '../src/run/operator.js';
-import type { Probe, ProbeSample, ProbeSummary } from '../src/run/ports.js';
-import { LAB_RUN_DEFAULTS, type LabRunSetup, prepareLabRun } from '../src/run/rehearse.js';
 import { timeline } from '../src/run/report.js';
-import { runSession } from '../src/run/session.js';
 import { type Bench, ms } from './lib/bench.js';
 
 const TARGET_GAP_MS = 30;

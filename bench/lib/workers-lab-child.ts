@@ -11,9 +11,9 @@
  */
 import { join } from 'node:path';
 import { serveLabControl } from '../../src/adapters/provisioners/lab-control.js';
+import { prepareLabRun } from '../../src/app/rehearse.js';
 import type { EtcdClientSettings } from '../../src/lab/cluster.js';
 import type { MaxUnavailable } from '../../src/plan/batches/limits.js';
-import { prepareLabRun } from '../../src/run/rehearse.js';
 
 const SETTLE_TIMEOUT_MS = 300_000;
 

@@ -9,7 +9,7 @@
  * errors in KubeNetworkError or an input error, the etcd adapter reports grpc errors (whose
  * certificate problems survive only as text) from several endpoints at once.
  */
-import { isKubeApiError, type KubeApiError } from './kube/port.js';
+import { isKubeApiError, type KubeApiError } from '../ports/kube.js';
 
 export type IncurableKind = 'credentials' | 'permission' | 'tls' | 'unknown-host';
 

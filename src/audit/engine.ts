@@ -10,6 +10,7 @@ import type { Facts } from '../facts/model.js';
 import type { Target } from '../facts/target.js';
 import { snapshotMismatch } from '../kit/match.js';
 import type { KitContents } from '../kit/read.js';
+import type { InputTag } from '../knowledge/rule-catalog.js';
 import { RESOURCE_KEYS, type Snapshot, type SnapshotPart } from '../snapshot/model.js';
 import { VERSION } from '../version.js';
 import { applyBaseline } from './baseline.js';
@@ -17,15 +18,14 @@ import {
   describeSubject,
   type Finding,
   fingerprintOf,
-  type InputTag,
   type Severity,
   severityRank,
   subjectFromEvidence,
   type TargetSummary,
 } from './findings.js';
-import { buildIndex, type SnapshotIndex } from './index.js';
 import { resolveByKit } from './kit-resolve.js';
 import { HOW_TO_PROVIDE, type Requirement, type Rule, type RuleFinding, requirementsOf } from './rule.js';
+import { buildIndex, type SnapshotIndex } from './snapshot-index.js';
 import { applySuppressions, type ExpiredSuppression, type Suppression } from './suppressions.js';
 import { summarizeTarget } from './target-summary.js';
 

@@ -17,9 +17,6 @@ export function severityRank(s: Severity): number {
   return SEVERITIES.indexOf(s);
 }
 
-/** What the audit reads (blockers.md "Inputs" table). */
-export type InputTag = 'api' | 'kubeadm' | 'flags' | 'pki' | 'etcd' | 'audit' | 'node' | 'target' | 'mgmt';
-
 /** A Kubernetes object (or a kubeadm/PKI "logical" object) a finding is about. */
 export interface ObjectRef {
   /** e.g. "apps/v1", "v1". Not part of the fingerprint: a version bump is the same object. */

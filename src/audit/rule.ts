@@ -5,10 +5,11 @@
  */
 import type { Facts } from '../facts/model.js';
 import type { Target } from '../facts/target.js';
+import type { InputTag } from '../knowledge/rule-catalog.js';
 import type { Snapshot, SnapshotPart } from '../snapshot/model.js';
-import type { Evidence, InputTag, Severity, Subject } from './findings.js';
-import type { SnapshotIndex } from './index.js';
+import type { Evidence, Severity, Subject } from './findings.js';
 import type { KitCheck } from './kit-checks.js';
+import type { SnapshotIndex } from './snapshot-index.js';
 
 export interface AuditContext {
   snapshot: Snapshot;

@@ -16,8 +16,8 @@ import {
   type SnapshotPart,
 } from '../snapshot/model.js';
 import type { Subject } from './findings.js';
-import { buildIndex } from './index.js';
 import type { AuditContext, RuleFinding, RuleResult } from './rule.js';
+import { buildIndex } from './snapshot-index.js';
 
 export function makeSnapshot(
   opts: { parts?: SnapshotPart[]; resources?: Partial<Resources> } = {},

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EtcdMemberInfo } from '../run/ports.js';
+import type { EtcdMemberInfo } from '../ports/run.js';
 import type { KubeObject } from '../snapshot/model.js';
 import { auditGuard } from './audit-guard.js';
 

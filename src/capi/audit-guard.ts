@@ -4,7 +4,7 @@
  * DNS label, case-insensitive) is no Machine's nodeRef name nor Machine name: the kubeadm
  * members. With no Machine holding a nodeRef yet it waits; the moment one has, it fires.
  */
-import type { EtcdMemberInfo } from '../run/ports.js';
+import type { EtcdMemberInfo } from '../ports/run.js';
 import type { KubeObject } from '../snapshot/model.js';
 import { hostLabel } from './view.js';
 

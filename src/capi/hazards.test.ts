@@ -5,12 +5,12 @@
  * thanks to the ownerRef adoption gives it (applied as the kit files are, it is left behind).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adopt } from '../adapters/capi/adopt-apply.js';
 import type { KubeRequester } from '../adapters/kube/request.js';
 import { CrdValidator } from '../generate/schema/crd.js';
 import { type LabApiFixture, startLabApi } from '../lab/apiserver/testing.js';
 import { installCapiCrds, labKube } from '../mgmt/testing-fleet.js';
 import type { KubeObject } from '../snapshot/model.js';
-import { adopt } from './adopt-apply.js';
 import { clusterctlMoves } from './move-scope.js';
 import { providerIdGate } from './providerid-gate.js';
 import { labKitObjects } from './testing-kit.js';

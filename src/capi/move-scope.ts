@@ -5,9 +5,11 @@
  * mgmt/graph.ts (ferry's own backup, which takes the talos Secret by name), this is move's rule
  * only. Pure.
  */
-import { SOFT_OWNED_SUFFIXES } from '../mgmt/graph.js';
-import { MOVE_HIERARCHY_LABEL, MOVE_LABEL } from '../mgmt/model.js';
 import type { KubeObject } from '../snapshot/model.js';
+import { MOVE_HIERARCHY_LABEL, MOVE_LABEL } from './view.js';
+
+/** Secret suffixes clusterctl treats as soft-owned by the Cluster of the prefix (capi.md §5.1, H14). */
+export const SOFT_OWNED_SUFFIXES = ['kubeconfig', 'ca', 'etcd', 'sa', 'proxy', 'apiserver-etcd-client'];
 
 export function clusterctlMoves(secret: KubeObject, objects: KubeObject[]): boolean {
   const labels = secret.metadata.labels ?? {};

@@ -4,14 +4,21 @@
  * and the clusterctl inventory's provider versions. The audit's capi.* rules and the adoption
  * plan read the management cluster only through these.
  */
-import { compareVersionText } from '../facts/semver.js';
+
 import type { KubeObject, MgmtSnapshot } from '../snapshot/model.js';
+import { compareVersionText } from '../util/semver.js';
 
 export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
 export const CONTROL_PLANE_LABEL = 'cluster.x-k8s.io/control-plane';
 export const PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
 export const SKIP_PREFLIGHT_ANNOTATION = 'machineset.cluster.x-k8s.io/skip-preflight-checks';
 export const MOVE_LABEL = 'clusterctl.cluster.x-k8s.io/move';
+export const MOVE_HIERARCHY_LABEL = 'clusterctl.cluster.x-k8s.io/move-hierarchy';
+
+/** How messages name an object: "Kind namespace/name". */
+export function objectName(o: { kind: string; namespace?: string | undefined; name: string }): string {
+  return `${o.kind} ${o.namespace ? `${o.namespace}/` : ''}${o.name}`;
+}
 
 const group = (apiVersion: string) => (apiVersion.includes('/') ? apiVersion.split('/')[0]! : '');
 

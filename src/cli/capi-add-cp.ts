@@ -60,7 +60,7 @@ export async function addControlPlaneCommand(argv: string[], io: Io): Promise<Ex
   const { createRequester } = await import('../adapters/kube/request.js');
   const { MgmtApi } = await import('../adapters/capi/mgmt-api.js');
   const { CrdValidator } = await import('../generate/schema/crd.js');
-  const { gateError } = await import('../run/stop.js');
+  const { gateError } = await import('../ports/stop.js');
   const { addControlPlaneMachine } = await import('../adapters/capi/cp-create.js');
   const req = createRequester(loadKubeconfig(resolve(io.cwd, kubeconfig), values.context));
   const api = MgmtApi.fromKit(req, names, kit.objects);

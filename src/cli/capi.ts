@@ -50,7 +50,7 @@ async function adoptCommand(argv: string[], io: Io): Promise<ExitCode> {
   const { createRequester } = await import('../adapters/kube/request.js');
   const req = createRequester(loadKubeconfig(resolve(io.cwd, kubeconfig), values.context));
   const { CrdValidator } = await import('../generate/schema/crd.js');
-  const { adopt, inspectAdoption } = await import('../capi/adopt-apply.js');
+  const { adopt, inspectAdoption } = await import('../adapters/capi/adopt-apply.js');
   const { describeStep } = await import('../capi/adopt-plan.js');
   // The management cluster cannot see the workload's etcd: fail closed, the TCP stays paused.
   const opts = { kubeadmMembersRemain: true, crds: CrdValidator.fromSchemas() };

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
+import type { RehearseResult } from '../app/rehearse.js';
 import { describeError, type ExitCode, usageError } from '../errors.js';
-import type { RehearseResult } from '../run/rehearse.js';
 import { abortOnSignals, oneOf, parseFlags, parsePhases, parseSubnet, requirePositional } from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
@@ -73,7 +73,7 @@ export const command: Command = {
     if (values.infra !== undefined && provisioner !== 'capi')
       throw usageError('--infra is for --provisioner capi', 'add --provisioner capi, or leave --infra out');
     const infra = oneOf('infra', values.infra, ['proxmox'] as const, 'proxmox');
-    const { rehearse, rehearsalLabDir } = await import('../run/rehearse.js');
+    const { rehearse, rehearsalLabDir } = await import('../app/rehearse.js');
     const dir = resolve(io.cwd, values.dir ?? '.ferry/rehearse');
     const t0 = Date.now();
     const log = (l: string) => io.stdout(`${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}  ${l}\n`);
@@ -124,9 +124,8 @@ export function keptLabHint(labDir: string): string {
 }
 
 async function sayKept(labDir: string, io: Io): Promise<void> {
-  const { readLabState } = await import('../lab/state.js');
-  const state = await readLabState(labDir).catch(() => undefined);
-  if (state?.kept?.length) io.stdout(`\n${keptLabHint(labDir)}`);
+  const { rehearsalKeptLab } = await import('../app/rehearse.js');
+  if (await rehearsalKeptLab(labDir)) io.stdout(`\n${keptLabHint(labDir)}`);
 }
 
 /** A path as one shell word. */

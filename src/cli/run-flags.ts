@@ -1,7 +1,7 @@
 /** `ferry run`'s flags: what it accepts, and their translation into the settings of a run. */
 import { resolve } from 'node:path';
+import type { ExecuteOptions } from '../app/execute.js';
 import type { Plan } from '../plan/model.js';
-import type { ExecuteOptions } from '../run/execute.js';
 import { parseAcceptUnobserved } from '../run/unobserved.js';
 import {
   oneOf,

@@ -19,7 +19,7 @@ export const command: Command = {
     const planFile = resolve(io.cwd, planArg);
     const [{ readPlan }, { executeRun }] = await Promise.all([
       import('../plan/load.js'),
-      import('../run/execute.js'),
+      import('../app/execute.js'),
     ]);
     const plan = await readPlan(planFile, planArg);
     const settings = runSettings(values, plan, planFile, io);

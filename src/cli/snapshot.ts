@@ -141,7 +141,7 @@ async function withMgmt(
     return;
   }
   const [{ readMgmtFromKubeconfig }, { SNAPSHOT_PARTS }] = await Promise.all([
-    import('../capi/mgmt-reader.js'),
+    import('../adapters/capi/mgmt-reader.js'),
     import('../snapshot/validate.js'),
   ]);
   snapshot.mgmt = await readMgmtFromKubeconfig(path(values['mgmt-kubeconfig']), values['mgmt-context']);

@@ -3,6 +3,7 @@
  * did not set (OIDC and the rest), anonymous auth, authorization, admission and PodSecurity.
  */
 import type { Flag, SourceRef, StaticPod } from '../snapshot/model.js';
+import { imageTag, normalizeKubernetesVersion, parseVersion } from '../util/semver.js';
 import {
   type Absent,
   absent,
@@ -22,7 +23,6 @@ import type {
   Fact,
   PodSecurityDefaults,
 } from './model.js';
-import { imageTag, normalizeKubernetesVersion, parseVersion } from './semver.js';
 import { atField, derivedRef } from './sources.js';
 import { flagValues, lastFlag, listFlag, type SnapshotView } from './view.js';
 

@@ -3,11 +3,11 @@ import { parse as parseYaml } from 'yaml';
 import type { KubeObject, SourceRef } from '../snapshot/model.js';
 import { placeOf } from '../snapshot/places.js';
 import { endpointProblem } from '../snapshot/values.js';
+import { canonicalIp, joinHostPort, parseHostPort, parseIp } from '../util/ip.js';
+import { compareVersionText, imageTag, normalizeKubernetesVersion, parseVersion } from '../util/semver.js';
 import { podCandidates, runningBeatsDeclared } from './components.js';
 import { decide } from './decide.js';
-import { canonicalIp, joinHostPort, parseHostPort, parseIp } from './ip.js';
 import type { Candidate, ClusterFacts, Endpoint } from './model.js';
-import { compareVersionText, imageTag, normalizeKubernetesVersion, parseVersion } from './semver.js';
 import { atField, badValueError, derivedRef, flagRef, objectRef } from './sources.js';
 import { lastFlag, type SnapshotView } from './view.js';
 

@@ -5,8 +5,9 @@
  */
 import type { KubeObject } from '../snapshot/model.js';
 import { hostProblem, portProblem } from '../snapshot/values.js';
+import { cidrList } from '../util/ip.js';
+import { imageTag } from '../util/semver.js';
 import { decide, known, missingFact } from './decide.js';
-import { cidrList } from './ip.js';
 import type {
   Candidate,
   CiliumIpam,
@@ -17,7 +18,6 @@ import type {
   KubeProxyFacts,
   UpdateStrategy,
 } from './model.js';
-import { imageTag } from './semver.js';
 import { atField, badValueError, derivedRef, listingRef, objectRef } from './sources.js';
 import type { SnapshotView } from './view.js';
 

@@ -3,12 +3,12 @@
  * mapped to nodes, leader, alarms, and the flags kubeadm did not set.
  */
 import type { EtcdState, KubeObject, SourceRef, StaticPod } from '../snapshot/model.js';
+import { canonicalIp, parseHostPort } from '../util/ip.js';
+import { compareVersionText, etcdVersionFromTag, imageTag } from '../util/semver.js';
 import { extraFlagsFact, instanceOf, instancesFact } from './components.js';
 import { decide, known, missingFact } from './decide.js';
-import { canonicalIp, parseHostPort } from './ip.js';
 import { etcdDefaults, kubeadmContext } from './kubeadm-defaults.js';
 import type { Candidate, EtcdFacts, EtcdInstance, EtcdMemberFact, EtcdTopology, Fact } from './model.js';
-import { compareVersionText, etcdVersionFromTag, imageTag } from './semver.js';
 import { atField, derivedRef, flagRef } from './sources.js';
 import { listFlag, type SnapshotView } from './view.js';
 

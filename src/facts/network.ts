@@ -3,9 +3,9 @@
  * node CIDR mask sizes. Every one of these is read from several places that can disagree.
  */
 import type { KubeObject } from '../snapshot/model.js';
+import { canonicalIp, cidrList, nthIp, parseCidr } from '../util/ip.js';
 import { absent, podCandidates } from './components.js';
 import { decide, missingFact } from './decide.js';
-import { canonicalIp, cidrList, nthIp, parseCidr } from './ip.js';
 import type { Candidate, Fact, NetworkFacts, NodeCidrMaskSize } from './model.js';
 import { atField, derivedRef, objectRef } from './sources.js';
 import { lastFlag, type SnapshotView } from './view.js';

@@ -4,6 +4,7 @@
  */
 import type { KubeObject, SourceRef, StaticPod, Taint } from '../snapshot/model.js';
 import { endpointProblem, ipProblem } from '../snapshot/values.js';
+import { compareVersionText } from '../util/semver.js';
 import { known, missingFact } from './decide.js';
 import type {
   ControlPlaneNodeFact,
@@ -13,7 +14,6 @@ import type {
   NodesFacts,
   VersionCount,
 } from './model.js';
-import { compareVersionText } from './semver.js';
 import { atField, badValueError, derivedRef, flagRef, listingRef, objectRef } from './sources.js';
 import { CONTROL_PLANE_LABEL, LEGACY_MASTER_LABEL, lastFlag, type SnapshotView } from './view.js';
 

@@ -11,7 +11,7 @@ import {
   TALOS_RELEASES,
   type TalosRelease,
 } from '../knowledge/talos.js';
-import { compareMinor, compareVersions, normalizeKubernetesVersion, parseVersion } from './semver.js';
+import { compareMinor, compareVersions, normalizeKubernetesVersion, parseVersion } from '../util/semver.js';
 
 export const PROVISIONERS = ['manual', 'exec', 'capi'] as const;
 export type Provisioner = (typeof PROVISIONERS)[number];

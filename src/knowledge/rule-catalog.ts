@@ -4,7 +4,21 @@
  * reused). Used to validate suppressions (a typo is an error; a rule not yet implemented is not),
  * to check that implemented rules and explain signatures cite real ids, and by docs.
  */
-import type { InputTag } from '../audit/findings.js';
+
+/** What the audit reads (blockers.md "Inputs" table). */
+export type InputTag = 'api' | 'kubeadm' | 'flags' | 'pki' | 'etcd' | 'audit' | 'node' | 'target' | 'mgmt';
+
+export const INPUT_TAGS: readonly InputTag[] = [
+  'api',
+  'kubeadm',
+  'flags',
+  'pki',
+  'etcd',
+  'audit',
+  'node',
+  'target',
+  'mgmt',
+];
 
 export interface CatalogEntry {
   id: string;

@@ -3,7 +3,7 @@
  * docs/knowledge/talos.md ("talos.md §8" etc.), which in turn cites the Talos source it was read from.
  * Code reads these tables; it never hard-codes a Talos default elsewhere.
  */
-import { compareVersions, parseVersion } from '../facts/semver.js';
+import { compareVersions, parseVersion } from '../util/semver.js';
 
 export type TalosConfigFormat = 'v1alpha1' | 'multidoc';
 

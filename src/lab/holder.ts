@@ -134,7 +134,8 @@ export async function serveLab(o: ServeLabOptions): Promise<void> {
     lab = first;
     const settled = await lab.waitSettled(SETTLE_MS);
     // `ferry run --provisioner lab` drives the lab's machines and load balancer through this socket.
-    const { localLabControl, serveLabControl } = await import('../adapters/provisioners/lab-control.js');
+    const { serveLabControl } = await import('../adapters/provisioners/lab-control.js');
+    const { localLabControl } = await import('./control.js');
     const socket = labFiles(dir).control;
     control = await serveLabControl(localLabControl(lab), socket).catch((err: unknown) => {
       log(`no control socket (ferry run --provisioner lab will not reach this lab): ${describeError(err)}`);

@@ -2,7 +2,7 @@ import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildIndex } from '../audit/index.js';
+import { buildIndex } from '../audit/snapshot-index.js';
 import { memoryIo } from '../cli/io.js';
 import { runCli } from '../cli/run-cli.js';
 import { FerryError } from '../errors.js';

@@ -4,6 +4,7 @@
  * checking are pure; nothing here touches a disk (no plaintext on disk, issue 14).
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { objectName } from '../capi/view.js';
 import { inputError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
@@ -14,7 +15,6 @@ import {
   type KindInfo,
   type KubeObject,
   type Manifest,
-  objectName,
   type ProviderEntry,
 } from './model.js';
 

@@ -6,6 +6,7 @@
  * Everything stays in memory: no plaintext reaches the disk.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { describePauseProblems, pauseProblems } from '../capi/paused.js';
 import { FerryError, inputError } from '../errors.js';
 import { inParallel } from '../util/parallel.js';
 import { encrypt } from './age.js';
@@ -21,7 +22,6 @@ import {
   PAUSED_ANNOTATION,
   type ProviderEntry,
 } from './model.js';
-import { describePauseProblems, pauseProblems } from './paused.js';
 import { applyRetention, type RetentionPolicy } from './retention.js';
 import type { S3Location } from './s3-config.js';
 import type { BackupStore } from './s3-store.js';

@@ -4,17 +4,10 @@
  * Secrets, objects with the move labels) plus what move leaves behind and ferry needs back: the
  * unowned `<cluster>-talos` Secret (H14). Pure: discovery hands in everything it listed.
  */
-import {
-  CLUSTER_NAME_LABEL,
-  type KubeObject,
-  MOVE_HIERARCHY_LABEL,
-  MOVE_LABEL,
-  objectName,
-  type Reason,
-} from './model.js';
+import { SOFT_OWNED_SUFFIXES } from '../capi/move-scope.js';
+import { MOVE_HIERARCHY_LABEL, MOVE_LABEL, objectName } from '../capi/view.js';
+import { CLUSTER_NAME_LABEL, type KubeObject, type Reason } from './model.js';
 
-/** Secret suffixes clusterctl treats as soft-owned by the Cluster of the prefix (capi.md §5.1, H14). */
-export const SOFT_OWNED_SUFFIXES = ['kubeconfig', 'ca', 'etcd', 'sa', 'proxy', 'apiserver-etcd-client'];
 const ROOT_KINDS = new Set(['Cluster', 'ClusterClass', 'ClusterResourceSet']);
 
 export interface Selected {

@@ -4,8 +4,8 @@
  * delete). Objects are raw JSON as the server sent them.
  */
 import { listAll } from '../adapters/kube/paginate.js';
-import { isKubeApiError } from '../adapters/kube/port.js';
 import type { KubeRequester } from '../adapters/kube/request.js';
+import { isKubeApiError } from '../ports/kube.js';
 import { isClusterApiGroup } from './graph.js';
 import type { KindInfo, KubeObject } from './model.js';
 

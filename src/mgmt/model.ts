@@ -2,6 +2,8 @@
  * The vocabulary of management-cluster backups: the kinds ferry exports, why each object is in a
  * backup, and the archive (manifest + objects) that is packed, encrypted and stored in S3.
  */
+
+import { objectName } from '../capi/view.js';
 import type { KubeObject } from '../snapshot/model.js';
 
 export type { KubeObject };
@@ -78,16 +80,10 @@ export interface Archive {
   objects: KubeObject[];
 }
 
-export function objectName(o: { kind: string; namespace?: string | undefined; name: string }): string {
-  return `${o.kind} ${o.namespace ? `${o.namespace}/` : ''}${o.name}`;
-}
-
 export function describeObject(o: KubeObject): string {
   return objectName({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name });
 }
 
 export const PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
 export const BLOCK_MOVE_ANNOTATION = 'clusterctl.cluster.x-k8s.io/block-move';
-export const MOVE_LABEL = 'clusterctl.cluster.x-k8s.io/move';
-export const MOVE_HIERARCHY_LABEL = 'clusterctl.cluster.x-k8s.io/move-hierarchy';
 export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';

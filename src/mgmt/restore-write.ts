@@ -5,8 +5,9 @@
  * status an object already present lacks, then the archived pause state. A whole restore and the
  * completion of an interrupted one differ only in what the target holds already (`start`).
  */
-import { isKubeApiError } from '../adapters/kube/port.js';
+
 import { FerryError } from '../errors.js';
+import { isKubeApiError } from '../ports/kube.js';
 import { inDependencyOrder, inParallel } from '../util/parallel.js';
 import { canonicalJson } from './canonical.js';
 import { type MgmtKube, refOf } from './kube.js';

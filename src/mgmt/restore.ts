@@ -5,13 +5,15 @@
  * statuses back through the status subresource (what move drops, H12), unpause, and verify.
  * A write that fails midway deletes what this run created: nothing is left half-applied.
  */
+import { objectName } from '../capi/view.js';
 import { inputError } from '../errors.js';
+import { isKubeApiError } from '../ports/kube.js';
 import { decrypt } from './age.js';
 import { unpackArchive } from './archive.js';
 import { META } from './backup.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
 import { INVENTORY_CRD, type MgmtKube } from './kube.js';
-import { type Archive, CLUSTER_NAME_LABEL, describeObject, type KubeObject, objectName } from './model.js';
+import { type Archive, CLUSTER_NAME_LABEL, describeObject, type KubeObject } from './model.js';
 import { writeArchive } from './restore-write.js';
 import type { S3Location } from './s3-config.js';
 import type { BackupStore, Downloaded } from './s3-store.js';

@@ -3,13 +3,14 @@
  * paused) and the newest backup's age and whether it verifies (checksum; with an identity also
  * decryption and the manifest). A backup that cannot be read is reported, not hidden.
  */
+
+import { isClusterPaused, isReady } from '../capi/paused.js';
 import { FerryError } from '../errors.js';
 import { loadIdentities } from './age.js';
 import { requireClusterApi } from './backup.js';
 import { openMgmtKube, openStore } from './connect.js';
 import { INVENTORY_CRD, type MgmtKube } from './kube.js';
 import { CLUSTER_NAME_LABEL, type KubeObject, PAUSED_ANNOTATION } from './model.js';
-import { isClusterPaused, isReady } from './paused.js';
 import { fetchBackup, verifyChecksum } from './restore.js';
 import type { S3Flags, S3Location } from './s3-config.js';
 import type { BackupStore } from './s3-store.js';

@@ -10,7 +10,7 @@
  */
 import type { AuditReport } from '../audit/engine.js';
 import { describeSubject, type Finding } from '../audit/findings.js';
-import { buildIndex } from '../audit/index.js';
+import { buildIndex } from '../audit/snapshot-index.js';
 import { inputError } from '../errors.js';
 import { planControlPlaneHostnames, replacementHostname, reservedNames } from '../facts/hostnames.js';
 import type { EtcdMemberFact, Facts } from '../facts/model.js';

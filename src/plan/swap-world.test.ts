@@ -6,11 +6,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { examplePlan } from '../../test/support/example-plan.js';
+import type { EtcdView, MachineState } from '../ports/run.js';
 import { Bindings } from '../run/bindings.js';
 import { describeChecks, evaluate, holds } from '../run/gates.js';
 import { HANDLERS } from '../run/handlers/index.js';
 import type { World } from '../run/observe.js';
-import type { EtcdView, MachineState } from '../run/ports.js';
 import type { MemberRef, NodeRef } from './expected-state.js';
 import { allSteps, type Plan, type Step, type Strategy } from './model.js';
 

@@ -5,7 +5,7 @@
  */
 import type { MemberRef, NodeRef } from '../plan/expected-state.js';
 import type { Step } from '../plan/model.js';
-import type { EtcdMemberInfo } from './ports.js';
+import type { EtcdMemberInfo } from '../ports/run.js';
 
 export interface NodeBinding {
   replaces: string;

@@ -4,7 +4,6 @@
  */
 import type { FerryError } from '../errors.js';
 import type { PhaseId, Plan, StepKind } from '../plan/model.js';
-import type { Journal, StepTransition } from './journal.js';
 import type {
   ApiserverStatusPort,
   EtcdAdminPort,
@@ -14,7 +13,8 @@ import type {
   ManagementPort,
   OperatorPort,
   ProvisionerPort,
-} from './ports.js';
+} from '../ports/run.js';
+import type { Journal, StepTransition } from './journal.js';
 import type { UnobservedAcceptance } from './unobserved.js';
 
 export interface RunOptions {

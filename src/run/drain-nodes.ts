@@ -7,9 +7,9 @@
  * select a pod, and at the deadline, naming what held it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { EvictOutcome, KubeAdminPort, PodView } from '../ports/run.js';
+import { gateError } from '../ports/stop.js';
 import { fromLabelSelector, matchesLabels } from '../util/label-selector.js';
-import type { EvictOutcome, KubeAdminPort, PodView } from './ports.js';
-import { gateError } from './stop.js';
 
 export type DrainPort = Pick<KubeAdminPort, 'podsOnNode' | 'evict' | 'listPods' | 'listPdbs' | 'getPdb'>;
 

@@ -4,8 +4,8 @@
  * sleeps run long) only makes them smaller.
  */
 import { describe, expect, it } from 'vitest';
+import type { EvictOutcome, PdbView, PodView } from '../ports/run.js';
 import { type DrainPort, drainNodes } from './drain-nodes.js';
-import type { EvictOutcome, PdbView, PodView } from './ports.js';
 
 function pod(name: string, over: Partial<PodView> = {}): PodView {
   return {

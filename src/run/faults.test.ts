@@ -3,16 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ExecProvisioner } from '../adapters/provisioners/exec.js';
+import { assemble } from '../app/assemble.js';
+import { LAB_RUN_DEFAULTS, type LabRunSetup, prepareLabRun } from '../app/rehearse.js';
+import { runSession, type SessionResult } from '../app/session.js';
 import { missingReason } from '../lab/etcd/binaries.js';
 import { disposeAllLabs } from '../lab/etcd/cluster.js';
 import { allSteps, type PhaseId } from '../plan/model.js';
 import { workerRefusals } from '../plan/refusals.js';
-import { assemble } from './assemble.js';
 import type { RunOptions } from './deps.js';
 import { Journal } from './journal.js';
 import { TerminalOperator } from './operator.js';
-import { LAB_RUN_DEFAULTS, type LabRunSetup, prepareLabRun } from './rehearse.js';
-import { runSession, type SessionResult } from './session.js';
 
 // Injected faults must stop the run at the right gate with a useful message. Each case has its own
 // lab on 127.0.46–50.x (this file's subnets).

@@ -13,6 +13,7 @@ import type {
   TalosMemberRef,
   TalosNodeRef,
 } from '../plan/expected-state.js';
+import type { EtcdEndpointStatus, EtcdMemberInfo, EtcdView, NodeView } from '../ports/run.js';
 import { Bindings } from './bindings.js';
 import {
   type Check,
@@ -28,7 +29,6 @@ import {
   remediationFor,
 } from './gates.js';
 import type { NodeObservation, Observed, World } from './observe.js';
-import type { EtcdEndpointStatus, EtcdMemberInfo, EtcdView, NodeView } from './ports.js';
 
 // ---- fixtures ----------------------------------------------------------------------------------
 

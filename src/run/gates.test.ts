@@ -5,10 +5,10 @@ import type {
   TalosMemberRef,
   TalosNodeRef,
 } from '../plan/expected-state.js';
+import type { EtcdMemberInfo, EtcdView } from '../ports/run.js';
 import { Bindings, resolveMember } from './bindings.js';
 import { describeChecks, evaluate, holds, observable } from './gates.js';
 import type { World } from './observe.js';
-import type { EtcdMemberInfo, EtcdView } from './ports.js';
 
 const k1: KubeadmMemberRef = {
   kind: 'kubeadm',

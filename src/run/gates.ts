@@ -18,9 +18,9 @@ import {
   type MemberState,
 } from '../plan/expected-state.js';
 import { memberLabel, nodeLabel } from '../plan/model.js';
+import type { EtcdEndpointStatus, EtcdMemberInfo, EtcdView } from '../ports/run.js';
 import { type Bindings, resolveMember } from './bindings.js';
 import { type Observed, objectKey, type World } from './observe.js';
-import type { EtcdEndpointStatus, EtcdMemberInfo, EtcdView } from './ports.js';
 import { unobservedHint } from './unobserved.js';
 
 export type CheckStatus = 'ok' | 'mismatch' | 'unknown';

@@ -5,8 +5,8 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FerryError } from '../errors.js';
+import type { LeasePort, LeaseView, LeaseWrite } from '../ports/run.js';
 import { acquireLease, acquireLocalLock, type LockRecord, lockPathFor, procStartTicks } from './lock.js';
-import type { LeasePort, LeaseView, LeaseWrite } from './ports.js';
 
 let dir: string;
 beforeEach(async () => {

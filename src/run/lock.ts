@@ -10,7 +10,7 @@ import { link, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os';
 import { basename, dirname, extname, join } from 'node:path';
 import { FerryError } from '../errors.js';
-import type { LeasePort, LeaseView } from './ports.js';
+import type { LeasePort, LeaseView } from '../ports/run.js';
 
 export interface LockRecord {
   pid: number;

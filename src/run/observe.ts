@@ -7,7 +7,6 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { ExpectedState, NodeRef } from '../plan/expected-state.js';
 import type { FindingRef } from '../plan/model.js';
-import type { Bindings } from './bindings.js';
 import type {
   ApiserverStatusPort,
   EtcdAdminPort,
@@ -17,7 +16,8 @@ import type {
   MachineState,
   NodeView,
   ProvisionerPort,
-} from './ports.js';
+} from '../ports/run.js';
+import type { Bindings } from './bindings.js';
 
 export interface ObserveDeps {
   etcd: EtcdAdminPort;

@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { OperatorPort } from './ports.js';
+import type { OperatorPort } from '../ports/run.js';
 
 export interface TerminalOperatorOptions {
   say: (line: string) => void;

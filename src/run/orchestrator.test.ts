@@ -4,8 +4,6 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ExpectedState, KubeadmMemberRef, KubeadmNodeRef } from '../plan/expected-state.js';
 import type { Plan, Step } from '../plan/model.js';
-import { Journal } from './journal.js';
-import { Orchestrator, type RunOptions } from './orchestrator.js';
 import type {
   EtcdAdminPort,
   EtcdMemberInfo,
@@ -16,7 +14,9 @@ import type {
   NodeView,
   OperatorPort,
   ProvisionerPort,
-} from './ports.js';
+} from '../ports/run.js';
+import { Journal } from './journal.js';
+import { Orchestrator, type RunOptions } from './orchestrator.js';
 
 // The orchestrator against an in-memory world: gates, the shortcut for effects already there,
 // cordon restore, and what a resumed run does with the step that was in flight.

@@ -17,6 +17,8 @@ import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ExpectedState, isEmptyExpectation, type NodeRef } from '../plan/expected-state.js';
 import { allSteps, nodeLabel, type Step } from '../plan/model.js';
+import type { EtcdView } from '../ports/run.js';
+import { errText, gateError, runStop, stepStop } from '../ports/stop.js';
 import { Bindings, type NodeBinding, resolveMember, talosMemberIds } from './bindings.js';
 import type { RunDeps, RunOptions, RunResult } from './deps.js';
 import {
@@ -33,11 +35,9 @@ import type { RunView, StopContext } from './handlers/context.js';
 import { type ActionResult, HANDLERS, handlerOf, type StepContext } from './handlers/index.js';
 import type { StepTransition } from './journal.js';
 import { type ObserveDeps, observe } from './observe.js';
-import type { EtcdView } from './ports.js';
 import { probeEndpoints } from './probe-steering.js';
 import { type InFlight, type InFlightVerdict, inFlightVerdict, reobserved, resumePoint } from './resume.js';
 import { stepTimeoutSeconds } from './step-timeout.js';
-import { errText, gateError, runStop, stepStop } from './stop.js';
 import { applyAcceptance, checkName } from './unobserved.js';
 
 export type { RunOptions, RunResult } from './deps.js';

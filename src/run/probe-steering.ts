@@ -5,7 +5,7 @@
  * that forwarded one is never told, so its write hangs to its deadline; the leader's own writes are
  * refused at once and retried.
  */
-import type { EtcdView } from './ports.js';
+import type { EtcdView } from '../ports/run.js';
 
 export function probeEndpoints(view: EtcdView, exceptId?: string, firstId = view.leaderId): string[] {
   const members = view.members.filter(

@@ -3,12 +3,12 @@
  * cluster fared meanwhile (probe figures and a plot), and how the run ended. Markdown for tickets,
  * one self-contained HTML page (inline SVG, no script, no external resource) for people.
  */
+
 import type { Plan } from '../plan/model.js';
+import type { ProbeRecord, ProbeSample, ProbeSummary } from '../ports/run.js';
 import { escapeHtml as esc } from '../util/escape-html.js';
 import type { ObservationRow, RunRow, TransitionRow } from './journal.js';
-import type { ProbeSample, ProbeSummary } from './ports.js';
 import { batchReport, batchTableHtml, batchTableMarkdown } from './report-batches.js';
-import type { ProbeRecord } from './session.js';
 
 export interface ReportCheck {
   name: string;

@@ -7,10 +7,10 @@
  */
 import type { Step } from '../plan/model.js';
 import { workloadLabel } from '../plan/scale-steps.js';
+import { gateError } from '../ports/stop.js';
 import type { RunOptions } from './deps.js';
 import { type Check, describeChecks, holds, observable } from './gates.js';
 import { FINISHED, type ObservationRow, type StepTransition, type TransitionRow } from './journal.js';
-import { gateError } from './stop.js';
 
 export interface InFlight {
   stepId: string;

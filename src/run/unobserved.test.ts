@@ -8,10 +8,10 @@ import { createRequester } from '../adapters/kube/request.js';
 import { type LabApiFixture, startLabApi, writeAdminKubeconfig } from '../lab/apiserver/testing.js';
 import type { ExpectedState, KubeadmNodeRef } from '../plan/expected-state.js';
 import type { Plan, Step } from '../plan/model.js';
+import type { EtcdAdminPort, LoadBalancerPort, ProvisionerPort } from '../ports/run.js';
 import type { Check } from './gates.js';
 import { Journal } from './journal.js';
 import { Orchestrator, type RunOptions } from './orchestrator.js';
-import type { EtcdAdminPort, LoadBalancerPort, ProvisionerPort } from './ports.js';
 import { applyAcceptance, parseAcceptUnobserved } from './unobserved.js';
 
 // A gate that cannot observe something has not seen it hold: the production kube adapter against

@@ -16,12 +16,12 @@ import {
   OPAQUE_SECRET_VALUE,
   startLabFilesCluster,
 } from '../../test/support/lab-files-cluster.js';
-import { resourcePath } from '../adapters/kube/kinds.js';
 import { memoryIo } from '../cli/io.js';
 import { runCli } from '../cli/run-cli.js';
 import { deriveFacts } from '../facts/derive.js';
 import type { Fact } from '../facts/model.js';
 import { versionInfo } from '../lab/apiserver/discovery.js';
+import { resourcePath } from '../ports/kube-kinds.js';
 import type { CollectDeps } from './collect.js';
 import { describeSource, type KubeObject, RESOURCE_KEYS, type Snapshot } from './model.js';
 import { readSavedSnapshot } from './store.js';

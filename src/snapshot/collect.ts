@@ -7,10 +7,11 @@
  * endpoint that refuses the handshake) becomes a manifest warning, never a silent gap; what makes
  * the whole snapshot meaningless (unreachable server, rejected credentials) is an error.
  */
-import type { EtcdReader } from '../adapters/etcd/port.js';
-import { apiVersionOf, RESOURCE_TYPES, type ResourceKind } from '../adapters/kube/kinds.js';
-import { isKubeApiError, type KubeReader, type ServerVersion } from '../adapters/kube/port.js';
+
 import { FerryError, inputError } from '../errors.js';
+import type { EtcdReader } from '../ports/etcd.js';
+import { isKubeApiError, type KubeReader, type ServerVersion } from '../ports/kube.js';
+import { apiVersionOf, RESOURCE_TYPES, type ResourceKind } from '../ports/kube-kinds.js';
 import { VERSION } from '../version.js';
 import { lastFlag } from './flags.js';
 import { parseKubeadmDocuments } from './kubeadm.js';

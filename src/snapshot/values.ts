@@ -3,10 +3,10 @@
  * that says what is wrong with a text (undefined: nothing). The readers call them where they parse
  * a value and turn a problem into an input error naming the value's source (snapshot/encryption.ts,
  * object-shapes.ts, facts/strict.ts), so a bad value stops ferry instead of reaching the kit.
- * The address arithmetic lives in facts/ip.ts (a leaf module: it imports nothing).
+ * The address arithmetic lives in util/ip.ts (a leaf module: it imports nothing).
  */
-import { parseCidr, parseIp } from '../facts/ip.js';
-import { parseVersion } from '../facts/semver.js';
+import { parseCidr, parseIp } from '../util/ip.js';
+import { parseVersion } from '../util/semver.js';
 
 /** What is wrong with a value, in words that follow "…: " in a message; undefined when it is fine. */
 export type Problem = string | undefined;

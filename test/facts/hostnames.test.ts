@@ -9,7 +9,8 @@ import {
   planControlPlaneHostnames,
   reservedNames,
 } from '../../src/facts/hostnames.js';
-import { poolGroupNames, workerPools } from '../../src/generate/capi/pools.js';
+import { poolGroupNames } from '../../src/facts/worker-groups.js';
+import { workerPools } from '../../src/generate/capi/pools.js';
 import { deriveTalosValues } from '../../src/generate/talos/values.js';
 import { loadSnapshot } from '../../src/snapshot/load.js';
 

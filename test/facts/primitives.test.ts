@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decide, sameValue } from '../../src/facts/decide.js';
+import type { SourceRef } from '../../src/snapshot/model.js';
 import {
   canonicalCidr,
   cidrContains,
@@ -7,7 +8,7 @@ import {
   joinHostPort,
   nthIp,
   parseHostPort,
-} from '../../src/facts/ip.js';
+} from '../../src/util/ip.js';
 import {
   compareMinor,
   compareVersionText,
@@ -16,8 +17,7 @@ import {
   minorOf,
   normalizeKubernetesVersion,
   parseVersion,
-} from '../../src/facts/semver.js';
-import type { SourceRef } from '../../src/snapshot/model.js';
+} from '../../src/util/semver.js';
 
 const src = (path: string): SourceRef => ({ kind: 'file', path });
 

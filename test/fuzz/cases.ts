@@ -13,11 +13,11 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { parseAllDocuments, parse as parseYaml, stringify } from 'yaml';
+import { planDigest } from '../../src/app/session.js';
 import { createCA } from '../../src/pki/forge.js';
 import { integrityOf } from '../../src/plan/integrity.js';
 import { PLAN_FORMAT_VERSION } from '../../src/plan/model.js';
 import { Journal } from '../../src/run/journal.js';
-import { planDigest } from '../../src/run/session.js';
 import { type BaseKind, type Bases, copyBase, LAYOUT } from './bases.js';
 import {
   docOfKind,

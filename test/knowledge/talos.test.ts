@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { compareVersionText, minorOf } from '../../src/facts/semver.js';
 import {
   apiserverDeniedArgs,
   assumedFactsNote,
@@ -10,6 +9,7 @@ import {
   SUPPORTED_TALOS_MINORS,
   TALOS_RELEASES,
 } from '../../src/knowledge/talos.js';
+import { compareVersionText, minorOf } from '../../src/util/semver.js';
 
 describe('Talos knowledge tables', () => {
   it('cover every supported minor; the default is the newest stable release', () => {

@@ -30,11 +30,18 @@ import { readyzProbe, writeReadProbe } from '../../src/adapters/probes/api.js';
 import { EtcdProbeProcess } from '../../src/adapters/probes/etcd-process.js';
 import { downsample } from '../../src/adapters/probes/window.js';
 import { labNodeName, serveLabControl } from '../../src/adapters/provisioners/lab-control.js';
+import {
+  LAB_RUN_DEFAULTS,
+  prepareLabRun,
+  REHEARSAL_PHASES,
+  rehearsalChecks,
+} from '../../src/app/rehearse.js';
 import type { LabCluster, LabClusterOptions } from '../../src/lab/cluster.js';
 import type { LabFault } from '../../src/lab/faults.js';
 import { apiPath } from '../../src/lab/nodes/world.js';
 import type { MemberRef, NodeRef } from '../../src/plan/expected-state.js';
 import { allSteps, type PhaseId, type Plan, type Step, type StepKind } from '../../src/plan/model.js';
+import type { Probe, ProbeRecord } from '../../src/ports/run.js';
 import { type Check, observable } from '../../src/run/gates.js';
 import {
   FINISHED,
@@ -45,15 +52,7 @@ import {
   type TransitionRow,
 } from '../../src/run/journal.js';
 import type { RunResult } from '../../src/run/orchestrator.js';
-import type { Probe } from '../../src/run/ports.js';
-import {
-  LAB_RUN_DEFAULTS,
-  prepareLabRun,
-  REHEARSAL_PHASES,
-  rehearsalChecks,
-} from '../../src/run/rehearse.js';
 import type { ReportCheck } from '../../src/run/report.js';
-import type { ProbeRecord } from '../../src/run/session.js';
 import { scaled } from './slowness.js';
 
 export const REPO = resolve(import.meta.dirname, '..', '..');

@@ -14,9 +14,9 @@ import { drainBatchStep } from '../../src/plan/drain-batch-step.js';
 import type { KubeadmNodeRef } from '../../src/plan/expected-state.js';
 import { type DraftStep, type Plan, type Step, stepId } from '../../src/plan/model.js';
 import { cordonStep, decommissionStep } from '../../src/plan/node-steps.js';
+import type { EtcdAdminPort, ProvisionerPort } from '../../src/ports/run.js';
 import { Journal } from '../../src/run/journal.js';
 import { runPlan } from '../../src/run/orchestrator.js';
-import type { EtcdAdminPort, ProvisionerPort } from '../../src/run/ports.js';
 
 export interface ChildConfig {
   kubeconfig: string;

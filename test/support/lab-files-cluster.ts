@@ -15,7 +15,6 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as tls from 'node:tls';
 import { parse as parseYaml } from 'yaml';
-import { RESOURCE_TYPES, type ResourceKind, resourcePath } from '../../src/adapters/kube/kinds.js';
 import { deriveFacts } from '../../src/facts/derive.js';
 import { issueClientCert, issueServingCert, writeKubeconfig } from '../../src/lab/apiserver/credentials.js';
 import { MemoryStore } from '../../src/lab/apiserver/memory-store.js';
@@ -34,6 +33,7 @@ import {
 import { labCA } from '../../src/lab/apiserver/testing.js';
 import { LabApiError, LabKubeClient } from '../../src/lab/nodes/client.js';
 import type { Issued } from '../../src/pki/forge.js';
+import { RESOURCE_TYPES, type ResourceKind, resourcePath } from '../../src/ports/kube-kinds.js';
 import { loadSnapshot } from '../../src/snapshot/load.js';
 import type { KubeObject, Snapshot } from '../../src/snapshot/model.js';
 import { type FetchPeerCertificate, fetchPeerCertificate, joinHostPort } from '../../src/snapshot/tls.js';

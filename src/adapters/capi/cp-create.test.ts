@@ -4,11 +4,11 @@
  * infrastructure machine without a Machine behind.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { adopt } from '../../capi/adopt-apply.js';
 import { FerryError } from '../../errors.js';
 import { CrdValidator } from '../../generate/schema/crd.js';
 import { installLabCapiCrds } from '../../lab/capi/crds.js';
 import type { KubeRequester } from '../kube/request.js';
+import { adopt } from './adopt-apply.js';
 import { addControlPlaneMachine } from './cp-create.js';
 import { MgmtApi } from './mgmt-api.js';
 import { startTestMgmt, type TestMgmt } from './testing-mgmt.js';

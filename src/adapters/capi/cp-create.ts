@@ -12,7 +12,7 @@ import { capiKubectl, MGMT_KUBECTL } from '../../capi/kubectl-commands.js';
 import { tcpScale } from '../../capi/tcp-scale.js';
 import { FerryError } from '../../errors.js';
 import type { CrdValidator } from '../../generate/schema/crd.js';
-import { gateError } from '../../run/stop.js';
+import { gateError } from '../../ports/stop.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import type { MgmtApi } from './mgmt-api.js';
 

@@ -3,11 +3,12 @@
  * (src/capi/adopt-apply.ts, every object CRD-validated before anything is sent) and the
  * TalosControlPlane's state and pause.
  */
-import { adopt } from '../../capi/adopt-apply.js';
+
 import type { CrdValidator } from '../../generate/schema/crd.js';
-import type { AdoptOutcome, ControlPlaneView, ManagementPort } from '../../run/ports.js';
+import type { AdoptOutcome, ControlPlaneView, ManagementPort } from '../../ports/run.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import type { KubeRequester } from '../kube/request.js';
+import { adopt } from './adopt-apply.js';
 import type { MgmtApi } from './mgmt-api.js';
 
 export class ManagementCluster implements ManagementPort {

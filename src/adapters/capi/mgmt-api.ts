@@ -7,7 +7,7 @@
 
 import { CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, isPaused, PAUSED_ANNOTATION } from '../../capi/view.js';
 import type { CapiNames } from '../../kit/capi-names.js';
-import type { ControlPlaneView } from '../../run/ports.js';
+import type { ControlPlaneView } from '../../ports/run.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import type { KubeRequester } from '../kube/request.js';
 

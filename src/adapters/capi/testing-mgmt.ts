@@ -12,7 +12,7 @@ import { labKitObjects } from '../../capi/testing-kit.js';
 import { capiNamesOf } from '../../kit/capi-names.js';
 import { type LabApiFixture, startLabApi } from '../../lab/apiserver/testing.js';
 import { installCapiCrds, labKube } from '../../mgmt/testing-fleet.js';
-import type { EtcdMemberInfo, EtcdView } from '../../run/ports.js';
+import type { EtcdMemberInfo, EtcdView } from '../../ports/run.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import { createRequester, type KubeRequester } from '../kube/request.js';
 import { DEPLOYMENT_NAME_LABEL, MgmtApi, nodeRefName } from './mgmt-api.js';

@@ -15,7 +15,7 @@ import { dirname } from 'node:path';
 import { noop } from 'cockatiel';
 import { Etcd3, type IMember, type IStatusResponse } from 'etcd3';
 import { FerryError, inputError } from '../../errors.js';
-import type { EtcdAdminPort, EtcdEndpointStatus, EtcdMemberInfo, EtcdView } from '../../run/ports.js';
+import type { EtcdAdminPort, EtcdEndpointStatus, EtcdMemberInfo, EtcdView } from '../../ports/run.js';
 import {
   errorText,
   LEARNER_NOT_IN_SYNC,

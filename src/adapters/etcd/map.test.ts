@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { RawMemberList, RawStatus } from '../../ports/etcd.js';
 import { alarmName, mapEtcdState, mapStatus, uint64String } from './map.js';
-import type { RawMemberList, RawStatus } from './port.js';
 
 // Real-looking member IDs: all above 2^53, where JSON numbers lose digits.
 const ID1 = '10501334649042878790'; // 0x91bc3c398fb3c146

@@ -3,8 +3,9 @@
  * term) stay decimal strings: a JSON number above 2^53 silently loses its last digits, and a
  * member ID off by one names another member, or none.
  */
+
+import type { Answer, RawAlarms, RawMemberList, RawStatus, RawUint64, RawVersion } from '../../ports/etcd.js';
 import type { EtcdEndpointStatus, EtcdMember, EtcdState } from '../../snapshot/model.js';
-import type { Answer, RawAlarms, RawMemberList, RawStatus, RawUint64, RawVersion } from './port.js';
 
 export function uint64String(v: RawUint64, what: string): string {
   if (typeof v === 'bigint') {

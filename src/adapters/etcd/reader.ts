@@ -10,8 +10,15 @@
 import { noop } from 'cockatiel';
 import { Etcd3 } from 'etcd3';
 import { FerryError, inputError } from '../../errors.js';
+import type {
+  Answer,
+  EtcdReader,
+  RawAlarms,
+  RawMemberList,
+  RawStatus,
+  RawVersion,
+} from '../../ports/etcd.js';
 import { mapEtcdState } from './map.js';
-import type { Answer, EtcdReader, RawAlarms, RawMemberList, RawStatus, RawVersion } from './port.js';
 import { readEtcdTlsFiles } from './tls-files.js';
 import { fetchEtcdVersion, type TlsMaterial } from './version.js';
 

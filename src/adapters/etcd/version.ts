@@ -4,7 +4,7 @@
  * the etcd CA, with the client certificate kubeadm's etcd requires (--client-cert-auth).
  */
 import * as https from 'node:https';
-import type { RawVersion } from './port.js';
+import type { RawVersion } from '../../ports/etcd.js';
 
 export interface TlsMaterial {
   ca: Buffer;

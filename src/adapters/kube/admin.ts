@@ -4,6 +4,7 @@
  * the coordination.k8s.io/v1 Lease that keeps two runs off one cluster.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isKubeApiError } from '../../ports/kube.js';
 import type {
   EvictOutcome,
   KubeAdminPort,
@@ -12,10 +13,9 @@ import type {
   NodeView,
   PdbView,
   PodView,
-} from '../../run/ports.js';
+} from '../../ports/run.js';
 import { pinnedNodes } from '../../util/node-pins.js';
 import { loadKubeconfig } from './kubeconfig.js';
-import { isKubeApiError } from './port.js';
 import { createRequester, KubeRequestError, type KubeRequester, type RequestOptions } from './request.js';
 import { KubeNetworkError } from './transport.js';
 

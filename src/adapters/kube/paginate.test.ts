@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { KubeApiError } from '../../ports/kube.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import { type FetchPage, listAll } from './paginate.js';
-import { KubeApiError } from './port.js';
 
 const pod = (name: string): KubeObject => ({
   apiVersion: 'v1',

@@ -7,8 +7,9 @@
  * `maxRestarts` expired attempts it asks for the whole list in one response, as client-go's pager
  * does: slower for the server, but it cannot expire.
  */
+
+import { isKubeApiError, type ListRetry } from '../../ports/kube.js';
 import type { KubeObject } from '../../snapshot/model.js';
-import { isKubeApiError, type ListRetry } from './port.js';
 
 export interface ListPage {
   items: KubeObject[];

@@ -1,11 +1,12 @@
 /**
  * KubeReader implemented over a kubeconfig (client-node) and ferry's own HTTP transport.
  */
+
+import { isKubeApiError, type KubeReader, type ListOptions, type ServerVersion } from '../../ports/kube.js';
+import { apiVersionOf, RESOURCE_TYPES, type ResourceKind, resourcePath } from '../../ports/kube-kinds.js';
 import type { KubeObject } from '../../snapshot/model.js';
-import { apiVersionOf, RESOURCE_TYPES, type ResourceKind, resourcePath } from './kinds.js';
 import { loadKubeconfig } from './kubeconfig.js';
 import { listAll } from './paginate.js';
-import { isKubeApiError, type KubeReader, type ListOptions, type ServerVersion } from './port.js';
 import { createTransport, KubeNetworkError, type Transport, type TransportOptions } from './transport.js';
 
 export interface KubeReaderOptions extends TransportOptions {

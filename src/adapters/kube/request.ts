@@ -7,8 +7,8 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { createSecureContext, type SecureContext } from 'node:tls';
+import { KubeApiError } from '../../ports/kube.js';
 import type { LoadedKubeconfig } from './kubeconfig.js';
-import { KubeApiError } from './port.js';
 import { KubeNetworkError } from './transport.js';
 
 export interface StatusCause {

@@ -8,8 +8,8 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { FerryError, inputError } from '../../errors.js';
+import { KubeApiError } from '../../ports/kube.js';
 import type { LoadedKubeconfig } from './kubeconfig.js';
-import { KubeApiError } from './port.js';
 
 export interface TransportOptions {
   /** Connecting and the TLS handshake must finish within this. Default 5 s. */

@@ -6,7 +6,7 @@
  * Messages from the parent: {type:'start', config}, {type:'endpoints', endpoints}, {type:'stop'}.
  * To the parent: {type:'summary', summary} now and then, and {type:'done', summary, samples}.
  */
-import type { ProbeSample, ProbeSummary } from '../../run/ports.js';
+import type { ProbeSample, ProbeSummary } from '../../ports/run.js';
 import { dropServernameWarning } from '../../util/warnings.js';
 import { readTls } from '../etcd/admin.js';
 import { EtcdWriteProbe } from './etcd.js';

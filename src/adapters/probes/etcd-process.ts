@@ -6,7 +6,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { EtcdProbeControl, Probe, ProbeSample, ProbeSummary } from '../../run/ports.js';
+import type { EtcdProbeControl, Probe, ProbeSample, ProbeSummary } from '../../ports/run.js';
 import type { EtcdChildConfig, FromChild, ToChild } from './etcd-child.js';
 import { summarize } from './window.js';
 

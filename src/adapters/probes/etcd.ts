@@ -9,7 +9,7 @@
  */
 import { noop } from 'cockatiel';
 import { Etcd3 } from 'etcd3';
-import type { EtcdProbeControl } from '../../run/ports.js';
+import type { EtcdProbeControl } from '../../ports/run.js';
 import type { EtcdTls } from '../etcd/admin.js';
 import { ProbeLoop } from './loop.js';
 

@@ -7,7 +7,7 @@
  * that succeeded.
  */
 import { request } from 'node:http';
-import type { ProbeSample } from '../../run/ports.js';
+import type { ProbeSample } from '../../ports/run.js';
 import { ProbeLoop } from './loop.js';
 
 export interface RequestProbeOptions {

@@ -4,7 +4,7 @@
  * not overlap.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Probe, ProbeSample, ProbeSummary } from '../../run/ports.js';
+import type { Probe, ProbeSample, ProbeSummary } from '../../ports/run.js';
 import { summarize } from './window.js';
 
 export interface LoopOptions {

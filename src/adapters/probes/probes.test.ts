@@ -5,7 +5,7 @@ import { until } from '../../../test/support/until.js';
 import { startLabApi } from '../../lab/apiserver/testing.js';
 import { missingReason } from '../../lab/etcd/binaries.js';
 import { disposeAllLabs, withEtcdLab } from '../../lab/etcd/cluster.js';
-import type { ProbeSample } from '../../run/ports.js';
+import type { ProbeSample } from '../../ports/run.js';
 import { EtcdAdmin, readTls } from '../etcd/admin.js';
 import type { LoadedKubeconfig } from '../kube/kubeconfig.js';
 import { createRequester } from '../kube/request.js';

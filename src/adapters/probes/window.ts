@@ -3,7 +3,7 @@
  * longest *consecutive* failure window (lessons.md: one long outage is not the same as scattered
  * errors), and for write probes the longest gap between two acknowledged writes.
  */
-import type { ProbeSample, ProbeSummary } from '../../run/ports.js';
+import type { ProbeSample, ProbeSummary } from '../../ports/run.js';
 
 /** When a sample's answer arrived (its acknowledgement), ms since the probe started. */
 export function ackTime(s: ProbeSample): number {

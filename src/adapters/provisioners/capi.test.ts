@@ -8,11 +8,11 @@
  * without a providerID stops at the CCM gate; a Machine left by an earlier attempt is taken.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adopt } from '../../capi/adopt-apply.js';
 import { FerryError } from '../../errors.js';
 import { CrdValidator } from '../../generate/schema/crd.js';
 import { installLabCapiCrds } from '../../lab/capi/crds.js';
-import type { ActionContext, ProvisionerPort, ProvisionRequest } from '../../run/ports.js';
+import type { ActionContext, ProvisionerPort, ProvisionRequest } from '../../ports/run.js';
+import { adopt } from '../capi/adopt-apply.js';
 import { standInControllers, startTestMgmt, TestEtcd, type TestMgmt } from '../capi/testing-mgmt.js';
 import { KubeAdmin } from '../kube/admin.js';
 import { CapiProvisioner } from './capi.js';

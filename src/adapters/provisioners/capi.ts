@@ -29,8 +29,8 @@ import type {
   ProvisionerPort,
   ProvisionRequest,
   ProvisionResult,
-} from '../../run/ports.js';
-import { errText, gateError } from '../../run/stop.js';
+} from '../../ports/run.js';
+import { errText, gateError } from '../../ports/stop.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import { addControlPlaneMachine } from '../capi/cp-create.js';
 import { type MgmtApi, nodeRefName } from '../capi/mgmt-api.js';

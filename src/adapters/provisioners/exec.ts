@@ -17,7 +17,7 @@ import type {
   ProvisionerPort,
   ProvisionRequest,
   ProvisionResult,
-} from '../../run/ports.js';
+} from '../../ports/run.js';
 import { runHook } from './command.js';
 import { machineStateByPorts } from './tcp.js';
 

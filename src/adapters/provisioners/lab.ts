@@ -16,7 +16,7 @@ import type {
   ProvisionerPort,
   ProvisionRequest,
   ProvisionResult,
-} from '../../run/ports.js';
+} from '../../ports/run.js';
 import type { LabControl } from './lab-control.js';
 
 export class LabProvisionerAdapter implements ProvisionerPort {

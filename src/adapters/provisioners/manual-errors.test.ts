@@ -19,7 +19,7 @@ import { FerryError } from '../../errors.js';
 import { issueClientCert, renderKubeconfig } from '../../lab/apiserver/credentials.js';
 import { type LabApiFixture, labCA, startLabApi } from '../../lab/apiserver/testing.js';
 import { createCA, type Issued, issueCertificate } from '../../pki/forge.js';
-import type { ActionContext, ProvisionRequest } from '../../run/ports.js';
+import type { ActionContext, ProvisionRequest } from '../../ports/run.js';
 import { errorChain } from '../errors.js';
 import { EtcdAdmin } from '../etcd/admin.js';
 import { KubeAdmin } from '../kube/admin.js';

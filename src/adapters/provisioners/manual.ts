@@ -14,7 +14,7 @@ import type {
   ProvisionerPort,
   ProvisionRequest,
   ProvisionResult,
-} from '../../run/ports.js';
+} from '../../ports/run.js';
 import { errorSummary, incurableByWaiting } from '../errors.js';
 import { describePorts, machineStateByPorts, machineStateOf, probeMachinePorts } from './tcp.js';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FerryError } from '../../errors.js';
-import type { ActionContext, NodeView } from '../../run/ports.js';
+import type { ActionContext, NodeView } from '../../ports/run.js';
 import { runHook } from './command.js';
 import { ExecLoadBalancer, ExecProvisioner } from './exec.js';
 import { type LabControl, labNodeName, remoteLabControl, serveLabControl } from './lab-control.js';

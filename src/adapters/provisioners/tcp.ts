@@ -5,7 +5,7 @@
  * port (timeout: a firewall, or a powered-off host) decides nothing.
  */
 import { connect } from 'node:net';
-import type { MachineState } from '../../run/ports.js';
+import type { MachineState } from '../../ports/run.js';
 
 export type PortState = 'open' | 'closed' | 'unknown';
 

@@ -5,9 +5,10 @@
  * (talos.md §5). So a cluster without kube-proxy gets one, a customised CoreDNS is overwritten
  * later, and kubeadm's kube-proxy selector breaks the first upgrade.
  */
-import { compareVersions, parseVersion } from '../../facts/semver.js';
+
 import type { Target } from '../../facts/target.js';
 import type { KubeObject } from '../../snapshot/model.js';
+import { compareVersions, parseVersion } from '../../util/semver.js';
 import type { Evidence } from '../findings.js';
 import { type KitValueRef, patchChecks, settingText, type ValueTest } from '../kit-checks.js';
 import { notApplicable, type Rule, type RuleFinding } from '../rule.js';

@@ -4,6 +4,8 @@
  * no status (H12), and finds its providers through the clusterctl inventory, which the CAPI
  * Operator does not write (H15, §5.2, §6).
  */
+
+import { isReady, type PauseProblem, pauseProblems } from '../../capi/paused.js';
 import {
   clusterNameOf,
   clusters,
@@ -15,7 +17,6 @@ import {
   status,
   talosControlPlanes,
 } from '../../capi/view.js';
-import { isReady, type PauseProblem, pauseProblems } from '../../mgmt/paused.js';
 import type { KubeObject, MgmtSnapshot } from '../../snapshot/model.js';
 import type { Rule, RuleFinding } from '../rule.js';
 import { DOCS, withMgmt } from './capi-mgmt.js';

@@ -6,7 +6,6 @@
  */
 import { planControlPlaneHostnames, reservedNames } from '../../facts/hostnames.js';
 import type { EtcdInstance, EtcdMemberFact } from '../../facts/model.js';
-import { compareVersions, parseVersion, type Version } from '../../facts/semver.js';
 import { atField } from '../../facts/sources.js';
 import type { Target } from '../../facts/target.js';
 import { lastFlag } from '../../facts/view.js';
@@ -14,6 +13,7 @@ import { ETCD_DENIED_ARGS, TALOS_RELEASES } from '../../knowledge/talos.js';
 import { minEtcdMinorFor, pinnedEtcdImage } from '../../knowledge/talos-config.js';
 import type { Flag } from '../../snapshot/model.js';
 import { memberIdHex } from '../../util/member-id.js';
+import { compareVersions, parseVersion, type Version } from '../../util/semver.js';
 import { type Evidence, evidenceFromSource, type Observation, type Subject } from '../findings.js';
 import { type KitCheck, patchChecks } from '../kit-checks.js';
 import { notApplicable, type Rule, type RuleFinding, skip } from '../rule.js';

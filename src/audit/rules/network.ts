@@ -6,9 +6,9 @@
  * compares them with what Talos would use unless told otherwise.
  */
 
-import { nthIp, parseCidr } from '../../facts/ip.js';
 import type { Fact, NodeFact } from '../../facts/model.js';
 import { TALOS_NETWORK_DEFAULTS } from '../../knowledge/talos.js';
+import { nthIp, parseCidr } from '../../util/ip.js';
 import type { Evidence } from '../findings.js';
 import { type Rule, type RuleFinding, type RuleResult, skip } from '../rule.js';
 import { BOTH_PATCHES, KIT } from './kit-paths.js';

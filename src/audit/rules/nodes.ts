@@ -11,7 +11,7 @@ import {
   planControlPlaneHostnames,
   reservedNames,
 } from '../../facts/hostnames.js';
-import { poolGroupNames } from '../../generate/capi/pools.js';
+import { poolGroupNames } from '../../facts/worker-groups.js';
 import type { TalosRelease } from '../../knowledge/talos.js';
 import {
   CONTROL_PLANE_TAINT,

@@ -15,8 +15,8 @@ import type {
   SnapshotPart,
   StaticPod,
 } from '../../snapshot/model.js';
-import { buildIndex } from '../index.js';
 import type { AuditContext, Rule, RuleFinding, RuleResult } from '../rule.js';
+import { buildIndex } from '../snapshot-index.js';
 import { makeSnapshot, obj } from '../testing.js';
 
 const CC_SOURCE = { kind: 'file' as const, path: 'fixtures/cluster/kubeadm-config.yaml', line: 3 };

@@ -4,9 +4,9 @@
  * version the kubeadm ones run.
  */
 import type { ComponentInstance } from '../../facts/model.js';
-import { imageTag, normalizeKubernetesVersion, parseVersion } from '../../facts/semver.js';
 import { kubernetesInTalosWindow } from '../../facts/target.js';
 import { TALOS_RELEASES, type TalosRelease } from '../../knowledge/talos.js';
+import { imageTag, normalizeKubernetesVersion, parseVersion } from '../../util/semver.js';
 import { type Evidence, evidenceFromSource } from '../findings.js';
 import { type Rule, type RuleFinding, skip } from '../rule.js';
 import { BOTH_PATCHES } from './kit-paths.js';

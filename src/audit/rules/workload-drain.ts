@@ -5,8 +5,8 @@
  */
 import type { KubeObject } from '../../snapshot/model.js';
 import { pinsOf } from '../../util/node-pins.js';
-import type { IndexedPdb } from '../index.js';
 import type { AuditContext, Rule, RuleFinding } from '../rule.js';
+import type { IndexedPdb } from '../snapshot-index.js';
 import { pvNodes } from './workload-hostpath.js';
 import { pdbBlocks, pdbModel } from './workload-pdb.js';
 import {

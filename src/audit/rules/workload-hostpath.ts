@@ -6,8 +6,8 @@
 import type { TalosRelease } from '../../knowledge/talos.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import type { Evidence } from '../findings.js';
-import type { SnapshotIndex } from '../index.js';
 import type { AuditContext, Rule, RuleFinding } from '../rule.js';
+import type { SnapshotIndex } from '../snapshot-index.js';
 import {
   FLEXVOLUME_DIR,
   FLEXVOLUME_PLUGIN_DIR,

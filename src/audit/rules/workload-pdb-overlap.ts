@@ -5,8 +5,8 @@
  * behaviour). Every drain of its node stops there, so it is found before a date is set.
  */
 import type { KubeObject } from '../../snapshot/model.js';
-import type { IndexedPdb } from '../index.js';
 import type { Rule, RuleFinding } from '../rule.js';
+import type { IndexedPdb } from '../snapshot-index.js';
 import { pdbModel } from './workload-pdb.js';
 import { isFinished, isMirrorPod, listSome, objectEvidence } from './workload-pods.js';
 

@@ -5,7 +5,7 @@
  */
 import type { KubeObject } from '../../snapshot/model.js';
 import { selects } from '../../util/label-selector.js';
-import { type IndexedPdb, type LabelTree, type SnapshotIndex, treePush } from '../index.js';
+import { type IndexedPdb, type LabelTree, type SnapshotIndex, treePush } from '../snapshot-index.js';
 
 export interface PdbModel {
   /** PDBs whose selector matches these labels in this namespace. */

@@ -6,7 +6,7 @@
  */
 import type { KubeObject } from '../../snapshot/model.js';
 import type { Evidence, ObjectRef, Observation } from '../findings.js';
-import type { SnapshotIndex, Workload } from '../index.js';
+import type { SnapshotIndex, Workload } from '../snapshot-index.js';
 
 export const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
 

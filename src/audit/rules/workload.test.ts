@@ -3,7 +3,7 @@ import { deriveFacts } from '../../facts/derive.js';
 import { findTalosRelease } from '../../knowledge/talos.js';
 import { loadSnapshot } from '../../snapshot/load.js';
 import type { Finding } from '../findings.js';
-import { buildIndex } from '../index.js';
+import { buildIndex } from '../snapshot-index.js';
 import { KUBELET_RULES } from './kubelet.js';
 import { NODES_RULES } from './nodes.js';
 import { audit, contextOf, findings, merge, pv, workload } from './testing-workload.js';

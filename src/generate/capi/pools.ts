@@ -1,15 +1,13 @@
 /**
  * Worker pools for Cluster API: one MachineDeployment (+ infrastructure template + TalosConfigTemplate)
- * per group of kubeadm workers that share labels/taints only they have (talos/nodes.ts
+ * per group of kubeadm workers that share labels/taints only they have (facts/worker-groups.ts
  * workerGroups), so a replacement carries its pool's labels and taints — a workload selecting
  * `lab.example/pool: data` still finds its nodes. Workers in no group form the default pool.
  */
-import type { NodeFact } from '../../facts/model.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import type { TalosDoc } from '../talos/doc.js';
 import { groupPatchDocs } from '../talos/machines.js';
 import type { TalosValues } from '../talos/model.js';
-import { splitShapes, workerGroups } from '../talos/nodes.js';
 
 export interface WorkerPool {
   /** "" for the default pool (no own labels/taints), else the worker group's name. */
@@ -35,12 +33,4 @@ export function workerPools(v: TalosValues, workerNodes: KubeObject[], cpNodes: 
   for (const g of v.workers.groups)
     pools.push({ group: g.name, nodes: pick(g.nodes), patch: groupPatchDocs(v, g) });
   return pools;
-}
-
-/**
- * The names of the worker groups that get a pool of their own, as deriveTalosValues groups them
- * (same functions, same input): the audit's nodes.name-reuse judges the template names they give.
- */
-export function poolGroupNames(workers: NodeFact[]): string[] {
-  return workerGroups(workers, splitShapes(workers).own).map((g) => g.name);
 }

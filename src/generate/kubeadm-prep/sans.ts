@@ -1,9 +1,10 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are shell script text, where ${...} is shell syntax
-import { joinHostPort } from '../../facts/ip.js';
+
 import { atField } from '../../facts/sources.js';
 import { KIT, prepCommand, prepStepId } from '../../knowledge/kit-paths.js';
 import { LOOPBACK_SANS } from '../../knowledge/kit-values.js';
 import type { ClusterConfiguration, SourceRef } from '../../snapshot/model.js';
+import { joinHostPort } from '../../util/ip.js';
 import { describeRefs } from '../provenance.js';
 import {
   editClusterConfigurationText,

@@ -4,7 +4,7 @@
  * guaranteed bash. Values that come from the cluster are single-quoted (shq) so nothing in a
  * snapshot can inject a command.
  */
-import { joinHostPort } from '../../facts/ip.js';
+import { joinHostPort } from '../../util/ip.js';
 
 export function shq(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;

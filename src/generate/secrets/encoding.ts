@@ -1,6 +1,6 @@
 import { usageError } from '../../errors.js';
-import { parseVersion } from '../../facts/semver.js';
 import { decodeBase64 } from '../../snapshot/values.js';
+import { parseVersion } from '../../util/semver.js';
 
 /**
  * Base64 flavours of the bundle. Go's base64.URLEncoding is the URL alphabet *with* padding, which

@@ -4,12 +4,13 @@
  * (talos.md §4.1, §10; blockers.md kube-apiserver).
  */
 import type { Facts, PodSecurityLevel } from '../../facts/model.js';
+import { type Sourced, sourced } from '../../facts/sourced.js';
 import { apiserverDeniedArgs, type TalosRelease } from '../../knowledge/talos.js';
 import type { Flag, SourceRef } from '../../snapshot/model.js';
 import type { GenerateNote, MissingInput } from '../artifact.js';
 import { need } from '../context.js';
 import { carryArgs } from './args.js';
-import { type JwtAuthenticator, type Sourced, sourced, type TalosValues } from './model.js';
+import type { JwtAuthenticator, TalosValues } from './model.js';
 
 /** Flags ferry writes in another form; never copied verbatim. */
 const HANDLED = [

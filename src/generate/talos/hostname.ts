@@ -11,10 +11,10 @@ import {
   reservedNames,
 } from '../../facts/hostnames.js';
 import type { Facts } from '../../facts/model.js';
+import { type Sourced, sourced } from '../../facts/sourced.js';
 import type { SourceRef } from '../../snapshot/model.js';
 import type { MissingInput } from '../artifact.js';
 import { need } from '../context.js';
-import { type Sourced, sourced } from './model.js';
 
 export interface HostnamePlan {
   /** Names no Talos node may take while the migration runs. */

@@ -4,11 +4,12 @@
  * reported, not carried (talos.md §4.4, blockers.md kubelet.config-carryover).
  */
 import type { Fact, Facts } from '../../facts/model.js';
+import { type Sourced, sourced } from '../../facts/sourced.js';
 import { KUBELET_DENIED_ARGS, type TalosRelease } from '../../knowledge/talos.js';
 import { KUBELET_PER_NODE_FLAGS } from '../../knowledge/talos-config.js';
 import type { GenerateNote, MissingInput } from '../artifact.js';
 import { carryArgs } from './args.js';
-import { type Sourced, sourced, type TalosValues } from './model.js';
+import type { TalosValues } from './model.js';
 
 /** KubeletConfiguration keys ferry carries as they are (none is Talos-protected). */
 const CARRIED: { key: string; fact: keyof Facts['kubelet'] }[] = [

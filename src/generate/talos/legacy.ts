@@ -3,6 +3,9 @@
  * `machine:` and `cluster:`, plus HostnameConfig from v1.12. Strategic-merge patches over
  * `talosctl gen config` output (talos.md §3.2, §5 "Switches").
  */
+
+import type { Sourced } from '../../facts/sourced.js';
+import type { NodeShape } from '../../facts/worker-groups.js';
 import {
   EXCLUDE_FROM_LB_LABEL,
   hasHostnameConfig,
@@ -10,7 +13,7 @@ import {
 } from '../../knowledge/talos-config.js';
 import { extraArgsMap } from './args.js';
 import { DocBuilder, type DocPath, type TalosDoc } from './doc.js';
-import type { NodeShape, Role, Sourced, TalosValues } from './model.js';
+import type { Role, TalosValues } from './model.js';
 
 export function legacyRolePatch(v: TalosValues, role: Role): TalosDoc[] {
   const d = new DocBuilder('v1alpha1', { version: 'v1alpha1' });

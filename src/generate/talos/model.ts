@@ -3,19 +3,10 @@
  * Facts (values.ts); the legacy (≤ v1.13) and multi-document (v1.14) renderers only lay them out.
  */
 import type { PodSecurityLevel } from '../../facts/model.js';
+import type { Sourced } from '../../facts/sourced.js';
+import type { NodeShape, WorkerGroup } from '../../facts/worker-groups.js';
 import type { TalosRelease } from '../../knowledge/talos.js';
-import type { SourceRef } from '../../snapshot/model.js';
 import type { ExtraArg } from './args.js';
-
-export interface Sourced<T> {
-  value: T;
-  sources: SourceRef[];
-  why?: string;
-}
-
-export function sourced<T>(value: T, sources: SourceRef[], why?: string): Sourced<T> {
-  return why === undefined ? { value, sources } : { value, sources, why };
-}
 
 export interface PodSecurityLevels {
   enforce: PodSecurityLevel;
@@ -30,23 +21,11 @@ export interface JwtAuthenticator {
   claimValidationRules?: { claim: string; requiredValue: string }[];
 }
 
-export interface NodeShape {
-  labels: Record<string, Sourced<string>>;
-  /** Talos form: key → "value:Effect" or "Effect". */
-  taints: Record<string, Sourced<string>>;
-}
-
 export interface ControlPlaneReplacement {
   /** The kubeadm node this Talos node replaces. */
   replaces: string;
   hostname: Sourced<string>;
   /** Labels/taints only this node had (the role-wide ones are in the role patch). */
-  own: NodeShape;
-}
-
-export interface WorkerGroup {
-  name: string;
-  nodes: string[];
   own: NodeShape;
 }
 

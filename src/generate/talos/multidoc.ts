@@ -3,12 +3,15 @@
  * v1alpha1 document only for what stays there (etcd). Documents merge by (apiVersion, kind, name);
  * `$patch: delete` removes a generated document (talos.md §3.2 table, §5 "Switches").
  */
+
+import type { Sourced } from '../../facts/sourced.js';
+import type { NodeShape } from '../../facts/worker-groups.js';
 import { CONTROL_PLANE_TAINT, EXCLUDE_FROM_LB_LABEL } from '../../knowledge/talos-config.js';
 import { describeRef } from '../provenance.js';
 import { extraArgsMap } from './args.js';
 import { DocBuilder, type TalosDoc } from './doc.js';
 import { pinnedHostnameDoc, podSecurityConfiguration, putShape, stableHostnameDoc } from './legacy.js';
-import type { NodeShape, Role, Sourced, TalosValues } from './model.js';
+import type { Role, TalosValues } from './model.js';
 
 const NODE_CONFIG_SHAPE_PATHS = { labels: ['labels'], taints: ['taints'] };
 

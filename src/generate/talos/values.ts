@@ -4,8 +4,9 @@
  */
 import { mayEqualStableHostname, planControlPlaneHostnames } from '../../facts/hostnames.js';
 import type { Facts } from '../../facts/model.js';
-import { compareMinor, parseVersion } from '../../facts/semver.js';
+import { type Sourced, sourced } from '../../facts/sourced.js';
 import { kubernetesInTalosWindow } from '../../facts/target.js';
+import { splitShapes, workerGroups } from '../../facts/worker-groups.js';
 import {
   CONTROLLER_MANAGER_DENIED_ARGS,
   ETCD_DENIED_ARGS,
@@ -14,14 +15,15 @@ import {
 } from '../../knowledge/talos.js';
 import { minEtcdMinorFor, pinnedEtcdImage, TALOS_KUBELET_IMAGE } from '../../knowledge/talos-config.js';
 import type { SourceRef } from '../../snapshot/model.js';
+import { compareMinor, parseVersion } from '../../util/semver.js';
 import type { GenerateNote, MissingInput } from '../artifact.js';
 import { need } from '../context.js';
 import { deriveApiserverValues } from './apiserver.js';
 import { carryArgs } from './args.js';
 import { hostnamePlan } from './hostname.js';
 import { deriveKubeletValues } from './kubelet.js';
-import { type ControlPlaneReplacement, type Sourced, sourced, type TalosValues } from './model.js';
-import { controlPlaneScheduling, splitShapes, workerGroups } from './nodes.js';
+import type { ControlPlaneReplacement, TalosValues } from './model.js';
+import { controlPlaneScheduling } from './nodes.js';
 
 export type ValuesResult =
   | { kind: 'ok'; values: TalosValues; notes: GenerateNote[] }

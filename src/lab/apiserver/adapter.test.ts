@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RESOURCE_TYPES, type ResourceKind } from '../../adapters/kube/kinds.js';
 import { createKubeReader } from '../../adapters/kube/reader.js';
+import { RESOURCE_TYPES, type ResourceKind } from '../../ports/kube-kinds.js';
 import { type LabApiFixture, startLabApi, writeAdminKubeconfig } from './testing.js';
 
 let lab: LabApiFixture;

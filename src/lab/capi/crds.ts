@@ -6,9 +6,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { isKubeApiError } from '../../adapters/kube/port.js';
 import type { KubeRequester } from '../../adapters/kube/request.js';
 import { capiSchemasDir } from '../../generate/schema/specs.js';
+import { isKubeApiError } from '../../ports/kube.js';
 
 type Json = Record<string, unknown>;
 

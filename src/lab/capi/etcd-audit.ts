@@ -7,7 +7,7 @@
  */
 import type { KubeRequester } from '../../adapters/kube/request.js';
 import { CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, hostLabel, PAUSED_ANNOTATION } from '../../capi/view.js';
-import type { EtcdAdminPort } from '../../run/ports.js';
+import type { EtcdAdminPort } from '../../ports/run.js';
 import type { KubeObject } from '../../snapshot/model.js';
 
 export type AuditOutcome =

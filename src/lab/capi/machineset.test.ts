@@ -5,8 +5,8 @@
  * MachineDeployment, annotation removed) the scale-up is held.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adopt } from '../../adapters/capi/adopt-apply.js';
 import type { KubeRequester } from '../../adapters/kube/request.js';
-import { adopt } from '../../capi/adopt-apply.js';
 import { labKitObjects } from '../../capi/testing-kit.js';
 import { SKIP_PREFLIGHT_ANNOTATION } from '../../capi/view.js';
 import { CrdValidator } from '../../generate/schema/crd.js';

@@ -25,10 +25,10 @@
  */
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isKubeApiError } from '../../adapters/kube/port.js';
 import type { KubeRequester } from '../../adapters/kube/request.js';
 import { CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, PAUSED_ANNOTATION } from '../../capi/view.js';
-import type { EtcdAdminPort } from '../../run/ports.js';
+import { isKubeApiError } from '../../ports/kube.js';
+import type { EtcdAdminPort } from '../../ports/run.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import type { Taint } from '../nodes/schedule.js';
 import { reconcileBootstrap, type TalosBootstrapPort } from './bootstrap.js';

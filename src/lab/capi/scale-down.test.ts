@@ -5,8 +5,8 @@
  * count only grows and the old node and its pods stay until ferry drains it itself.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adopt } from '../../adapters/capi/adopt-apply.js';
 import type { KubeRequester } from '../../adapters/kube/request.js';
-import { adopt } from '../../capi/adopt-apply.js';
 import { tcpScale } from '../../capi/tcp-scale.js';
 import { labKitObjects } from '../../capi/testing-kit.js';
 import { PAUSED_ANNOTATION } from '../../capi/view.js';

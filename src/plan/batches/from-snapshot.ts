@@ -4,10 +4,11 @@
  * node and its replacement), and the PodDisruptionBudgets over those pods with the disruptions
  * each allows. One pass over the workers' pods; pure.
  */
-import type { IndexedPdb, SnapshotIndex } from '../../audit/index.js';
+
 import { pvNodes } from '../../audit/rules/workload-hostpath.js';
 import { isReady, scaled } from '../../audit/rules/workload-pdb.js';
 import { isFinished, isMirrorPod, volumesOf } from '../../audit/rules/workload-pods.js';
+import type { IndexedPdb, SnapshotIndex } from '../../audit/snapshot-index.js';
 import type { NodeFact } from '../../facts/model.js';
 import type { KubeObject, Snapshot } from '../../snapshot/model.js';
 import { pinsOf } from '../../util/node-pins.js';

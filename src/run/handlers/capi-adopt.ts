@@ -4,7 +4,7 @@
  * point by construction (phase 1), so the TalosControlPlane stays paused (capi.md H1); the step
  * checks that it is. A second run finds every step done and says so.
  */
-import { gateError } from '../stop.js';
+import { gateError } from '../../ports/stop.js';
 import { requireMgmt } from './capi-mgmt.js';
 import type { Handler } from './context.js';
 

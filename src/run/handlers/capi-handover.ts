@@ -8,8 +8,8 @@
  * stops. Fail closed: a member list it could not read at the end is a stop too.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ControlPlaneView, EtcdMemberInfo, ManagementPort } from '../ports.js';
-import { errText, gateError } from '../stop.js';
+import type { ControlPlaneView, EtcdMemberInfo, ManagementPort } from '../../ports/run.js';
+import { errText, gateError } from '../../ports/stop.js';
 import { requireMgmt } from './capi-mgmt.js';
 import type { Handler, StepContext } from './context.js';
 

@@ -1,6 +1,6 @@
 /** The management-cluster port of a capi step, or a usage stop saying how to give one. */
 import { usageError } from '../../errors.js';
-import type { ManagementPort } from '../ports.js';
+import type { ManagementPort } from '../../ports/run.js';
 import type { StepContext } from './context.js';
 
 export function requireMgmt(ctx: StepContext, stepId: string): ManagementPort {

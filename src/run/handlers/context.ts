@@ -5,9 +5,9 @@
  */
 import type { ExpectedState, MemberRef, NodeRef } from '../../plan/expected-state.js';
 import type { Step, StepKind, StepOf } from '../../plan/model.js';
+import type { ActionContext, EtcdView } from '../../ports/run.js';
 import type { Bindings, MemberResolution, NodeBinding } from '../bindings.js';
 import type { RunDeps, RunOptions } from '../deps.js';
-import type { ActionContext, EtcdView } from '../ports.js';
 
 /** What an action reports; journalled with `action-done`. */
 export type ActionResult = Record<string, unknown> | undefined;

@@ -5,9 +5,9 @@
  */
 
 import type { MemberRef } from '../../plan/expected-state.js';
+import type { EtcdMemberInfo, EtcdView } from '../../ports/run.js';
+import { gateError } from '../../ports/stop.js';
 import { remediationFor } from '../gates.js';
-import type { EtcdMemberInfo, EtcdView } from '../ports.js';
-import { gateError } from '../stop.js';
 import type { Handler, StepContext } from './context.js';
 
 /** Entries a transferee may lag the leader's index by. */

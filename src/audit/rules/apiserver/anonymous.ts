@@ -3,9 +3,9 @@
  * credentials, told apart as load-balancer health checks or other clients, and anonymous bindings.
  */
 
-import { canonicalIp, cidrContains } from '../../../facts/ip.js';
 import { lastFlag } from '../../../snapshot/flags.js';
 import type { AnonymousAccess, Flag, KubeObject, Snapshot } from '../../../snapshot/model.js';
+import { canonicalIp, cidrContains } from '../../../util/ip.js';
 import type { Evidence } from '../../findings.js';
 import { type KitCheck, patchChecks } from '../../kit-checks.js';
 import { HOW_TO_PROVIDE, type Rule, type RuleFinding, skip } from '../../rule.js';

@@ -3,11 +3,11 @@
  * endpoint host / Service IP / extra SANs (apiserver.san-endpoint).
  */
 
-import { canonicalIp, parseIp } from '../../../facts/ip.js';
 import type { Fact } from '../../../facts/model.js';
 import { LOOPBACK_SANS } from '../../../knowledge/kit-values.js';
 import { KUBEPRISM } from '../../../knowledge/talos.js';
 import type { CertificateInfo, Snapshot } from '../../../snapshot/model.js';
+import { canonicalIp, parseIp } from '../../../util/ip.js';
 import type { Evidence, Subject } from '../../findings.js';
 import { type KitCheck, patchChecks, settingPath } from '../../kit-checks.js';
 import { type AuditContext, HOW_TO_PROVIDE, type Rule, type RuleFinding, skip } from '../../rule.js';

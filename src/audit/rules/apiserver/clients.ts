@@ -3,9 +3,9 @@
  * apiservers joining default/kubernetes as soon as they run (apiserver.coexistence-endpoints).
  */
 
-import { canonicalIp } from '../../../facts/ip.js';
 import { atField } from '../../../facts/sources.js';
 import { lastFlag } from '../../../snapshot/flags.js';
+import { canonicalIp } from '../../../util/ip.js';
 import { type Evidence, evidenceFromSource } from '../../findings.js';
 import type { AuditContext, Rule } from '../../rule.js';
 import { flagEvidence, isV114, plural, targetEvidence } from './evidence.js';

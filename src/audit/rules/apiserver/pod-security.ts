@@ -5,9 +5,9 @@
 
 import { TALOS_POD_SECURITY } from '../../../knowledge/talos.js';
 import type { Evidence, ObjectRef } from '../../findings.js';
-import type { Workload } from '../../index.js';
 import { patchChecks } from '../../kit-checks.js';
 import type { Rule, RuleFinding } from '../../rule.js';
+import type { Workload } from '../../snapshot-index.js';
 import { baselineViolations } from '../apiserver-baseline.js';
 import { KIT } from '../kit-paths.js';
 import { factEvidence, isV114, plural, targetEvidence } from './evidence.js';

@@ -2,8 +2,8 @@
  * The port through which the core reads a Kubernetes API. No client library here: collect.ts and
  * tests depend on this file only; `reader.ts` implements it with @kubernetes/client-node.
  */
-import type { KubeObject } from '../../snapshot/model.js';
-import type { ResourceKind } from './kinds.js';
+import type { KubeObject } from '../snapshot/model.js';
+import type { ResourceKind } from './kube-kinds.js';
 
 export interface ListOptions {
   /** Omit for all namespaces. */

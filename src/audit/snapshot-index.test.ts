@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildIndex } from './index.js';
+import { buildIndex } from './snapshot-index.js';
 import { makeSnapshot, obj } from './testing.js';
 
 function pod(

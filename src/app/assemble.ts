@@ -26,8 +26,8 @@ import type { CapiKit } from '../capi/kit-objects.js';
 import { usageError } from '../errors.js';
 import { CrdValidator } from '../generate/schema/crd.js';
 import { capiNamesOf } from '../kit/capi-names.js';
-import type { RunDeps } from './deps.js';
-import type { OperatorPort, Probe, ProvisionerPort } from './ports.js';
+import type { OperatorPort, Probe, ProvisionerPort } from '../ports/run.js';
+import type { RunDeps } from '../run/deps.js';
 
 export type RunProvisioner = 'manual' | 'exec' | 'lab' | 'capi';
 /** Who decommissions the old kubeadm machines of a capi run: Cluster API does not. */

@@ -8,6 +8,10 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import type { LabControl } from '../adapters/provisioners/lab-control.js';
 import { FerryError, usageError } from '../errors.js';
 import type { Plan } from '../plan/model.js';
+import type { RunOptions } from '../run/deps.js';
+import { TerminalOperator } from '../run/operator.js';
+import { renderReportHtml, renderReportMarkdown } from '../run/report.js';
+import { reportInputFromJournal } from '../run/report-input.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { requireFileSync } from '../util/input-file.js';
 import {
@@ -19,10 +23,6 @@ import {
   type Decommissioner,
   type RunProvisioner,
 } from './assemble.js';
-import type { RunOptions } from './deps.js';
-import { TerminalOperator } from './operator.js';
-import { renderReportHtml, renderReportMarkdown } from './report.js';
-import { reportInputFromJournal } from './report-input.js';
 import { checkJournal, runSession, type SessionResult } from './session.js';
 
 /** What a capi plan's adoption and hand-over act on, as given (absolute or relative to `cwd`). */

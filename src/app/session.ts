@@ -8,11 +8,17 @@ import { readFileSync } from 'node:fs';
 import { downsample } from '../adapters/probes/window.js';
 import { FerryError, usageError } from '../errors.js';
 import { allSteps, type Plan } from '../plan/model.js';
-import type { RunDeps, RunOptions, RunResult } from './deps.js';
-import { Journal, journalPathFor } from './journal.js';
-import { acquireLease, acquireLocalLock, type ClusterLease, type LocalLock, lockPathFor } from './lock.js';
-import { runPlan } from './orchestrator.js';
-import type { Probe, ProbeSample, ProbeSummary } from './ports.js';
+import type { Probe, ProbeRecord, ProbeSummary } from '../ports/run.js';
+import type { RunDeps, RunOptions, RunResult } from '../run/deps.js';
+import { Journal, journalPathFor } from '../run/journal.js';
+import {
+  acquireLease,
+  acquireLocalLock,
+  type ClusterLease,
+  type LocalLock,
+  lockPathFor,
+} from '../run/lock.js';
+import { runPlan } from '../run/orchestrator.js';
 
 export interface SessionOptions {
   planFile: string;
@@ -26,14 +32,6 @@ export interface SessionOptions {
   liveSeconds?: number;
   log: (line: string) => void;
   signal?: AbortSignal;
-}
-
-export interface ProbeRecord {
-  summary: ProbeSummary;
-  /** At most 600 points, every failure kept: what the report plots. */
-  samples: ProbeSample[];
-  /** Wall-clock time the probe started. */
-  startedAt: string;
 }
 
 export interface SessionResult {

@@ -5,9 +5,9 @@
  * remains (docs/rules.md#capi.tcp-etcd-audit). The audit's capi.move-paused-or-unstable judges a
  * snapshot by the same predicates. Pure.
  */
-
-import { capiKubectl } from '../capi/kubectl-commands.js';
-import { type KubeObject, objectName, PAUSED_ANNOTATION } from './model.js';
+import type { KubeObject } from '../snapshot/model.js';
+import { capiKubectl } from './kubectl-commands.js';
+import { objectName, PAUSED_ANNOTATION } from './view.js';
 
 export interface PauseProblem {
   object: string;

@@ -15,7 +15,7 @@ import { createEtcdReader } from '../adapters/etcd/reader.js';
 import { loadKubeconfig } from '../adapters/kube/kubeconfig.js';
 import { createRequester } from '../adapters/kube/request.js';
 import { requestProbe } from '../adapters/probes/http.js';
-import { type LabControl, localLabControl, serveLabControl } from '../adapters/provisioners/lab-control.js';
+import { type LabControl, serveLabControl } from '../adapters/provisioners/lab-control.js';
 import { runAudit } from '../audit/engine.js';
 import { ALL_RULES } from '../audit/rules/index.js';
 import { readCapiKit } from '../capi/kit-objects.js';
@@ -25,26 +25,27 @@ import type { ProxmoxOptions } from '../generate/capi/options.js';
 import { capiNamesOf } from '../kit/capi-names.js';
 import { type KitSummary, readKit } from '../kit/read.js';
 import { LabCluster, type LabClusterOptions } from '../lab/cluster.js';
+import { localLabControl } from '../lab/control.js';
 import type { LabFault } from '../lab/faults.js';
 import { keptLabState, labFiles, readLabState, writeLabState } from '../lab/state.js';
 import type { MaxUnavailable } from '../plan/batches/limits.js';
 import { buildPlan } from '../plan/build.js';
 import type { PhaseId, Plan, StepKind, Strategy } from '../plan/model.js';
 import { renderPlan } from '../plan/render.js';
+import type { Probe, ProbeRecord } from '../ports/run.js';
+import type { RunOptions, RunResult } from '../run/deps.js';
+import { Journal, journalPathFor } from '../run/journal.js';
+import { lockPathFor, readLockRecord, staleReason } from '../run/lock.js';
+import { TerminalOperator } from '../run/operator.js';
+import { type ReportCheck, renderReportHtml, renderReportMarkdown } from '../run/report.js';
+import { reportInputFromJournal } from '../run/report-input.js';
 import { loadSnapshot } from '../snapshot/load.js';
 import type { Snapshot } from '../snapshot/model.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { assemble, type CapiConnection } from './assemble.js';
-import type { RunOptions, RunResult } from './deps.js';
-import { Journal, journalPathFor } from './journal.js';
-import { lockPathFor, readLockRecord, staleReason } from './lock.js';
-import { TerminalOperator } from './operator.js';
-import type { Probe } from './ports.js';
 import { CANARY_PROBE, canaryCheck, phaseWindows } from './rehearse-canary.js';
 import { type WorkloadFloor, WorkloadWatch } from './rehearse-workloads.js';
-import { type ReportCheck, renderReportHtml, renderReportMarkdown } from './report.js';
-import { reportInputFromJournal } from './report-input.js';
-import { type ProbeRecord, runSession } from './session.js';
+import { runSession } from './session.js';
 
 export interface RehearseOptions {
   snapshotPath: string;
@@ -418,6 +419,12 @@ async function stopLab(
 async function clearKeptLab(labDir: string): Promise<void> {
   const state = await readLabState(labDir).catch(() => undefined);
   if (state?.phase === 'stopped') await rm(labFiles(labDir).state, { force: true });
+}
+
+/** Whether a stopped rehearsal kept lab files in this directory (the command then says how to remove them). */
+export async function rehearsalKeptLab(labDir: string): Promise<boolean> {
+  const state = await readLabState(labDir).catch(() => undefined);
+  return (state?.kept?.length ?? 0) > 0;
 }
 
 export async function rehearse(o: RehearseOptions): Promise<RehearseResult> {

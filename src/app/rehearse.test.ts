@@ -7,8 +7,8 @@ import { scaled } from '../../test/support/slowness.js';
 import { missingReason } from '../lab/etcd/binaries.js';
 import { disposeAllLabs } from '../lab/etcd/cluster.js';
 import { readLabState, stopLab } from '../lab/state.js';
-import { Journal, journalPathFor } from './journal.js';
-import { lockPathFor, procStartTicks } from './lock.js';
+import { Journal, journalPathFor } from '../run/journal.js';
+import { lockPathFor, procStartTicks } from '../run/lock.js';
 import { clearEarlierRehearsal, rehearse } from './rehearse.js';
 
 // The rehearsal of examples/lab-cluster on a real lab (subnet 127.0.44.x belongs to this file).

@@ -3,7 +3,7 @@
  * shapes are the subset of etcd's gRPC messages (as the `etcd3` npm client returns them: uint64
  * as decimal strings) that ferry uses; map.ts turns them into model.EtcdState.
  */
-import type { EtcdState } from '../../snapshot/model.js';
+import type { EtcdState } from '../snapshot/model.js';
 
 /** A uint64 as etcd clients hand it over; only strings and bigints are exact above 2^53. */
 export type RawUint64 = string | bigint | number;

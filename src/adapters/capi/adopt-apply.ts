@@ -4,12 +4,13 @@
  * when one is invalid), then runs each step not yet done in order and verifies it by reading the
  * object back. A refused plan is a gate stop; re-running after success changes nothing.
  */
-import type { KubeRequester } from '../adapters/kube/request.js';
-import { FerryError } from '../errors.js';
-import type { CrdValidator } from '../generate/schema/crd.js';
-import type { KubeObject } from '../snapshot/model.js';
-import { type AdoptStep, describeStep, type PlannedStep, planAdoption } from './adopt-plan.js';
-import { PAUSED_ANNOTATION } from './view.js';
+
+import { type AdoptStep, describeStep, type PlannedStep, planAdoption } from '../../capi/adopt-plan.js';
+import { PAUSED_ANNOTATION } from '../../capi/view.js';
+import { FerryError } from '../../errors.js';
+import type { CrdValidator } from '../../generate/schema/crd.js';
+import type { KubeObject } from '../../snapshot/model.js';
+import type { KubeRequester } from '../kube/request.js';
 
 const MERGE = 'application/merge-patch+json';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from './model.js';
+import type { KubeObject } from '../mgmt/model.js';
 import { isReady, pauseProblems } from './paused.js';
 
 const cluster = (status: unknown, extra: Partial<KubeObject> = {}): KubeObject => ({

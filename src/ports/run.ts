@@ -285,6 +285,15 @@ export interface ProbeSummary {
   extra?: Record<string, number | string>;
 }
 
+/** A finished probe as a run's report reads it. */
+export interface ProbeRecord {
+  summary: ProbeSummary;
+  /** At most 600 points, every failure kept: what the report plots. */
+  samples: ProbeSample[];
+  /** Wall-clock time the probe started. */
+  startedAt: string;
+}
+
 export interface Probe {
   readonly name: string;
   start(): void;

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import type { Plan } from '../plan/model.js';
-import { Journal } from './journal.js';
+import { Journal } from '../run/journal.js';
 import { writeRehearsalReport } from './rehearse.js';
 
 const step = (id: string, batch: number) => ({

@@ -5,9 +5,9 @@
  * the journal (first to last transition of each phase's steps). Pure.
  */
 import type { Plan } from '../plan/model.js';
-import type { TransitionRow } from './journal.js';
-import type { ReportCheck } from './report.js';
-import type { ProbeRecord } from './session.js';
+import type { ProbeRecord } from '../ports/run.js';
+import type { TransitionRow } from '../run/journal.js';
+import type { ReportCheck } from '../run/report.js';
 
 export const CANARY_PROBE = 'canary-request';
 

@@ -6,13 +6,13 @@
  * TalosControlPlanes would let the audit pass what it never saw.
  */
 
-import { loadKubeconfig } from '../adapters/kube/kubeconfig.js';
-import { listAll } from '../adapters/kube/paginate.js';
-import { createTransport, type Transport } from '../adapters/kube/transport.js';
-import { FerryError } from '../errors.js';
-import { crdSummary, isCapiGroup, mgmtSnapshot } from '../snapshot/mgmt.js';
-import type { KubeObject, MgmtSnapshot } from '../snapshot/model.js';
-import { requireFileSync } from '../util/input-file.js';
+import { FerryError } from '../../errors.js';
+import { crdSummary, isCapiGroup, mgmtSnapshot } from '../../snapshot/mgmt.js';
+import type { KubeObject, MgmtSnapshot } from '../../snapshot/model.js';
+import { requireFileSync } from '../../util/input-file.js';
+import { loadKubeconfig } from '../kube/kubeconfig.js';
+import { listAll } from '../kube/paginate.js';
+import { createTransport, type Transport } from '../kube/transport.js';
 
 interface List {
   items?: Record<string, unknown>[];

@@ -1,8 +1,8 @@
 import { expect, it } from 'vitest';
 import type { Plan } from '../plan/model.js';
-import type { TransitionRow } from './journal.js';
+import type { ProbeRecord } from '../ports/run.js';
+import type { TransitionRow } from '../run/journal.js';
 import { canaryCheck, failuresByPart, phaseWindows } from './rehearse-canary.js';
-import type { ProbeRecord } from './session.js';
 
 const plan = {
   phases: [

@@ -15,15 +15,15 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { labCluster } from '../../test/facts/builders.js';
-import { loadKubeconfig } from '../adapters/kube/kubeconfig.js';
-import { createTransport, type Transport } from '../adapters/kube/transport.js';
-import { bootstrapSplitBrain } from '../audit/rules/capi.js';
-import { makeContext } from '../audit/testing.js';
-import { type LabApiFixture, startLabApi, writeAdminKubeconfig } from '../lab/apiserver/testing.js';
+import { labCluster } from '../../../test/facts/builders.js';
+import { bootstrapSplitBrain } from '../../audit/rules/capi.js';
+import { makeContext } from '../../audit/testing.js';
+import { type LabApiFixture, startLabApi, writeAdminKubeconfig } from '../../lab/apiserver/testing.js';
+import { loadKubeconfig } from '../kube/kubeconfig.js';
+import { createTransport, type Transport } from '../kube/transport.js';
 import { readMgmt, readMgmtFromKubeconfig } from './mgmt-reader.js';
 
-const SPECS = new URL('../../schemas/capi/', import.meta.url);
+const SPECS = new URL('../../../schemas/capi', import.meta.url);
 let lab: LabApiFixture;
 let dir: string;
 
@@ -129,10 +129,10 @@ describe('readMgmt on the lab API server', () => {
   });
 
   it('ferry snapshot --from DIR --mgmt-kubeconfig K writes the mgmt part, and audit reads it back', async () => {
-    const { makeFilesCluster } = await import('../../test/fixtures/files-cluster.js');
-    const { memoryIo } = await import('../cli/io.js');
-    const { runCli } = await import('../cli/run-cli.js');
-    const { readSavedSnapshot } = await import('../snapshot/store.js');
+    const { makeFilesCluster } = await import('../../../test/fixtures/files-cluster.js');
+    const { memoryIo } = await import('../../cli/io.js');
+    const { runCli } = await import('../../cli/run-cli.js');
+    const { readSavedSnapshot } = await import('../../snapshot/store.js');
     const cluster = await makeFilesCluster();
     const files = cluster.dir;
     const io = memoryIo({ cwd: dir });
