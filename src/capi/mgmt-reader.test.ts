@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { labCluster } from '../../test/facts/builders.js';
 import { loadKubeconfig } from '../adapters/kube/kubeconfig.js';
-import { createTransport, type Transport } from '../adapters/kube/transport.js';
+import { createRequester, type KubeRequester } from '../adapters/kube/request.js';
 import { bootstrapSplitBrain } from '../audit/rules/capi.js';
 import { makeContext } from '../audit/testing.js';
 import { type LabApiFixture, startLabApi, writeAdminKubeconfig } from '../lab/apiserver/testing.js';
@@ -167,13 +167,14 @@ describe('readMgmt on the lab API server', () => {
         },
       });
     const loaded = loadKubeconfig(join(dir, 'mgmt.conf'));
-    const inner = createTransport(loaded);
+    const inner = createRequester(loaded);
     const pages: { path: string; limit: unknown; items: number }[] = [];
-    const t: Transport = {
+    const t: KubeRequester = {
       address: inner.address,
-      getJson: async (path, query) => {
-        const body = (await inner.getJson(path, query)) as { items?: unknown[] };
-        pages.push({ path, limit: query?.['limit'], items: body.items?.length ?? 0 });
+      server: inner.server,
+      request: async (method, path, opts) => {
+        const body = (await inner.request(method, path, opts)) as { items?: unknown[] };
+        pages.push({ path, limit: opts?.query?.['limit'], items: body.items?.length ?? 0 });
         return body;
       },
     };
