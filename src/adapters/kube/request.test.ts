@@ -7,7 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { issueServingCert } from '../../lab/apiserver/credentials.js';
 import { clientKubeConfig, labCA } from '../../lab/apiserver/testing.js';
 import type { LoadedKubeconfig } from './kubeconfig.js';
@@ -60,6 +60,9 @@ afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
+/** Longer than a socket must have been idle for its loss to be taken for an idle close. */
+const idle = () => new Promise((r) => setTimeout(r, 1_100));
+
 /** Closes every connection, so the client's pool is empty. */
 async function emptyPool(): Promise<void> {
   server.closeAllConnections();
@@ -104,8 +107,9 @@ describe('createRequester connections', () => {
 });
 
 describe('a kept-alive connection the server closed', () => {
+  beforeEach(emptyPool);
+
   it('the server ending an idle connection does not fail the next request', async () => {
-    await emptyPool();
     const req = createRequester(loaded);
     await req.request('GET', '/before');
     mode = 'end-idle';
@@ -119,6 +123,7 @@ describe('a kept-alive connection the server closed', () => {
   it('a read or a merge patch that meets a dropped reused socket is sent once more, on a new connection', async () => {
     const req = createRequester(loaded);
     await req.request('GET', '/warm');
+    await idle();
     mode = 'drop-reused';
     const before = { handshakes, dropped };
     seen = [];
@@ -129,6 +134,7 @@ describe('a kept-alive connection the server closed', () => {
     // Warm a pooled connection again (the retry's own was not pooled), then patch on it.
     mode = 'normal';
     await req.request('GET', '/warm');
+    await idle();
     mode = 'drop-reused';
     seen = [];
     expect(await req.request('PATCH', '/patch', { body: { a: 1 }, contentType: MERGE_PATCH })).toEqual({
@@ -141,6 +147,7 @@ describe('a kept-alive connection the server closed', () => {
   it('only once: a second dead connection fails the request', async () => {
     const req = createRequester(loaded);
     await req.request('GET', '/warm');
+    await idle();
     mode = 'drop-reused';
     // The fresh connection of the retry is dropped too when the server drops every request.
     const drop = (r: IncomingMessage) => r.socket.destroy();
@@ -154,9 +161,19 @@ describe('a kept-alive connection the server closed', () => {
     }
   });
 
+  it('a connection lost right after its last answer is reported, not repeated', async () => {
+    const req = createRequester(loaded);
+    await req.request('GET', '/warm');
+    mode = 'drop-reused';
+    seen = [];
+    await expect(req.request('GET', '/at-once')).rejects.toThrow(/connection reset/);
+    expect(seen).toEqual(['GET /at-once']);
+  });
+
   it('a POST is not repeated: the server may have acted on it', async () => {
     const req = createRequester(loaded);
     await req.request('GET', '/warm');
+    await idle();
     mode = 'drop-reused';
     seen = [];
     const err = await req.request('POST', '/create', { body: { x: 1 } }).catch((e: unknown) => e);

@@ -11,7 +11,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { createSecureContext, type SecureContext } from 'node:tls';
-import { FerryError, inputError } from '../../errors.js';
+import { FerryError, type Location } from '../../errors.js';
 import type { LoadedKubeconfig } from './kubeconfig.js';
 import { KubeApiError } from './port.js';
 
@@ -50,9 +50,19 @@ export class KubeNetworkError extends FerryError {
   readonly code: string | undefined;
   constructor(
     message: string,
-    opts: { code?: string; remediation: string; cause?: unknown; kind?: 'unreachable' | 'input' },
+    opts: {
+      code?: string;
+      remediation: string;
+      cause?: unknown;
+      kind?: 'unreachable' | 'input';
+      location?: Location;
+    },
   ) {
-    super(opts.kind ?? 'unreachable', message, { remediation: opts.remediation, cause: opts.cause });
+    super(opts.kind ?? 'unreachable', message, {
+      remediation: opts.remediation,
+      cause: opts.cause,
+      ...(opts.location && { location: opts.location }),
+    });
     this.name = 'KubeNetworkError';
     this.code = opts.code;
   }
@@ -172,8 +182,8 @@ function agentFor(
 }
 
 /**
- * Whether a request that met a dead reused socket may be sent again. A kept-alive socket the
- * server closed while idle fails the next request written to it (ECONNRESET, EPIPE, "socket hang
+ * Whether a request that met a dead reused socket may be sent again (once, on a fresh
+ * connection). A kept-alive socket the server closed while idle fails the next request written to it (ECONNRESET, EPIPE, "socket hang
  * up") before any byte of an answer; nothing tells that apart from a server that read the request,
  * acted and then died. So only requests whose repetition cannot do anything the first did not are
  * repeated: reads, PUT and DELETE (idempotent in HTTP), and merge patches (the same patch applied
@@ -196,6 +206,16 @@ function repeatable(method: string, contentType: string | undefined): boolean {
 }
 
 const DEAD_SOCKET = new Set(['ECONNRESET', 'EPIPE']);
+
+/**
+ * Only a socket that sat idle this long is taken for one the server closed for idleness (server
+ * idle timeouts are seconds). A connection lost right after its last answer is a real failure (the
+ * server or a load balancer going away) and is reported as one: the collection's retries announce
+ * it, KubeAdmin's back off.
+ */
+const IDLE_CLOSE_MIN_MS = 1_000;
+/** When each pooled socket last finished an answer. */
+const lastAnswer = new WeakMap<object, number>();
 
 export function createRequester(loaded: LoadedKubeconfig, defaults: RequesterOptions = {}): KubeRequester {
   const base = new URL(loaded.server);
@@ -236,6 +256,8 @@ export function createRequester(loaded: LoadedKubeconfig, defaults: RequesterOpt
       new Promise((resolve, reject) => {
         let settled = false;
         let answered = false;
+        let idleMs = 0; // how long the reused socket had been idle
+        let sock: object | undefined;
         const finish = (fn: () => void) => {
           if (settled) return;
           settled = true;
@@ -276,6 +298,7 @@ export function createRequester(loaded: LoadedKubeconfig, defaults: RequesterOpt
           res.on('error', (err) => fail(networkError(err, address, loaded.server)));
           res.on('end', () =>
             finish(() => {
+              if (sock) lastAnswer.set(sock, Date.now());
               const text = Buffer.concat(chunks).toString('utf8');
               const status = res.statusCode ?? 0;
               if (status >= 200 && status < 300) {
@@ -292,8 +315,11 @@ export function createRequester(loaded: LoadedKubeconfig, defaults: RequesterOpt
           );
         });
         req.on('socket', (socket) => {
-          if (req.reusedSocket) connected();
-          else if (lib === https) socket.once('secureConnect', connected);
+          sock = socket;
+          if (req.reusedSocket) {
+            idleMs = Date.now() - (lastAnswer.get(socket) ?? Date.now());
+            connected();
+          } else if (lib === https) socket.once('secureConnect', connected);
           else if (socket.connecting) socket.once('connect', connected);
           else connected();
         });
@@ -301,7 +327,8 @@ export function createRequester(loaded: LoadedKubeconfig, defaults: RequesterOpt
         if (idleMs !== undefined) req.on('timeout', () => fail(timedOut(idleMs, 'to answer')));
         req.on('error', (err) => {
           const code = (err as NodeJS.ErrnoException).code;
-          if (!fresh && mayRepeat && req.reusedSocket && !answered && code && DEAD_SOCKET.has(code))
+          const idleClosed = req.reusedSocket && idleMs >= IDLE_CLOSE_MIN_MS;
+          if (!fresh && mayRepeat && idleClosed && !answered && code && DEAD_SOCKET.has(code))
             return finish(() => attempt(true).then(resolve, reject));
           fail(networkError(err, address, loaded.server));
         });
@@ -325,23 +352,33 @@ const TLS_TRUST_CODES = new Set([
   'CERT_SIGNATURE_FAILURE',
 ]);
 
+/**
+ * No answer, as ferry says it: what happened in words, with Node's code where the words do not
+ * name it (a log search finds either). A certificate the kubeconfig does not trust is bad input
+ * (exit 2 like an unreachable server): waiting will not fix it.
+ */
 function networkError(err: Error, address: string, server: string): FerryError {
   const code = (err as NodeJS.ErrnoException).code;
   if (code !== undefined && TLS_TRUST_CODES.has(code)) {
-    return inputError(
+    return new KubeNetworkError(
       `TLS verification of the Kubernetes API server at ${address} failed: ${err.message} (${code})`,
-      { field: 'clusters[].cluster.certificate-authority-data' },
-      'check certificate-authority(-data) and tls-server-name in the kubeconfig match the API server certificate',
-      err,
+      {
+        code,
+        kind: 'input',
+        location: { field: 'clusters[].cluster.certificate-authority-data' },
+        remediation:
+          'check certificate-authority(-data) and tls-server-name in the kubeconfig match the API server certificate',
+        cause: err,
+      },
     );
   }
   const what =
     code === 'ECONNREFUSED'
       ? 'connection refused (ECONNREFUSED)'
       : code === 'ENOTFOUND' || code === 'EAI_AGAIN'
-        ? 'host name not found'
+        ? `host name not found (${code})`
         : code === 'EHOSTUNREACH' || code === 'ENETUNREACH'
-          ? 'no route to host'
+          ? `no route to host (${code})`
           : code === 'ECONNRESET'
             ? 'connection reset'
             : err.message;
