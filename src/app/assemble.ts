@@ -161,7 +161,8 @@ export function assemble(o: AssembleOptions): Assembled {
   let etcdProbe: EtcdProbeProcess | undefined;
   if (o.probes) {
     const timeoutMs = o.probes.apiTimeoutMs ?? 2_000;
-    const requester = createRequester(loaded, { timeoutMs });
+    // Fresh connections on purpose: the probes see the load balancer as a new client does.
+    const requester = createRequester(loaded, { timeoutMs, keepAlive: false });
     const timing = {
       timeoutMs,
       ...(o.probes.apiIntervalMs !== undefined && { intervalMs: o.probes.apiIntervalMs }),

@@ -1,15 +1,13 @@
 /**
- * The management cluster through the Kubernetes API (src/adapters/kube/request.ts): discovery of
- * the Cluster API kinds, listing, and the writes backup and restore make (pause, create, status,
- * delete). Objects are raw JSON as the server sent them.
+ * The management cluster through the Kubernetes client (src/adapters/kube/client.ts): discovery
+ * of the Cluster API kinds, listing, and the writes backup and restore make (pause, create,
+ * status, delete). Objects are raw JSON as the server sent them.
  */
-import { listAll } from '../adapters/kube/paginate.js';
+import { KubeClient } from '../adapters/kube/client.js';
 import type { KubeRequester } from '../adapters/kube/request.js';
-import { isKubeApiError } from '../ports/kube.js';
 import { isClusterApiGroup } from './graph.js';
 import type { KindInfo, KubeObject } from './model.js';
 
-const MERGE = 'application/merge-patch+json';
 const CLUSTERCTL_LABEL = 'clusterctl.cluster.x-k8s.io';
 export const INVENTORY_CRD = 'providers.clusterctl.cluster.x-k8s.io';
 
@@ -31,10 +29,14 @@ export interface ObjectRef {
 }
 
 export class MgmtKube {
+  readonly #client: KubeClient;
+
   constructor(
     readonly req: KubeRequester,
     private kinds: KindInfo[] = [],
-  ) {}
+  ) {
+    this.#client = KubeClient.of(req);
+  }
 
   /**
    * Custom resource kinds clusterctl move would discover: CRDs labelled `clusterctl.cluster.x-k8s.io`
@@ -42,14 +44,8 @@ export class MgmtKube {
    * `*.cluster.x-k8s.io` group.
    */
   async discoverKinds(): Promise<KindInfo[]> {
-    const list = (await this.req.request(
-      'GET',
-      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
-    )) as {
-      items: KubeObject[];
-    };
     const out: KindInfo[] = [];
-    for (const crd of list.items) {
+    for (const crd of await this.#client.customResourceDefinitions()) {
       const group = crd.spec?.group as string;
       if (crd.metadata.labels?.[CLUSTERCTL_LABEL] === undefined && !isClusterApiGroup(`${group}/v`)) continue;
       const versions = (crd.spec?.versions ?? []) as CrdVersion[];
@@ -102,17 +98,7 @@ export class MgmtKube {
   }
 
   async list(apiVersion: string, kind: string): Promise<KubeObject[]> {
-    const path = this.collectionPath(apiVersion, kind);
-    const { items } = await listAll(async (token, limit) => {
-      const page = (await this.req.request('GET', path, { query: { limit, continue: token } })) as {
-        items?: KubeObject[];
-        metadata?: { continue?: string };
-      };
-      return {
-        items: page.items ?? [],
-        ...(page.metadata?.continue && { continueToken: page.metadata.continue }),
-      };
-    });
+    const items = await this.#client.list(this.collectionPath(apiVersion, kind));
     // List items need not carry their type; the archive must.
     return items.map((o) => ({ ...o, apiVersion, kind }));
   }
@@ -121,34 +107,24 @@ export class MgmtKube {
     return this.list(`${k.group}/${k.storageVersion}`, k.kind);
   }
 
-  async get(r: ObjectRef): Promise<KubeObject | undefined> {
-    try {
-      return (await this.req.request('GET', this.objectPath(r))) as KubeObject;
-    } catch (err) {
-      if (isKubeApiError(err, 404)) return undefined;
-      throw err;
-    }
+  get(r: ObjectRef): Promise<KubeObject | undefined> {
+    return this.#client.get(this.objectPath(r));
   }
 
-  async mergePatch(r: ObjectRef, body: unknown): Promise<KubeObject> {
-    return (await this.req.request('PATCH', this.objectPath(r), { body, contentType: MERGE })) as KubeObject;
+  mergePatch(r: ObjectRef, body: unknown): Promise<KubeObject> {
+    return this.#client.mergePatch(this.objectPath(r), body);
   }
 
-  async create(o: KubeObject): Promise<KubeObject> {
-    const path = this.collectionPath(o.apiVersion, o.kind, o.metadata.namespace);
-    return (await this.req.request('POST', path, { body: o })) as KubeObject;
+  create(o: KubeObject): Promise<KubeObject> {
+    return this.#client.create(this.collectionPath(o.apiVersion, o.kind, o.metadata.namespace), o);
   }
 
-  async putStatus(o: KubeObject): Promise<KubeObject> {
-    return (await this.req.request('PUT', `${this.objectPath(refOf(o))}/status`, { body: o })) as KubeObject;
+  putStatus(o: KubeObject): Promise<KubeObject> {
+    return this.#client.replaceStatus(this.objectPath(refOf(o)), o);
   }
 
   async delete(r: ObjectRef): Promise<void> {
-    try {
-      await this.req.request('DELETE', this.objectPath(r));
-    } catch (err) {
-      if (!isKubeApiError(err, 404)) throw err;
-    }
+    await this.#client.delete(this.objectPath(r));
   }
 }
 

@@ -7,7 +7,6 @@
  */
 import { objectName } from '../capi/view.js';
 import { inputError } from '../errors.js';
-import { isKubeApiError } from '../ports/kube.js';
 import { decrypt } from './age.js';
 import { unpackArchive } from './archive.js';
 import { META } from './backup.js';

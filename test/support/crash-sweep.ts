@@ -670,7 +670,10 @@ class HarnessProbes {
     const runId = `crash-${randomUUID().slice(0, 8)}`;
     // An answer later than 2 s is an API error; on a machine measured k× slow, later than 2k s.
     const timeoutMs = scaled(2_000);
-    const requester = createRequester(loadKubeconfig(lab.lab.kubeconfigPath), { timeoutMs });
+    const requester = createRequester(loadKubeconfig(lab.lab.kubeconfigPath), {
+      timeoutMs,
+      keepAlive: false,
+    });
     const s = lab.lab.etcdClientSettings();
     this.#etcd = new EtcdProbeProcess({
       endpoints: s.endpoints,

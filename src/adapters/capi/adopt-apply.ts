@@ -9,10 +9,10 @@ import { type AdoptStep, describeStep, type PlannedStep, planAdoption } from '..
 import { PAUSED_ANNOTATION } from '../../capi/view.js';
 import { FerryError } from '../../errors.js';
 import type { CrdValidator } from '../../generate/schema/crd.js';
+import { isKubeApiError } from '../../ports/kube.js';
 import type { KubeObject } from '../../snapshot/model.js';
+import { KubeClient } from '../kube/client.js';
 import type { KubeRequester } from '../kube/request.js';
-
-const MERGE = 'application/merge-patch+json';
 
 interface Resource {
   group: string;
@@ -29,19 +29,18 @@ export interface AdoptResult {
   nothingToDo: boolean;
 }
 
-async function resources(req: KubeRequester): Promise<Map<string, Resource>> {
-  const list = (await req.request('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions')) as {
-    items?: {
-      spec: {
-        group: string;
-        scope: string;
-        names: { kind: string; plural: string };
-        versions: { name: string; storage?: boolean }[];
-      };
-    }[];
+interface CrdSpec {
+  spec: {
+    group: string;
+    scope: string;
+    names: { kind: string; plural: string };
+    versions: { name: string; storage?: boolean }[];
   };
+}
+
+async function resources(req: KubeClient): Promise<Map<string, Resource>> {
   const out = new Map<string, Resource>();
-  for (const c of list.items ?? []) {
+  for (const c of (await req.customResourceDefinitions()) as unknown as CrdSpec[]) {
     const storage = c.spec.versions.find((v) => v.storage)?.name ?? c.spec.versions[0]?.name ?? '';
     out.set(`${c.spec.group}|${c.spec.names.kind}`, {
       group: c.spec.group,
@@ -71,13 +70,8 @@ function pathOf(o: KubeObject, res: Map<string, Resource>, withName = true): str
     : `/apis/${group}/${version}/${r.plural}${name}`;
 }
 
-async function getOrNull(req: KubeRequester, path: string): Promise<KubeObject | null> {
-  try {
-    return (await req.request('GET', path)) as KubeObject;
-  } catch (err) {
-    if ((err as { status?: number }).status === 404) return null;
-    throw err;
-  }
+async function getOrNull(req: KubeClient, path: string): Promise<KubeObject | null> {
+  return (await req.get(path)) ?? null;
 }
 
 const ref = (kind: string, apiVersion: string, namespace: string, name: string): KubeObject => ({
@@ -88,10 +82,11 @@ const ref = (kind: string, apiVersion: string, namespace: string, name: string):
 
 /** What adoption would do now: the plan over the live state, every object to send checked against its CRD. */
 export async function inspectAdoption(
-  req: KubeRequester,
+  requester: KubeRequester,
   kit: KubeObject[],
   opts: { kubeadmMembersRemain: boolean; crds: CrdValidator },
 ): Promise<{ plan: PlannedStep[]; nothingToDo: boolean; res: Map<string, Resource> }> {
+  const req = KubeClient.of(requester);
   const res = await resources(req);
   const cluster = kit.find((o) => o.kind === 'Cluster');
   const ns = cluster?.metadata.namespace ?? 'default';
@@ -101,11 +96,13 @@ export async function inspectAdoption(
     const got = await getOrNull(req, pathOf(o, res));
     if (got) live.push({ ...got, apiVersion: o.apiVersion, kind: o.kind });
   }
-  const machines = (await getOrNull(
-    req,
-    pathOf(ref('Machine', 'cluster.x-k8s.io/v1beta2', ns, ''), res, false),
-  )) as unknown as { items?: KubeObject[] } | null;
-  for (const m of machines?.items ?? []) live.push({ ...m, kind: 'Machine' });
+  const machinesPath = pathOf(ref('Machine', 'cluster.x-k8s.io/v1beta2', ns, ''), res, false);
+  // A namespace not made yet may answer 404 where Kubernetes answers an empty list.
+  const machines = await req.list(machinesPath).catch((err: unknown) => {
+    if (isKubeApiError(err, 404)) return [];
+    throw err;
+  });
+  for (const m of machines) live.push({ ...m, kind: 'Machine' });
 
   const plan = planAdoption(kit, live, opts.kubeadmMembersRemain);
   if (plan.kind === 'refused') throw new FerryError('gate', plan.reason, { remediation: plan.remediation });
@@ -127,7 +124,7 @@ export async function inspectAdoption(
 }
 
 export async function adopt(
-  req: KubeRequester,
+  requester: KubeRequester,
   kit: KubeObject[],
   opts: {
     kubeadmMembersRemain: boolean;
@@ -136,6 +133,7 @@ export async function adopt(
     onStep?: (description: string) => void;
   },
 ): Promise<AdoptResult> {
+  const req = KubeClient.of(requester);
   const { plan, nothingToDo, res } = await inspectAdoption(req, kit, opts);
   const result: AdoptResult = { applied: [], alreadyDone: [], nothingToDo };
   for (const { step, done } of plan) {
@@ -151,7 +149,7 @@ export async function adopt(
 }
 
 async function run(
-  req: KubeRequester,
+  req: KubeClient,
   res: Map<string, Resource>,
   step: AdoptStep,
   kit: KubeObject[],
@@ -163,8 +161,10 @@ async function run(
     });
   switch (step.kind) {
     case 'namespace': {
-      await req.request('POST', '/api/v1/namespaces', {
-        body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: step.name } },
+      await req.create('/api/v1/namespaces', {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: step.name },
       });
       if (!(await getOrNull(req, `/api/v1/namespaces/${step.name}`)))
         throw fail('not there after creating it');
@@ -172,17 +172,14 @@ async function run(
     }
     case 'create': {
       const { status: _s, ...body } = step.object;
-      await req.request('POST', pathOf(step.object, res, false), { body });
+      await req.create(pathOf(step.object, res, false), body);
       if (!(await getOrNull(req, pathOf(step.object, res)))) throw fail('not there after creating it');
       return;
     }
     case 'tcp-bootstrapped': {
       const tcp = kit.find((o) => o.kind === 'TalosControlPlane')!;
       const path = pathOf(tcp, res);
-      await req.request('PATCH', `${path}/status`, {
-        body: { status: { bootstrapped: true } },
-        contentType: MERGE,
-      });
+      await req.mergePatchStatus(path, { status: { bootstrapped: true } });
       const got = await getOrNull(req, path);
       if (got?.status?.['bootstrapped'] !== true) throw fail('status.bootstrapped did not read back true');
       return;
@@ -199,10 +196,7 @@ async function run(
       };
       for (const name of step.secrets) {
         const path = `/api/v1/namespaces/${step.namespace}/secrets/${encodeURIComponent(name)}`;
-        await req.request('PATCH', path, {
-          body: { metadata: { ownerReferences: [owner] } },
-          contentType: MERGE,
-        });
+        await req.mergePatch(path, { metadata: { ownerReferences: [owner] } });
         const got = await getOrNull(req, path);
         if (!got?.metadata.ownerReferences?.some((r) => r.uid === owner.uid))
           throw fail(`Secret ${name} has no ownerRef to the Cluster`);
@@ -212,17 +206,14 @@ async function run(
     case 'unpause-cluster': {
       const cluster = kit.find((o) => o.kind === 'Cluster')!;
       const path = pathOf(cluster, res);
-      await req.request('PATCH', path, { body: { spec: { paused: false } }, contentType: MERGE });
+      await req.mergePatch(path, { spec: { paused: false } });
       if ((await getOrNull(req, path))?.spec?.['paused'] === true) throw fail('still paused');
       return;
     }
     case 'unpause-tcp': {
       const tcp = kit.find((o) => o.kind === 'TalosControlPlane')!;
       const path = pathOf(tcp, res);
-      await req.request('PATCH', path, {
-        body: { metadata: { annotations: { [PAUSED_ANNOTATION]: null } } },
-        contentType: MERGE,
-      });
+      await req.mergePatch(path, { metadata: { annotations: { [PAUSED_ANNOTATION]: null } } });
       if ((await getOrNull(req, path))?.metadata.annotations?.[PAUSED_ANNOTATION] !== undefined)
         throw fail('still paused');
       return;

@@ -9,9 +9,9 @@ import { CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, isPaused, PAUSED_ANNOTATION } 
 import type { CapiNames } from '../../kit/capi-names.js';
 import type { ControlPlaneView } from '../../ports/run.js';
 import type { KubeObject } from '../../snapshot/model.js';
+import { KubeClient } from '../kube/client.js';
 import type { KubeRequester } from '../kube/request.js';
 
-const MERGE = 'application/merge-patch+json';
 export const DEPLOYMENT_NAME_LABEL = 'cluster.x-k8s.io/deployment-name';
 
 export interface MgmtApiOptions {
@@ -25,13 +25,13 @@ const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
 
 export class MgmtApi {
   readonly names: CapiNames;
-  readonly #req: KubeRequester;
+  readonly #client: KubeClient;
   readonly #cluster: string;
   readonly #tcp: string;
   readonly #capi: string;
 
   constructor(o: MgmtApiOptions) {
-    this.#req = o.req;
+    this.#client = KubeClient.of(o.req);
     this.names = o.names;
     const ns = encodeURIComponent(o.names.namespace);
     this.#cluster = `/apis/${o.versions?.cluster ?? 'cluster.x-k8s.io/v1beta2'}/namespaces/${ns}/clusters/${encodeURIComponent(o.names.cluster)}`;
@@ -54,17 +54,12 @@ export class MgmtApi {
     });
   }
 
-  async #get(path: string): Promise<KubeObject | undefined> {
-    try {
-      return (await this.#req.request('GET', path)) as KubeObject;
-    } catch (err) {
-      if ((err as { status?: number }).status === 404) return undefined;
-      throw err;
-    }
+  #get(path: string): Promise<KubeObject | undefined> {
+    return this.#client.get(path);
   }
 
   async #patch(path: string, body: unknown): Promise<void> {
-    await this.#req.request('PATCH', path, { body, contentType: MERGE });
+    await this.#client.mergePatch(path, body);
   }
 
   async controlPlane(): Promise<ControlPlaneView | undefined> {
@@ -113,19 +108,13 @@ export class MgmtApi {
     return this.#get(this.#path(apiVersion, kind, name));
   }
 
-  async create(obj: KubeObject): Promise<KubeObject> {
-    return (await this.#req.request('POST', this.#path(obj.apiVersion, obj.kind), {
-      body: obj,
-    })) as KubeObject;
+  create(obj: KubeObject): Promise<KubeObject> {
+    return this.#client.create(this.#path(obj.apiVersion, obj.kind), obj);
   }
 
   /** Deletes a namespaced object of the cluster's namespace; an absent one is no error. */
   async delete(obj: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>): Promise<void> {
-    try {
-      await this.#req.request('DELETE', this.#path(obj.apiVersion, obj.kind, obj.metadata.name));
-    } catch (err) {
-      if ((err as { status?: number }).status !== 404) throw err;
-    }
+    await this.#client.delete(this.#path(obj.apiVersion, obj.kind, obj.metadata.name));
   }
 
   pauseControlPlane(): Promise<void> {
@@ -160,10 +149,7 @@ export class MgmtApi {
       'controlPlane' in of
         ? `${CLUSTER_NAME_LABEL}=${this.names.cluster},${CONTROL_PLANE_LABEL}`
         : `${CLUSTER_NAME_LABEL}=${this.names.cluster},${DEPLOYMENT_NAME_LABEL}=${of.machineDeployment}`;
-    const list = (await this.#req.request('GET', `${this.#capi}/machines`, {
-      query: { labelSelector: selector },
-    })) as { items?: KubeObject[] };
-    return list.items ?? [];
+    return this.#client.list(`${this.#capi}/machines`, { query: { labelSelector: selector } });
   }
 }
 

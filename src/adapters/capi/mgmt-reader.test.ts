@@ -20,7 +20,7 @@ import { bootstrapSplitBrain } from '../../audit/rules/capi.js';
 import { makeContext } from '../../audit/testing.js';
 import { type LabApiFixture, startLabApi, writeAdminKubeconfig } from '../../lab/apiserver/testing.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
-import { createTransport, type Transport } from '../kube/transport.js';
+import { createRequester, type KubeRequester } from '../kube/request.js';
 import { readMgmt, readMgmtFromKubeconfig } from './mgmt-reader.js';
 
 const SPECS = new URL('../../../schemas/capi', import.meta.url);
@@ -167,13 +167,14 @@ describe('readMgmt on the lab API server', () => {
         },
       });
     const loaded = loadKubeconfig(join(dir, 'mgmt.conf'));
-    const inner = createTransport(loaded);
+    const inner = createRequester(loaded);
     const pages: { path: string; limit: unknown; items: number }[] = [];
-    const t: Transport = {
+    const t: KubeRequester = {
       address: inner.address,
-      getJson: async (path, query) => {
-        const body = (await inner.getJson(path, query)) as { items?: unknown[] };
-        pages.push({ path, limit: query?.['limit'], items: body.items?.length ?? 0 });
+      server: inner.server,
+      request: async (method, path, opts) => {
+        const body = (await inner.request(method, path, opts)) as { items?: unknown[] };
+        pages.push({ path, limit: opts?.query?.['limit'], items: body.items?.length ?? 0 });
         return body;
       },
     };

@@ -10,36 +10,21 @@ import { FerryError } from '../../errors.js';
 import { crdSummary, isCapiGroup, mgmtSnapshot } from '../../snapshot/mgmt.js';
 import type { KubeObject, MgmtSnapshot } from '../../snapshot/model.js';
 import { requireFileSync } from '../../util/input-file.js';
+import { CRD_PATH, KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
-import { listAll } from '../kube/paginate.js';
-import { createTransport, type Transport } from '../kube/transport.js';
-
-interface List {
-  items?: Record<string, unknown>[];
-  metadata?: { continue?: string };
-}
+import { createRequester, type KubeRequester } from '../kube/request.js';
 
 /** Objects per list request: a management cluster of many clusters is read in pages, not one answer. */
 export const MGMT_PAGE_SIZE = 500;
 
 async function list(
-  t: Transport,
+  t: KubeClient,
   path: string,
   what: string,
   pageSize: number,
 ): Promise<Record<string, unknown>[]> {
   try {
-    const { items } = await listAll(
-      async (token, limit) => {
-        const page = (await t.getJson(path, { limit, continue: token })) as List;
-        return {
-          items: (page.items ?? []) as unknown as KubeObject[],
-          ...(page.metadata?.continue && { continueToken: page.metadata.continue }),
-        };
-      },
-      { pageSize },
-    );
-    return items as unknown as Record<string, unknown>[];
+    return (await t.list(path, { pageSize })) as unknown as Record<string, unknown>[];
   } catch (cause) {
     throw new FerryError(
       'unreachable',
@@ -53,21 +38,15 @@ async function list(
   }
 }
 
-/** Every Cluster API object, CRDs and Secrets of the management cluster behind `t`. */
+/** Every Cluster API object, CRDs and Secrets of the management cluster behind `req`. */
 export async function readMgmt(
-  t: Transport,
+  req: KubeRequester,
   server: string,
   opts: { pageSize?: number } = {},
 ): Promise<MgmtSnapshot> {
+  const t = KubeClient.of(req);
   const pageSize = opts.pageSize ?? MGMT_PAGE_SIZE;
-  const crds = (
-    await list(
-      t,
-      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
-      'CustomResourceDefinitions',
-      pageSize,
-    )
-  )
+  const crds = (await list(t, CRD_PATH, 'CustomResourceDefinitions', pageSize))
     .map((c) => ({ raw: c, summary: crdSummary(c) }))
     .filter((c) => c.summary && isCapiGroup(c.summary.group));
   const items: KubeObject[] = crds.map(
@@ -111,5 +90,9 @@ export async function readMgmtFromKubeconfig(file: string, context?: string): Pr
     provide: 'pass --mgmt-kubeconfig the kubeconfig of the Cluster API management cluster',
   });
   const loaded = loadKubeconfig(file, context);
-  return readMgmt(createTransport(loaded), loaded.server);
+  // The collection's deadlines (adapters/kube/reader.ts): a list of many clusters is slow, not dead.
+  return readMgmt(
+    createRequester(loaded, { connectTimeoutMs: 5_000, idleTimeoutMs: 30_000, timeoutMs: 120_000 }),
+    loaded.server,
+  );
 }

@@ -16,8 +16,14 @@ import type {
 } from '../../ports/run.js';
 import { pinnedNodes } from '../../util/node-pins.js';
 import { loadKubeconfig } from './kubeconfig.js';
-import { createRequester, KubeRequestError, type KubeRequester, type RequestOptions } from './request.js';
-import { KubeNetworkError } from './transport.js';
+import {
+  createRequester,
+  KubeNetworkError,
+  KubeRequestError,
+  type KubeRequester,
+  MERGE_PATCH,
+  type RequestOptions,
+} from './request.js';
 
 const TRANSIENT_STATUS = new Set([500, 502, 503, 504]);
 const TRANSIENT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE']);
@@ -250,7 +256,7 @@ export class KubeAdmin implements KubeAdminPort {
   async setUnschedulable(name: string, unschedulable: boolean): Promise<void> {
     await this.#call('PATCH', `/api/v1/nodes/${enc(name)}`, {
       body: { spec: { unschedulable: unschedulable ? true : null } },
-      contentType: 'application/merge-patch+json',
+      contentType: MERGE_PATCH,
     });
   }
 
@@ -274,7 +280,7 @@ export class KubeAdmin implements KubeAdminPort {
     // The scale subresource: what `kubectl scale` uses, and all an HPA-managed workload allows.
     await this.#call('PATCH', `/apis/apps/v1/namespaces/${enc(namespace)}/${plural}/${enc(name)}/scale`, {
       body: { spec: { replicas } },
-      contentType: 'application/merge-patch+json',
+      contentType: MERGE_PATCH,
     });
   }
 

@@ -1,5 +1,5 @@
 /**
- * KubeReader implemented over a kubeconfig (client-node) and ferry's own HTTP transport.
+ * KubeReader implemented over a kubeconfig (client-node) and ferry's one requester (request.ts).
  */
 
 import { isKubeApiError, type KubeReader, type ListOptions, type ServerVersion } from '../../ports/kube.js';
@@ -7,10 +7,16 @@ import { apiVersionOf, RESOURCE_TYPES, type ResourceKind, resourcePath } from '.
 import type { KubeObject } from '../../snapshot/model.js';
 import { loadKubeconfig } from './kubeconfig.js';
 import { listAll } from './paginate.js';
-import { createTransport, KubeNetworkError, type Transport, type TransportOptions } from './transport.js';
+import { createRequester, KubeNetworkError, type KubeRequester } from './request.js';
 
-export interface KubeReaderOptions extends TransportOptions {
+export interface KubeReaderOptions {
   kubeconfig: string;
+  /** Connecting and the TLS handshake must finish within this. Default 5 s. */
+  connectTimeoutMs?: number;
+  /** A silent connection (no bytes either way) fails after this. Default 30 s. */
+  idleTimeoutMs?: number;
+  /** Whole request, headers to last byte. Default 120 s (a 500-pod page is well under a second). */
+  requestTimeoutMs?: number;
   context?: string;
   /** Attempts per request for transient answers (429, 5xx, connection reset or refused). Default 5. */
   attempts?: number;
@@ -18,8 +24,12 @@ export interface KubeReaderOptions extends TransportOptions {
 
 export function createKubeReader(opts: KubeReaderOptions): KubeReader {
   const loaded = loadKubeconfig(opts.kubeconfig, opts.context);
-  const transport = createTransport(loaded, opts);
-  return readerOver(transport, {
+  const requester = createRequester(loaded, {
+    connectTimeoutMs: opts.connectTimeoutMs ?? 5_000,
+    idleTimeoutMs: opts.idleTimeoutMs ?? 30_000,
+    timeoutMs: opts.requestTimeoutMs ?? 120_000,
+  });
+  return readerOver(requester, {
     server: loaded.server,
     context: loaded.context,
     attempts: opts.attempts ?? 5,
@@ -27,14 +37,14 @@ export function createKubeReader(opts: KubeReaderOptions): KubeReader {
 }
 
 export function readerOver(
-  transport: Transport,
+  requester: KubeRequester,
   meta: { server: string; context: string; attempts: number },
 ): KubeReader {
   const get = (
     path: string,
     query?: Record<string, string | number | undefined>,
     onRetry?: (message: string) => void,
-  ) => withRetries(() => transport.getJson(path, query), meta.attempts, onRetry);
+  ) => withRetries(() => requester.request('GET', path, query ? { query } : {}), meta.attempts, onRetry);
 
   return {
     server: meta.server,
@@ -42,10 +52,10 @@ export function readerOver(
 
     async version(): Promise<ServerVersion> {
       // No retries: this is the reachability probe and must fail fast.
-      const v = (await transport.getJson('/version')) as Partial<ServerVersion>;
+      const v = (await requester.request('GET', '/version')) as Partial<ServerVersion>;
       if (typeof v?.gitVersion !== 'string') {
         throw new Error(
-          `${transport.address} GET /version: no gitVersion in the answer; is this a Kubernetes API server?`,
+          `${requester.address} GET /version: no gitVersion in the answer; is this a Kubernetes API server?`,
         );
       }
       return v as ServerVersion;

@@ -99,7 +99,7 @@ describe('API probes through a lab API server', () => {
       context: kc.getCurrentContext(),
       server: lab.server.url,
     };
-    const requester = createRequester(loaded);
+    const requester = createRequester(loaded, { keepAlive: false });
     const ready = readyzProbe({ requester, intervalMs: 20, timeoutMs: 1_000 });
     const write = writeReadProbe({ requester, intervalMs: 20, timeoutMs: 1_000, runId: 'ABCDEF123456' });
     try {

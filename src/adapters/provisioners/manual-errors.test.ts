@@ -23,7 +23,7 @@ import type { ActionContext, ProvisionRequest } from '../../ports/run.js';
 import { errorChain } from '../errors.js';
 import { EtcdAdmin } from '../etcd/admin.js';
 import { KubeAdmin } from '../kube/admin.js';
-import { KubeNetworkError } from '../kube/transport.js';
+import { KubeNetworkError } from '../kube/request.js';
 import { ManualProvisioner } from './manual.js';
 
 let dir: string;
