@@ -15,7 +15,7 @@ import type { LoadedKubeconfig } from '../kube/kubeconfig.js';
 import { createRequester } from '../kube/request.js';
 import { adopt } from './adopt-apply.js';
 
-const SPECS = new URL('../../../schemas/capi', import.meta.url);
+const SPECS = new URL('../../../schemas/capi/', import.meta.url);
 const crds = CrdValidator.fromSchemas();
 let lab: LabApiFixture;
 let loaded: LoadedKubeconfig;

@@ -23,7 +23,7 @@ import { loadKubeconfig } from '../kube/kubeconfig.js';
 import { createRequester, type KubeRequester } from '../kube/request.js';
 import { readMgmt, readMgmtFromKubeconfig } from './mgmt-reader.js';
 
-const SPECS = new URL('../../../schemas/capi', import.meta.url);
+const SPECS = new URL('../../../schemas/capi/', import.meta.url);
 let lab: LabApiFixture;
 let dir: string;
 
