@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { measureSlowness } from './test/support/slowness.js';
+import { measureSlowness } from './src/util/testing-slowness.js';
 
 // Hang guards scale with the machine's speed at the start of the run (test/support/slowness.ts);
 // the workers inherit the factor.

@@ -25,7 +25,7 @@ import {
   renderTable,
   startSweepLab,
   sweepRows,
-} from '../test/support/crash-sweep.js';
+} from '../src/run/testing-crash-sweep.js';
 
 const { values } = parseArgs({
   options: {

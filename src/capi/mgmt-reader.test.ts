@@ -15,11 +15,11 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { labCluster } from '../../test/facts/builders.js';
 import { loadKubeconfig } from '../adapters/kube/kubeconfig.js';
 import { createTransport, type Transport } from '../adapters/kube/transport.js';
 import { bootstrapSplitBrain } from '../audit/rules/capi.js';
 import { makeContext } from '../audit/testing.js';
+import { labCluster } from '../facts/testing-builders.js';
 import { type LabApiFixture, startLabApi, writeAdminKubeconfig } from '../lab/apiserver/testing.js';
 import { readMgmt, readMgmtFromKubeconfig } from './mgmt-reader.js';
 
@@ -129,7 +129,7 @@ describe('readMgmt on the lab API server', () => {
   });
 
   it('ferry snapshot --from DIR --mgmt-kubeconfig K writes the mgmt part, and audit reads it back', async () => {
-    const { makeFilesCluster } = await import('../../test/fixtures/files-cluster.js');
+    const { makeFilesCluster } = await import('../snapshot/testing-files-cluster.js');
     const { memoryIo } = await import('../cli/io.js');
     const { runCli } = await import('../cli/run-cli.js');
     const { readSavedSnapshot } = await import('../snapshot/store.js');

@@ -3,8 +3,9 @@
  * capi/cluster.yaml and capi/secrets.yaml carry them), without building a PKI: the Secrets hold
  * placeholder values. For the adoption tests.
  */
-import { labCluster } from '../../test/facts/builders.js';
+
 import { deriveFacts } from '../facts/derive.js';
+import { labCluster } from '../facts/testing-builders.js';
 import { capiObjects } from '../generate/capi/objects.js';
 import { proxmoxInfra } from '../generate/capi/proxmox.js';
 import { deriveTalosValues } from '../generate/talos/values.js';

@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scaled } from '../../test/support/slowness.js';
 import { remoteLabControl } from '../adapters/provisioners/lab-control.js';
 import { missingReason } from '../lab/etcd/binaries.js';
 import { isAlive, parsePidRecord } from '../lab/etcd/process.js';
 import { type LabState, readLabState, stopLab } from '../lab/state.js';
+import { scaled } from '../util/testing-slowness.js';
 import { memoryIo } from './io.js';
 import { runCli } from './run-cli.js';
 

@@ -13,16 +13,16 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { exampleSnapshot } from '../../test/support/example.js';
-import { inputsFor } from '../../test/support/example-plan.js';
 import { standInControllers, startTestMgmt, type TestMgmt } from '../adapters/capi/testing-mgmt.js';
 import { adopt } from '../capi/adopt-apply.js';
 import { CrdValidator } from '../generate/schema/crd.js';
 import type { KitSummary } from '../kit/read.js';
 import { writeAdminKubeconfig } from '../lab/apiserver/testing.js';
 import { installLabCapiCrds } from '../lab/capi/crds.js';
+import { exampleSnapshot } from '../snapshot/testing-example.js';
 import { buildPlan } from './build.js';
 import { allSteps, type Plan, type Step } from './model.js';
+import { inputsFor } from './testing-example.js';
 
 const run = promisify(execFile);
 const kubectlMissing = await run('kubectl', ['version', '--client']).then(

@@ -3,11 +3,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { crashRun, disposeAllCrashLabs } from '../../test/support/crash-sweep.js';
-import { scaled } from '../../test/support/slowness.js';
 import { missingReason } from '../lab/etcd/binaries.js';
 import { disposeAllLabs } from '../lab/etcd/cluster.js';
 import type { StepKind } from '../plan/model.js';
+import { scaled } from '../util/testing-slowness.js';
+import { crashRun, disposeAllCrashLabs } from './testing-crash-sweep.js';
 
 // The crash sweep's CI sample (scripts/crash-sweep.ts runs every kind): one lab on 127.0.51.x, the
 // run SIGKILLed in the middle of a step of three kinds of different shapes, resumed to the end.

@@ -7,7 +7,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { until } from '../../test/support/until.js';
 import { KubeAdmin } from '../adapters/kube/admin.js';
 import type { FerryError } from '../errors.js';
 import { issueClientCert } from '../lab/apiserver/credentials.js';
@@ -16,6 +15,7 @@ import type { KObj } from '../lab/apiserver/object.js';
 import { type LabApiFixture, startLabApi } from '../lab/apiserver/testing.js';
 import { LabKubeClient } from '../lab/nodes/client.js';
 import { LabNodesController } from '../lab/nodes/controller.js';
+import { until } from '../util/testing-until.js';
 import { type DrainEvent, type DrainNodesOptions, drainNodes } from './drain-nodes.js';
 
 // Subnet 127.0.110.x belongs to this file (the drain's real-server tests use 127.0.110–119).

@@ -13,8 +13,6 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { ChildConfig } from '../../test/support/drain-batch-child.js';
-import { until } from '../../test/support/until.js';
 import { issueClientCert } from '../lab/apiserver/credentials.js';
 import { EvictionLog } from '../lab/apiserver/eviction-log.js';
 import type { KObj } from '../lab/apiserver/object.js';
@@ -22,13 +20,15 @@ import { type LabApiFixture, startLabApi } from '../lab/apiserver/testing.js';
 import { LabKubeClient } from '../lab/nodes/client.js';
 import { LabNodesController } from '../lab/nodes/controller.js';
 import { NORMAL } from '../lab/nodes/world.js';
+import { until } from '../util/testing-until.js';
 import type { DrainEvent } from './drain-nodes.js';
 import { Journal } from './journal.js';
+import type { ChildConfig } from './testing-drain-batch-child.js';
 
 // Subnet 127.0.111.x belongs to this file (the drain's real-server tests use 127.0.110–119).
 const HOST = '127.0.111.1';
 const REPO = resolve(import.meta.dirname, '..', '..');
-const CHILD = join(REPO, 'test', 'support', 'drain-batch-child.ts');
+const CHILD = join(REPO, 'src', 'run', 'testing-drain-batch-child.ts');
 const BATCH = ['k1', 'k2'];
 
 let lab: LabApiFixture;

@@ -2,12 +2,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { CrashLab, disposeAllCrashLabs, pinnedDeployment } from '../../test/support/crash-sweep.js';
 import { missingReason } from '../lab/etcd/binaries.js';
 import { disposeAllLabs } from '../lab/etcd/cluster.js';
 import { apiPath } from '../lab/nodes/world.js';
 import { allSteps } from '../plan/model.js';
 import { Journal, journalPathFor } from './journal.js';
+import { CrashLab, disposeAllCrashLabs, pinnedDeployment } from './testing-crash-sweep.js';
 
 // SIGKILL the `ferry run` process at three moments and resume it each time. The lab lives in this
 // process (subnet 127.0.45.x), the run in a child driving it over the lab control socket

@@ -8,12 +8,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { scaled } from '../../test/support/slowness.js';
 import { KubeAdmin } from '../adapters/kube/admin.js';
 import { loadKubeconfig } from '../adapters/kube/kubeconfig.js';
 import { createRequester } from '../adapters/kube/request.js';
 import { missingReason } from '../lab/etcd/binaries.js';
 import { disposeAllLabs } from '../lab/etcd/cluster.js';
+import { scaled } from '../util/testing-slowness.js';
 import { rehearse } from './rehearse.js';
 
 afterAll(async () => {

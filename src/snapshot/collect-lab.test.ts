@@ -11,17 +11,17 @@ import { X509Certificate } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  type LabFilesCluster,
-  OPAQUE_SECRET_VALUE,
-  startLabFilesCluster,
-} from '../../test/support/lab-files-cluster.js';
 import { resourcePath } from '../adapters/kube/kinds.js';
 import { memoryIo } from '../cli/io.js';
 import { runCli } from '../cli/run-cli.js';
 import { deriveFacts } from '../facts/derive.js';
 import type { Fact } from '../facts/model.js';
 import { versionInfo } from '../lab/apiserver/discovery.js';
+import {
+  type LabFilesCluster,
+  OPAQUE_SECRET_VALUE,
+  startLabFilesCluster,
+} from '../lab/testing-files-cluster.js';
 import type { CollectDeps } from './collect.js';
 import { describeSource, type KubeObject, RESOURCE_KEYS, type Snapshot } from './model.js';
 import { readSavedSnapshot } from './store.js';

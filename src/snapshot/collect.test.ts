@@ -1,9 +1,9 @@
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeCluster, startFakeCluster } from '../../test/support/fake-cluster.js';
 import type { EtcdReader } from '../adapters/etcd/port.js';
 import { KubeApiError, type KubeReader } from '../adapters/kube/port.js';
 import { createKubeReader } from '../adapters/kube/reader.js';
+import { type FakeCluster, startFakeCluster } from '../adapters/kube/testing-fake-cluster.js';
 import { FerryError } from '../errors.js';
 import { bootstrapTokenSecretWithoutSecret, type CollectEvent, collectSnapshot } from './collect.js';
 import type { Snapshot } from './model.js';

@@ -6,12 +6,12 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { copyExample, type ExampleCopy, loadError } from '../../test/support/example-copy.js';
 import { memoryIo } from '../cli/io.js';
 import { runCli } from '../cli/run-cli.js';
 import type { FerryError } from '../errors.js';
 import { loadSnapshot } from './load.js';
 import { saveSnapshot } from './store.js';
+import { copyExample, type ExampleCopy, loadError } from './testing-example-copy.js';
 
 let ex: ExampleCopy;
 beforeEach(async () => {

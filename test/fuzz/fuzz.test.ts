@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scaled } from '../support/slowness.js';
+import { scaled } from '../../src/util/testing-slowness.js';
 import { type Bases, buildBases } from './bases.js';
 import { type Category, type CommandId, fuzzCases, writeCase } from './cases.js';
 import { caseDirName, caseSecrets, headline, type Outcome, runCase, treeChanges, treeOf } from './harness.js';

@@ -1,11 +1,11 @@
 import { type AddressInfo, createServer } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { until } from '../../../test/support/until.js';
 import { startLabApi } from '../../lab/apiserver/testing.js';
 import { missingReason } from '../../lab/etcd/binaries.js';
 import { disposeAllLabs, withEtcdLab } from '../../lab/etcd/cluster.js';
 import type { ProbeSample } from '../../run/ports.js';
+import { until } from '../../util/testing-until.js';
 import { EtcdAdmin, readTls } from '../etcd/admin.js';
 import type { LoadedKubeconfig } from '../kube/kubeconfig.js';
 import { createRequester } from '../kube/request.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { externalEtcdSnapshot } from '../../../test/fixtures/external-etcd.js';
-import { exampleSnapshot } from '../../../test/support/example.js';
 import { planControlPlaneHostnames, reservedNames } from '../../facts/hostnames.js';
+import { exampleSnapshot } from '../../snapshot/testing-example.js';
+import { externalEtcdSnapshot } from '../../snapshot/testing-external-etcd.js';
 import { runAudit } from '../engine.js';
 import {
   dbSize,

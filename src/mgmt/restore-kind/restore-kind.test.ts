@@ -14,7 +14,6 @@ import { join, resolve } from 'node:path';
 import { CreateBucketCommand, PutBucketVersioningCommand, S3Client } from '@aws-sdk/client-s3';
 import { generateIdentity, identityToRecipient } from 'age-encryption';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixture, type Rule, Standins } from '../../../test/mgmt/standins.js';
 import { memoryIo } from '../../cli/io.js';
 import { runCli } from '../../cli/run-cli.js';
 import { MemoryStore } from '../../lab/apiserver/memory-store.js';
@@ -28,6 +27,7 @@ import { parseS3Url, type S3Settings } from '../s3-config.js';
 import { openBackupStore } from '../s3-store.js';
 import { installCapiCrds, labKube, seedCluster, seedProviders } from '../testing-fleet.js';
 import { type Moto, startMoto } from '../testing-moto.js';
+import { fixture, type Rule, Standins } from '../tools/testing-standins.js';
 
 const REPO = resolve(import.meta.dirname, '..', '..', '..');
 const slowness = Number(process.env['FERRY_TEST_SLOWNESS'] ?? '1');

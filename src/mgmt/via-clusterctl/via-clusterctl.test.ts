@@ -13,7 +13,6 @@ import { dirname, join } from 'node:path';
 import { CreateBucketCommand, PutBucketVersioningCommand, S3Client } from '@aws-sdk/client-s3';
 import { generateIdentity, identityToRecipient } from 'age-encryption';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Rule, Standins } from '../../../test/mgmt/standins.js';
 import { memoryIo } from '../../cli/io.js';
 import { runCli } from '../../cli/run-cli.js';
 import { type LabApiFixture, startLabApi, writeAdminKubeconfig } from '../../lab/apiserver/testing.js';
@@ -25,6 +24,7 @@ import { parseS3Url, type S3Settings } from '../s3-config.js';
 import { openBackupStore } from '../s3-store.js';
 import { installCapiCrds, labKube, seedCluster, seedProviders } from '../testing-fleet.js';
 import { type Moto, startMoto } from '../testing-moto.js';
+import { type Rule, Standins } from '../tools/testing-standins.js';
 
 const ACCESS_KEY = 'AKIAVIACLUSTERCTL001';
 const SECRET_KEY = 'via-clusterctl-s3-secret-0a9b8c7d';

@@ -7,14 +7,14 @@
  * differ, waits for ready, and stops naming a member removed in its settle window, pausing again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exampleSnapshot } from '../../../test/support/example.js';
-import { inputsFor } from '../../../test/support/example-plan.js';
 import { ManagementCluster } from '../../adapters/capi/management.js';
 import { startTestMgmt, TestEtcd, type TestMgmt } from '../../adapters/capi/testing-mgmt.js';
 import type { FerryError } from '../../errors.js';
 import { CrdValidator } from '../../generate/schema/crd.js';
 import { buildPlan } from '../../plan/build.js';
 import { allSteps, type Plan, type StepOf } from '../../plan/model.js';
+import { inputsFor } from '../../plan/testing-example.js';
+import { exampleSnapshot } from '../../snapshot/testing-example.js';
 import type { RunDeps } from '../deps.js';
 import type { StepContext } from './context.js';
 import { HANDLERS } from './index.js';
