@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 import { measureSlowness } from './src/util/testing-slowness.js';
 
-// Hang guards scale with the machine's speed at the start of the run (test/support/slowness.ts);
+// Hang guards scale with the machine's speed at the start of the run (src/util/testing-slowness.ts);
 // the workers inherit the factor.
 const slowness = measureSlowness();
 process.env.FERRY_TEST_SLOWNESS = String(slowness);

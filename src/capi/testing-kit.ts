@@ -1,5 +1,5 @@
 /**
- * Test support: the Cluster API objects a capi kit holds for test/facts labCluster (as
+ * Test support: the Cluster API objects a capi kit holds for src/facts/testing-builders.ts labCluster (as
  * capi/cluster.yaml and capi/secrets.yaml carry them), without building a PKI: the Secrets hold
  * placeholder values. For the adoption tests.
  */

@@ -165,7 +165,7 @@ describe('etcd facts', () => {
   });
 });
 
-describe('etcd facts of an external etcd (test/fixtures/external-etcd)', () => {
+describe('etcd facts of an external etcd (src/snapshot/fixtures/external-etcd)', () => {
   it('topology external from every apiserver and kubeadm-config; the members are seen, on no Node', async () => {
     const e = deriveFacts(await externalEtcdSnapshot()).etcd;
     expect(e.topology.value).toEqual({

@@ -2,7 +2,7 @@
  * SIGKILL in the middle of a worker batch's drain, then --resume: the batch completes, no pod is
  * evicted twice, and no node is decommissioned while it still holds a pod that is not a DaemonSet's.
  * The lab API server and the lab nodes controller live in this process; the run is a child process
- * (test/support/drain-batch-child.ts: the production orchestrator, journal and KubeAdmin on a
+ * (src/run/testing-drain-batch-child.ts: the production orchestrator, journal and KubeAdmin on a
  * plan of cordon → drain-batch → decommission made by the plan's own builders).
  */
 import { type ChildProcess, spawn } from 'node:child_process';

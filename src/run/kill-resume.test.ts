@@ -11,7 +11,7 @@ import { CrashLab, disposeAllCrashLabs, pinnedDeployment } from './testing-crash
 
 // SIGKILL the `ferry run` process at three moments and resume it each time. The lab lives in this
 // process (subnet 127.0.45.x), the run in a child driving it over the lab control socket
-// (test/support/crash-sweep.ts: CrashLab, shared with the crash sweep).
+// (src/run/testing-crash-sweep.ts: CrashLab, shared with the crash sweep).
 afterAll(async () => {
   await disposeAllCrashLabs();
   await disposeAllLabs();

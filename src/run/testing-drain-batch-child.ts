@@ -6,7 +6,7 @@
  * decommission to a file, with the evictable pods the node still held at that moment.
  *
  * Test-only: nothing under src/ imports this file.
- *   node --import tsx test/support/drain-batch-child.ts CONFIG.json
+ *   node --import tsx src/run/testing-drain-batch-child.ts CONFIG.json
  */
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { KubeAdmin } from '../adapters/kube/admin.js';

@@ -1,5 +1,5 @@
 /**
- * A small HTTPS server that replays recorded Kubernetes API responses (test/fixtures/kube-api),
+ * A small HTTPS server that replays recorded Kubernetes API responses (src/adapters/kube/fixtures/kube-api),
  * with client-certificate authentication like a kubeadm apiserver. Deliberately dumb: the lab API
  * server replaces it for anything with semantics.
  */

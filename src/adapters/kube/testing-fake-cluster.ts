@@ -1,5 +1,5 @@
 /**
- * The recorded cluster of test/fixtures/kube-api, served for real: an HTTPS API server with
+ * The recorded cluster of src/adapters/kube/fixtures/kube-api, served for real: an HTTPS API server with
  * client-certificate auth, a second TLS server standing for control plane cp1's apiserver, a
  * closed port for cp2's, and an admin kubeconfig in a temp dir.
  */

@@ -422,7 +422,7 @@ describe('the example cluster (trap 16: etcd 3.5.16)', () => {
   });
 });
 
-describe('external etcd (test/fixtures/external-etcd)', () => {
+describe('external etcd (src/snapshot/fixtures/external-etcd)', () => {
   const external3 = async () => contextOf(await externalEtcdSnapshot());
 
   it('etcd.external is one blocker that names the servers, the members and what to do', async () => {

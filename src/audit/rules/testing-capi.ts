@@ -1,5 +1,5 @@
 /**
- * What the capi.* rule tests share: the hazard fixture test/fixtures/mgmt-hazards, a snapshot with
+ * What the capi.* rule tests share: the hazard fixture src/snapshot/fixtures/mgmt-hazards, a snapshot with
  * a management cluster, and the management cluster as ferry's kit leaves it after adoption.
  */
 import { join } from 'node:path';

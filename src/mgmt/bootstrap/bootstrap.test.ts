@@ -12,7 +12,7 @@ import { GOOD_TEMPLATE, startProxmox } from './testing-proxmox-server.js';
 import { happyRules, KUBECONFIG_KEY, TALOS_KEY, TOKEN_SECRET, writeConfig } from './testing-scenario.js';
 
 // Contract tests: the production adapter runs stand-in kind/clusterctl/kubectl/helm/docker found on
-// PATH (test/mgmt/standin.mjs), which record every call and play recorded outputs.
+// PATH (src/mgmt/tools/testing-standin.mjs), which record every call and play recorded outputs.
 let dir: string;
 let tools: Standins;
 beforeEach(() => {

@@ -1,6 +1,6 @@
 /**
  * `ferry mgmt restore` into kind through the CLI, with stand-in kind/clusterctl/kubectl/docker on
- * PATH (test/mgmt/standin.mjs) and a lab API server playing the kind cluster: the kind stand-in
+ * PATH (src/mgmt/tools/testing-standin.mjs) and a lab API server playing the kind cluster: the kind stand-in
  * writes a kubeconfig pointing at it, and the lab serves the CAPI CRDs and the clusterctl inventory
  * that `clusterctl init` would have installed. The backup comes from a source lab through moto.
  * Loopback subnets: source lab 127.0.184.1, kind lab 127.0.185.1, kind lab of the kill test

@@ -1,5 +1,5 @@
 // A stand-in for kind, clusterctl, kubectl, helm, docker: records its argv, stdin and environment
-// to calls.jsonl and plays the first matching rule of script.json (test/mgmt/standins.ts writes
+// to calls.jsonl and plays the first matching rule of script.json (src/mgmt/tools/testing-standins.ts writes
 // both). Rules may be limited in count, gated on markers other calls set, sleep, and write files
 // (a kubeconfig, clusterctl move's directory) the way the real tool would.
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';

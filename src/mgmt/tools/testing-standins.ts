@@ -1,6 +1,6 @@
 /**
  * Stand-in executables on PATH for the bootstrap's contract tests: one directory of wrappers (kind,
- * clusterctl, kubectl, helm, docker) that run test/mgmt/standin.mjs, a script of rules with the
+ * clusterctl, kubectl, helm, docker) that run src/mgmt/tools/testing-standin.mjs, a script of rules with the
  * tools' recorded outputs, and the record of every call.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
