@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 npm ci --no-audit --no-fund
 # Real etcd servers for the lab and the etcd tests: 3.4 (Debian 12) and 3.5 (Debian sid, extracted, cached).
 bash scripts/install-etcd.sh
-# Debian's chromium for the HTML report's browser test (src/audit/reporters/browser.test.ts).
+# Debian's chromium for the HTML report's browser test (src/audit/reporters/browser.real.test.ts).
 bash scripts/install-chromium.sh
 # A real S3 server (moto, Debian sid, extracted, cached) for the management-cluster backup tests.
 bash scripts/install-moto.sh

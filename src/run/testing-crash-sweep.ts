@@ -4,12 +4,12 @@
  * lab`) that can be SIGKILLed at a chosen moment and resumed with `--resume`.
  *
  * - `CrashLab`: lab up, plan written, control socket served; starts run children, kills them when a
- *   condition holds, reads the journal read-only (src/run/kill-resume.test.ts uses this much).
+ *   condition holds, reads the journal read-only (src/run/kill-resume.real.test.ts uses this much).
  * - `crashRun`: the crash sweep's unit. SIGKILLs the run in the middle of a step of each kind asked
  *   for (after its `action-started` is journalled, before its `done`), resumes until the plan
  *   completes (as an operator would when a resume stops at a step ferry cannot judge), and checks
  *   the invariants (`checkInvariants`). scripts/crash-sweep.ts runs it kind by kind;
- *   src/run/crash-sweep.test.ts runs three kinds.
+ *   src/run/crash-sweep.real.test.ts runs three kinds.
  *
  * To hit a window of a few milliseconds (a cordon's verification), the run is single-stepped near
  * the target step: SIGSTOP, read the journal, SIGCONT for ~2 ms, again; the SIGKILL lands while it

@@ -1,6 +1,6 @@
 /**
  * A `ferry run` reduced to one worker batch, as a child process the kill test can SIGKILL
- * (src/run/kill-batch.test.ts): the plan's own builders make cordon → drain-batch → decommission
+ * (src/run/kill-batch.real.test.ts): the plan's own builders make cordon → drain-batch → decommission
  * for the nodes given, and the production orchestrator, journal and KubeAdmin run them against the
  * lab API server of the parent process. The provisioner is a stand-in that writes each
  * decommission to a file, with the evictable pods the node still held at that moment.
