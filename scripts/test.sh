@@ -15,6 +15,9 @@ bash scripts/install-moto.sh
 npx biome check .
 npx tsc -p tsconfig.json --noEmit
 mkdir -p .ferry-cache
+# A real-server suite whose binary (etcd, kubectl, chromium...) is missing fails instead of skipping
+# (src/lab/testing-binaries.ts): a green run means every suite ran.
+export FERRY_REQUIRE_REAL_SERVERS=1
 status=0
 npx vitest run --reporter=default --reporter=json --outputFile.json=.ferry-cache/vitest.json "$@" || status=$?
 # A plain closing line any CI can read.

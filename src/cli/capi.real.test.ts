@@ -13,15 +13,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { labKitObjects } from '../capi/testing-kit.js';
 import { type LabApiFixture, startLabApi, writeAdminKubeconfig } from '../lab/apiserver/testing.js';
+import { kubectlMissing, skipFor } from '../lab/testing-binaries.js';
 import { installCapiCrds, labKube } from '../mgmt/testing-fleet.js';
 import { memoryIo } from './io.js';
 import { runCli } from './run-cli.js';
 
 const run = promisify(execFile);
-const kubectlMissing = await run('kubectl', ['version', '--client']).then(
-  () => false,
-  () => true,
-);
+const noKubectl = await kubectlMissing();
 
 let mgmt: LabApiFixture;
 let workload: LabApiFixture;
@@ -94,7 +92,7 @@ describe('ferry capi adopt', () => {
     expect(text.out).toBe('Cluster alpha/lab: already adopted, nothing to do\n');
   });
 
-  it.skipIf(kubectlMissing)(
+  it.skipIf(skipFor(noKubectl))(
     '--dry-run changes nothing; its kubectl commands, typed as printed, adopt',
     async () => {
       const kit = await writeKit('kit-b', 'beta');

@@ -14,6 +14,7 @@ import { remoteLabControl } from '../adapters/provisioners/lab-control.js';
 import { missingReason } from '../lab/etcd/binaries.js';
 import { isAlive, parsePidRecord } from '../lab/etcd/process.js';
 import { type LabState, readLabState, stopLab } from '../lab/state.js';
+import { skipFor } from '../lab/testing-binaries.js';
 import { scaled } from '../util/testing-slowness.js';
 import { memoryIo } from './io.js';
 import { runCli } from './run-cli.js';
@@ -29,7 +30,7 @@ async function ferry(...args: string[]) {
   return { code, out: io.out, err: io.err };
 }
 
-describe.skipIf(missing !== undefined)('ferry lab', () => {
+describe.skipIf(skipFor(missing))('ferry lab', () => {
   let state: LabState | undefined;
   let etcdPids: number[] = [];
 

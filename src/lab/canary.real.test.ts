@@ -22,6 +22,7 @@ import { ServiceFront } from './lb/service-front.js';
 import { CANARY_NAMESPACE, LAB_OWNED_LABEL, RUNTIME_HTTP, RUNTIME_LABEL } from './nodes/canary.js';
 import { LabApiError } from './nodes/client.js';
 import { isPodReady } from './nodes/world.js';
+import { skipFor } from './testing-binaries.js';
 
 const SUBNET = 120;
 const missing = await missingReason('3.4');
@@ -74,7 +75,7 @@ async function evict(pod: KObj): Promise<void> {
   }
 }
 
-describe.skipIf(missing !== undefined)('the lab canary', () => {
+describe.skipIf(skipFor(missing))('the lab canary', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ferry-lab-canary-'));
     const snapshot = await loadSnapshot('examples/lab-cluster', { strictPki: false });

@@ -18,6 +18,7 @@ import { missingReason } from './etcd/binaries.js';
 import { isAlive } from './etcd/process.js';
 import { probeReadyz } from './lb/index.js';
 import { LabApiError } from './nodes/client.js';
+import { skipFor } from './testing-binaries.js';
 
 const SUBNET = 30;
 const missing = await missingReason('3.4');
@@ -49,7 +50,7 @@ async function until(what: string, fn: () => Promise<boolean>, timeoutMs = 20_00
   throw new Error(`timed out waiting for ${what}`);
 }
 
-describe.skipIf(missing !== undefined)('LabCluster from examples/lab-cluster', () => {
+describe.skipIf(skipFor(missing))('LabCluster from examples/lab-cluster', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ferry-lab-cluster-'));
     const snapshot = await loadSnapshot('examples/lab-cluster', { strictPki: false });

@@ -19,16 +19,14 @@ import { CrdValidator } from '../generate/schema/crd.js';
 import type { KitSummary } from '../kit/read.js';
 import { writeAdminKubeconfig } from '../lab/apiserver/testing.js';
 import { installLabCapiCrds } from '../lab/capi/crds.js';
+import { kubectlMissing, skipFor } from '../lab/testing-binaries.js';
 import { exampleSnapshot } from '../snapshot/testing-example.js';
 import { buildPlan } from './build.js';
 import { allSteps, type Plan, type Step } from './model.js';
 import { inputsFor } from './testing-example.js';
 
 const run = promisify(execFile);
-const kubectlMissing = await run('kubectl', ['version', '--client']).then(
-  () => false,
-  () => true,
-);
+const noKubectl = await kubectlMissing();
 
 let m: TestMgmt;
 let dir: string;
@@ -104,7 +102,7 @@ async function bash(commands: string[]): Promise<void> {
 const runs = (s: Step | undefined) => (s?.action.commands ?? []).map((c) => c.run);
 const notWatching = (c: string) => !c.includes(' -w');
 
-describe.skipIf(kubectlMissing)("a capi plan's runbook, typed as written", () => {
+describe.skipIf(skipFor(noKubectl))("a capi plan's runbook, typed as written", () => {
   it('adoption leaves it bootstrapped and paused; a control plane is added with the TalosControlPlane kept paused; the hand-over unpauses', async () => {
     await adopt(m.req, m.kit, { kubeadmMembersRemain: true, crds: CrdValidator.fromSchemas() });
     // Adoption's own kubectl: the status subresource patch and the pause, again (idempotent).

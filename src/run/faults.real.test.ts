@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ExecProvisioner } from '../adapters/provisioners/exec.js';
 import { missingReason } from '../lab/etcd/binaries.js';
 import { disposeAllLabs } from '../lab/etcd/cluster.js';
+import { skipFor } from '../lab/testing-binaries.js';
 import { allSteps, type PhaseId } from '../plan/model.js';
 import { workerRefusals } from '../plan/refusals.js';
 import { assemble } from './assemble.js';
@@ -112,7 +113,7 @@ function stepOf(setup: LabRunSetup, kind: string, subject: string): string {
   return s.id;
 }
 
-describe.skipIf(missing !== undefined)('injected faults stop the run at the right gate', () => {
+describe.skipIf(skipFor(missing))('injected faults stop the run at the right gate', () => {
   it('a member that never catches up stops the wait for it, naming the member and what etcd shows', async () => {
     await withLab(46, async (setup, dir) => {
       const { node: cp, replacement } = setup.plan.controlPlanes[0]!;

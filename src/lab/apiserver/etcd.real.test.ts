@@ -12,6 +12,7 @@ import { readCredentials } from '../etcd/client.js';
 import { EtcdLabCluster } from '../etcd/cluster.js';
 import { LabLoadBalancer } from '../lb/balancer.js';
 import { probeReadyz } from '../lb/health.js';
+import { skipFor } from '../testing-binaries.js';
 import { issueClientCert } from './credentials.js';
 import { EtcdStore } from './etcd-store.js';
 import { EvictionLog } from './eviction-log.js';
@@ -113,7 +114,7 @@ function load(): { stop: () => Promise<{ ok: number; failed: string[] }> } {
   };
 }
 
-describe.skipIf(missing !== undefined)('lab API server on a 3-member etcd', () => {
+describe.skipIf(skipFor(missing))('lab API server on a 3-member etcd', () => {
   it('commits through etcd: resourceVersion is the key mod revision, other instances read it, stale writes conflict', async () => {
     const c1 = api[0]!.kc.makeApiClient(CoreV1Api);
     const c3 = api[2]!.kc.makeApiClient(CoreV1Api);

@@ -9,13 +9,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, PatchStrategy, PolicyV1Api, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kubectlMissing, skipFor } from '../testing-binaries.js';
 import { type LabApiFixture, startLabApi, writeAdminKubeconfig } from './testing.js';
 
 const run = promisify(execFile);
-const kubectlMissing = await run('kubectl', ['version', '--client']).then(
-  () => false,
-  () => true,
-);
+const noKubectl = await kubectlMissing();
 
 let lab: LabApiFixture;
 let dir: string;
@@ -25,7 +23,7 @@ const kubectl = (...args: string[]) =>
   run('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 20_000 });
 
 beforeAll(async () => {
-  if (kubectlMissing) return;
+  if (noKubectl) return;
   lab = await startLabApi();
   dir = await mkdtemp(join(tmpdir(), 'ferry-lab-kubectl-'));
   kubeconfig = join(dir, 'admin.conf');
@@ -74,7 +72,7 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-describe.skipIf(kubectlMissing)('kubectl against the lab API server', () => {
+describe.skipIf(skipFor(noKubectl))('kubectl against the lab API server', () => {
   it('lists nodes and pods', async () => {
     const nodes = (await kubectl('get', 'nodes')).stdout;
     expect(nodes).toMatch(/^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\n/);

@@ -23,6 +23,7 @@ import type { ActionContext, ProvisionRequest } from '../../run/ports.js';
 import { loadSnapshot } from '../../snapshot/load.js';
 import { LabCluster } from '../cluster.js';
 import { missingReason } from '../etcd/binaries.js';
+import { skipFor } from '../testing-binaries.js';
 
 const SUBNET = 188;
 const missing = (await missingReason('3.4')) ?? (await missingReason('3.5'));
@@ -60,7 +61,7 @@ const request = (replaces: string, claimed: string[]): ProvisionRequest => ({
   claimed,
 });
 
-describe.skipIf(missing !== undefined)('adoption recipe (c) through the lab Cluster API', () => {
+describe.skipIf(skipFor(missing))('adoption recipe (c) through the lab Cluster API', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ferry-lab-capi-c-'));
     const snapshot = await loadSnapshot('examples/lab-cluster', { strictPki: false });

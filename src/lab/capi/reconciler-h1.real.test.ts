@@ -21,6 +21,7 @@ import { loadSnapshot } from '../../snapshot/load.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import { LabCluster } from '../cluster.js';
 import { missingReason } from '../etcd/binaries.js';
+import { skipFor } from '../testing-binaries.js';
 import type { LabCapiReconciler } from './reconciler.js';
 
 const SUBNET = 162;
@@ -66,7 +67,7 @@ async function passUntil(r: LabCapiReconciler, what: string, done: () => Promise
   throw new Error(`timed out waiting for ${what}`);
 }
 
-describe.skipIf(missing !== undefined)('H1 through the lab Cluster API reconciler', () => {
+describe.skipIf(skipFor(missing))('H1 through the lab Cluster API reconciler', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ferry-lab-capi-h1-'));
     const snapshot = await loadSnapshot('examples/lab-cluster', { strictPki: false });

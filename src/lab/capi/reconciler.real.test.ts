@@ -24,6 +24,7 @@ import { loadSnapshot } from '../../snapshot/load.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import { LabCluster } from '../cluster.js';
 import { missingReason } from '../etcd/binaries.js';
+import { skipFor } from '../testing-binaries.js';
 import { proxmoxMachineCrd } from './crds.js';
 import type { LabCapiReconciler } from './reconciler.js';
 
@@ -69,7 +70,7 @@ function crdErrors(objs: KubeObject[]): string[] {
   return objs.flatMap((o) => crds.validate(o).map((e) => `${e.document} ${e.path}: ${e.message}`));
 }
 
-describe.skipIf(missing !== undefined)('the lab Cluster API reconciler', () => {
+describe.skipIf(skipFor(missing))('the lab Cluster API reconciler', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ferry-lab-capi-'));
     const snapshot = await loadSnapshot('examples/lab-cluster', { strictPki: false });

@@ -17,6 +17,7 @@ import { missingReason } from '../etcd/binaries.js';
 import { isAlive } from '../etcd/process.js';
 import { probeReadyz } from '../lb/index.js';
 import { isNodeReady, isPodReady } from '../nodes/world.js';
+import { skipFor } from '../testing-binaries.js';
 
 const SUBNET = 31;
 const missing = (await missingReason('3.4')) ?? (await missingReason('3.5'));
@@ -33,7 +34,7 @@ async function readyz(ip: string): Promise<{ ok: boolean; detail: string }> {
   return probeReadyz(`${ip}:6443`, { caPem }, 1_500);
 }
 
-describe.skipIf(missing !== undefined)('lab provisioner', () => {
+describe.skipIf(skipFor(missing))('lab provisioner', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ferry-lab-prov-'));
     const snapshot = await loadSnapshot('examples/lab-cluster', { strictPki: false });
