@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { missingReason } from '../lab/etcd/binaries.js';
 import { disposeAllLabs } from '../lab/etcd/cluster.js';
+import { skipFor } from '../lab/testing-binaries.js';
 import type { StepKind } from '../plan/model.js';
 import { scaled } from '../util/testing-slowness.js';
 import { crashRun, disposeAllCrashLabs } from './testing-crash-sweep.js';
@@ -26,7 +27,7 @@ const KINDS: StepKind[] = ['wait-member-voter', 'lb-remove', 'decommission'];
 it(
   'killed in a wait-member-voter, an lb-remove and a decommission step, --resume completes and every invariant holds',
   async ({ skip }) => {
-    if (missing) skip(missing);
+    if (skipFor(missing)) skip(missing);
     const dir = await mkdtemp(join(tmpdir(), 'ferry-crash-sweep-'));
     const lines: string[] = [];
     try {

@@ -5,6 +5,7 @@ import { afterAll, expect, it } from 'vitest';
 import { missingReason } from '../lab/etcd/binaries.js';
 import { disposeAllLabs } from '../lab/etcd/cluster.js';
 import { apiPath } from '../lab/nodes/world.js';
+import { skipFor } from '../lab/testing-binaries.js';
 import { allSteps } from '../plan/model.js';
 import { Journal, journalPathFor } from './journal.js';
 import { CrashLab, disposeAllCrashLabs, pinnedDeployment } from './testing-crash-sweep.js';
@@ -22,7 +23,7 @@ const missing = (await missingReason('3.4')) ?? (await missingReason('3.5'));
 it('killed after a member add, during a drain and right after a member remove, --resume completes and no destructive step runs twice', async ({
   skip,
 }) => {
-  if (missing) skip(missing);
+  if (skipFor(missing)) skip(missing);
   const dir = await mkdtemp(join(tmpdir(), 'ferry-kill-'));
   const cl = await CrashLab.start({ dir, subnet: 45 });
   const { lab, planFile, plan } = cl;

@@ -13,6 +13,7 @@ import { loadKubeconfig } from '../adapters/kube/kubeconfig.js';
 import { createRequester } from '../adapters/kube/request.js';
 import { missingReason } from '../lab/etcd/binaries.js';
 import { disposeAllLabs } from '../lab/etcd/cluster.js';
+import { skipFor } from '../lab/testing-binaries.js';
 import { scaled } from '../util/testing-slowness.js';
 import { rehearse } from './rehearse.js';
 
@@ -25,7 +26,7 @@ const missing = (await missingReason('3.4')) ?? (await missingReason('3.5'));
 it("rehearses examples/lab-cluster through Cluster API (default phases): all 8 nodes replaced (control planes through the paused TalosControlPlane, workers through their pools' MachineDeployments, labels kept), no failed canary request, no etcd member removed by the audit, the TalosControlPlane handed over", async ({
   skip,
 }) => {
-  if (missing) skip(missing);
+  if (skipFor(missing)) skip(missing);
   const dir = await mkdtemp(join(tmpdir(), 'ferry-rehearse-capi-'));
   const lines: string[] = [];
   try {

@@ -6,6 +6,7 @@ import { afterAll, expect, it } from 'vitest';
 import { missingReason } from '../lab/etcd/binaries.js';
 import { disposeAllLabs } from '../lab/etcd/cluster.js';
 import { readLabState, stopLab } from '../lab/state.js';
+import { skipFor } from '../lab/testing-binaries.js';
 import { scaled } from '../util/testing-slowness.js';
 import { Journal, journalPathFor } from './journal.js';
 import { lockPathFor, procStartTicks } from './lock.js';
@@ -21,7 +22,7 @@ const missing = (await missingReason('3.4')) ?? (await missingReason('3.5'));
 it('rehearses examples/lab-cluster: all 8 nodes replaced, no API error, no write lost, no failed canary request, no PDB violated', async ({
   skip,
 }) => {
-  if (missing) skip(missing);
+  if (skipFor(missing)) skip(missing);
   const dir = await mkdtemp(join(tmpdir(), 'ferry-rehearse-'));
   const lines: string[] = [];
   try {

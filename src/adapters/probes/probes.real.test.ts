@@ -4,7 +4,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startLabApi } from '../../lab/apiserver/testing.js';
 import { missingReason } from '../../lab/etcd/binaries.js';
 import { disposeAllLabs, withEtcdLab } from '../../lab/etcd/cluster.js';
+import { skipFor } from '../../lab/testing-binaries.js';
 import type { ProbeSample } from '../../run/ports.js';
+import { scaled } from '../../util/testing-slowness.js';
 import { until } from '../../util/testing-until.js';
 import { EtcdAdmin, readTls } from '../etcd/admin.js';
 import type { LoadedKubeconfig } from '../kube/kubeconfig.js';
@@ -100,22 +102,27 @@ describe('API probes through a lab API server', () => {
       server: lab.server.url,
     };
     const requester = createRequester(loaded);
-    const ready = readyzProbe({ requester, intervalMs: 20, timeoutMs: 1_000 });
-    const write = writeReadProbe({ requester, intervalMs: 20, timeoutMs: 1_000, runId: 'ABCDEF123456' });
+    const ready = readyzProbe({ requester, intervalMs: 20, timeoutMs: scaled(1_000) });
+    const write = writeReadProbe({
+      requester,
+      intervalMs: 20,
+      timeoutMs: scaled(1_000),
+      runId: 'ABCDEF123456',
+    });
     try {
       ready.start();
       write.start();
-      await sleep(400);
+      await sleep(scaled(400));
       lab.server.setDown(true);
-      await sleep(400);
+      await sleep(scaled(400));
       lab.server.setDown(false);
-      await sleep(400);
+      await sleep(scaled(400));
       const [r, w] = [await ready.stop(), await write.stop()];
       for (const x of [r, w]) {
         expect(x.failures).toBeGreaterThan(2);
         expect(x.attempts - x.failures).toBeGreaterThan(4);
-        expect(x.longestFailureWindowMs).toBeGreaterThan(300);
-        expect(x.longestFailureWindowMs).toBeLessThan(1_500);
+        expect(x.longestFailureWindowMs).toBeGreaterThan(scaled(300));
+        expect(x.longestFailureWindowMs).toBeLessThan(scaled(1_500));
       }
       expect(w.extra?.['writes']).toBe(w.attempts);
       // The probe's ConfigMap is cleaned up.
@@ -135,27 +142,32 @@ describe('etcd write probe on a real cluster', () => {
     skip,
   }) => {
     const missing = await missingReason('3.4');
-    if (missing) skip(missing);
+    if (skipFor(missing)) skip(missing);
     await withEtcdLab({ subnet: 43, version: '3.4', members: 3 }, async (lab) => {
       const tls = readTls(lab.clientTls());
       // Freeze a follower: the two others keep quorum and their leader, so writes to them go on.
       const leader = await lab.waitForLeader();
       const a = lab.members().find((m) => m.name !== leader)!;
       const [b, c] = lab.members().filter((m) => m.name !== a.name);
-      const probe = new EtcdWriteProbe({ endpoints: [a.clientUrl], tls, runId: 'steer', timeoutMs: 600 });
+      const probe = new EtcdWriteProbe({
+        endpoints: [a.clientUrl],
+        tls,
+        runId: 'steer',
+        timeoutMs: scaled(600),
+      });
       probe.start();
-      await sleep(200);
-      // Frozen: the write now on its way to `a` hangs until its 600 ms deadline.
+      await sleep(scaled(200));
+      // Frozen: the write now on its way to `a` hangs until its (scaled) 600 ms deadline.
       process.kill(a.pid!, 'SIGSTOP');
       try {
-        await sleep(50);
+        await sleep(scaled(50));
         const t0 = performance.now();
         await probe.setEndpoints([b!.clientUrl, c!.clientUrl]);
         const waited = performance.now() - t0;
         const before = probe.samples().length;
-        expect(waited).toBeGreaterThan(400);
+        expect(waited).toBeGreaterThan(scaled(400));
         expect(probe.samples().at(-1)?.ok).toBe(false);
-        await sleep(500);
+        await sleep(scaled(500));
         const after = probe.samples().slice(before);
         // Every write after the switch went to `b` (connected already) and was acknowledged.
         expect(after.length).toBeGreaterThan(3);
@@ -172,7 +184,7 @@ describe('etcd write probe on a real cluster', () => {
     skip,
   }) => {
     const missing = await missingReason('3.4');
-    if (missing) skip(missing);
+    if (skipFor(missing)) skip(missing);
     // Listed second: a member that accepts connections and never answers. A probe that left the
     // leader when it refused a write would hang there.
     const silent = createServer(() => {});
@@ -181,22 +193,28 @@ describe('etcd write probe on a real cluster', () => {
     try {
       await withEtcdLab({ subnet: 62, version: '3.4', members: 3 }, async (lab) => {
         const tls = readTls(lab.clientTls());
-        const probe = new EtcdWriteProbe({ endpoints: lab.endpoints(), tls, runId: 'lead', intervalMs: 0 });
+        const probe = new EtcdWriteProbe({
+          endpoints: lab.endpoints(),
+          tls,
+          runId: 'lead',
+          intervalMs: 0,
+          timeoutMs: scaled(300),
+        });
         probe.start();
         // Move until the leader has refused three writes at once, the case under test (about one
         // move in three catches a write in the handover, on tmpfs).
-        const refused = () => probe.samples().filter((x) => !x.ok && x.latencyMs < 150).length;
+        const refused = () => probe.samples().filter((x) => !x.ok && x.latencyMs < scaled(150)).length;
         for (let i = 0; i < 40 && refused() < 3; i++) {
           const from = lab.member(await lab.waitForLeader());
           await probe.setEndpoints([from.clientUrl, silentUrl]);
-          await sleep(100);
+          await sleep(scaled(100));
           await lab.moveLeader(lab.members().find((m) => m.name !== from.name)!.name);
-          await sleep(100);
+          await sleep(scaled(100));
         }
         await probe.setEndpoints(lab.endpoints());
         const summary = await probe.stop();
         const failed = probe.samples().filter((x) => !x.ok);
-        expect(failed.filter((x) => x.latencyMs >= 150)).toEqual([]);
+        expect(failed.filter((x) => x.latencyMs >= scaled(150))).toEqual([]);
         expect(failed.length).toBeGreaterThanOrEqual(3);
         expect(summary.extra).toMatchObject({ lost: 0, checked: 'yes' });
       });
@@ -209,7 +227,7 @@ describe('etcd write probe on a real cluster', () => {
     skip,
   }) => {
     const missing = await missingReason('3.4');
-    if (missing) skip(missing);
+    if (skipFor(missing)) skip(missing);
     await withEtcdLab({ subnet: 63, version: '3.4', members: 1 }, async (lab) => {
       const tls = readTls(lab.clientTls());
       const etcd = lab.client();
@@ -226,7 +244,7 @@ describe('etcd write probe on a real cluster', () => {
         // 20 writes, 10 ms apart).
         await until('the first write acknowledged', async () => probe.samples()[0]?.ok, { intervalMs: 1 });
         await etcd.delete().key(`${prefix}000000001`).exec();
-        await sleep(1_000);
+        await sleep(scaled(1_000));
         const acked = probe.samples().filter((x) => x.ok).length;
         const live = (await etcd.getAll().prefix(prefix).keys()).length;
         // Checked writes are gone; only those since the last check remain.
@@ -244,7 +262,7 @@ describe('etcd write probe on a real cluster', () => {
     skip,
   }) => {
     const missing = await missingReason('3.4');
-    if (missing) skip(missing);
+    if (skipFor(missing)) skip(missing);
     await withEtcdLab({ subnet: 42, version: '3.4', members: 3 }, async (lab) => {
       const tls = readTls(lab.clientTls());
       const admin = new EtcdAdmin({ endpoints: lab.endpoints(), tls });
@@ -254,10 +272,10 @@ describe('etcd write probe on a real cluster', () => {
         const stays = lab.members().filter((m) => m.name !== leader1);
         const probe1 = new EtcdWriteProbe({ endpoints: stays.map((m) => m.clientUrl), tls, runId: 'run-a' });
         probe1.start();
-        await sleep(300);
+        await sleep(scaled(300));
         await admin.moveLeader(stays[0]!.id!);
         await admin.removeMember(lab.member(leader1).id!);
-        await sleep(300);
+        await sleep(scaled(300));
         const good = await probe1.stop();
         expect(good.extra).toMatchObject({ lost: 0, checked: 'yes' });
         expect(Number(good.extra?.['acknowledged'])).toBeGreaterThan(20);
@@ -267,9 +285,9 @@ describe('etcd write probe on a real cluster', () => {
         const rest = lab.members().filter((m) => m.name !== leader2 && m.state === 'running');
         const probe2 = new EtcdWriteProbe({ endpoints: rest.map((m) => m.clientUrl), tls, runId: 'run-b' });
         probe2.start();
-        await sleep(300);
+        await sleep(scaled(300));
         await admin.removeMember(lab.member(leader2).id!);
-        await sleep(2_500);
+        await sleep(scaled(2_500));
         const bad = await probe2.stop();
         expect(bad.extra).toMatchObject({ lost: 0 });
         // An election takes an election timeout (1 s) and more; a transfer a few ms (plus this

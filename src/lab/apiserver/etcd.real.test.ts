@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdAdmin } from '../../adapters/etcd/admin.js';
+import { scaled } from '../../util/testing-slowness.js';
 import { missingReason } from '../etcd/binaries.js';
 import { readCredentials } from '../etcd/client.js';
 import { EtcdLabCluster } from '../etcd/cluster.js';
@@ -81,7 +82,11 @@ async function readiness(): Promise<boolean[]> {
   return Promise.all(api.map(async (_, i) => (await readyz(i)).ok));
 }
 
-async function eventually(pred: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+async function eventually(
+  pred: () => Promise<boolean>,
+  what: string,
+  timeoutMs = scaled(15_000),
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await pred())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -224,11 +229,14 @@ describe.skipIf(skipFor(missing))('lab API server on a 3-member etcd', () => {
     const direct = await failure(api[1]!.kc.makeApiClient(CoreV1Api).readNamespace({ name: 'default' }));
     expect([500, 504]).toContain(direct.code);
 
-    await lb.waitFor((bs) => bs.find((b) => b.address === api[1]!.server.address)?.state === 'down', 5_000);
+    await lb.waitFor(
+      (bs) => bs.find((b) => b.address === api[1]!.server.address)?.state === 'down',
+      scaled(5_000),
+    );
     const cp2 = () => lb.backends().find((b) => b.address === api[1]!.server.address)!.connections;
     const before = cp2();
     const l = load();
-    await sleep(1_000);
+    await sleep(scaled(1_000));
     await viaLb.createNamespacedConfigMap({
       namespace: 'default',
       body: { metadata: { name: 'written-with-m2-down' } },
@@ -239,8 +247,8 @@ describe.skipIf(skipFor(missing))('lab API server on a 3-member etcd', () => {
     expect(cp2()).toBe(before);
 
     await etcd.restart('m2');
-    await eventually(async () => (await readyz(1)).ok, 'instance 2 to be ready again', 30_000);
-    await lb.waitFor((bs) => bs.every((b) => b.state === 'up'), 5_000);
+    await eventually(async () => (await readyz(1)).ok, 'instance 2 to be ready again', scaled(30_000));
+    await lb.waitFor((bs) => bs.every((b) => b.state === 'up'), scaled(5_000));
     const back = await api[1]!.kc
       .makeApiClient(CoreV1Api)
       .readNamespacedConfigMap({ namespace: 'default', name: 'written-with-m2-down' });
@@ -255,7 +263,7 @@ describe.skipIf(skipFor(missing))('lab API server on a 3-member etcd', () => {
     // Back-to-back linearizable reads on every member: one is in flight whenever leadership moves.
     const readers = stores.map(async (store) => {
       while (running) {
-        await Promise.all([store.revision(1_000), store.list('/registry/namespaces/')]).then(
+        await Promise.all([store.revision(scaled(1_000)), store.list('/registry/namespaces/')]).then(
           () => reads++,
           (err: unknown) => failures.push((err as Error).message),
         );
@@ -266,7 +274,7 @@ describe.skipIf(skipFor(missing))('lab API server on a 3-member etcd', () => {
         const leader = await etcd.waitForLeader();
         const next = etcd.members().find((m) => m.name !== leader && m.state === 'running')!;
         await admin.moveLeader(next.id!);
-        await sleep(100);
+        await sleep(scaled(100));
       }
     } finally {
       running = false;
@@ -279,14 +287,14 @@ describe.skipIf(skipFor(missing))('lab API server on a 3-member etcd', () => {
 
   it('taken out of the load balancer first, an instance loses its member with no failed request; without quorum the survivor fails too', async () => {
     const l = load();
-    await sleep(300);
+    await sleep(scaled(300));
     lb.removeBackend(api[2]!.server.address);
     // As the plan does: let the request in flight finish and the LB close the session between two
     // exchanges before the member goes.
-    await sleep(200);
+    await sleep(scaled(200));
     await etcd.stop('m3');
     await eventually(async () => (await readyz(2)).ok === false, 'instance 3 to fail /readyz');
-    await sleep(500);
+    await sleep(scaled(500));
     const r = await l.stop();
     expect(r.failed).toEqual([]);
     expect(await readiness()).toEqual([true, true, false]);
