@@ -1,5 +1,5 @@
 /**
- * The lab's canary (issue 12) on a real lab of examples/lab-cluster: its pods are real HTTP
+ * The lab's canary (docs/design.md "The lab") on a real lab of examples/lab-cluster: its pods are real HTTP
  * listeners, Ready only once they answer, behind a Service front fed from EndpointSlices; a pod
  * evicted under a request probe every 10 ms costs no request, because the endpoint leaves the
  * front before the preStop sleep ends. Without a preStop and with a slow front, the same probe

@@ -45,7 +45,7 @@ export type DrainEvent =
  * - `watch`: the refusing budget is read every `pollMs` and the eviction retried as soon as it
  *   allows a disruption (the disruption controller restores it within milliseconds of a
  *   replacement becoming Ready); without a budget to read, or after `fallbackMs`, retried anyway;
- * - `fixed`: after `retryMs`, whatever the budget says (ferry before issue 12; the benchmark's baseline).
+ * - `fixed`: after `retryMs`, whatever the budget says (ferry before budget-aware retries; the benchmark's baseline).
  */
 export type DrainPacing =
   | { kind: 'watch'; pollMs: number; fallbackMs: number }

@@ -1,5 +1,5 @@
 /**
- * Values taken from the cluster are checked where they are read (issue 11): a bad CIDR, endpoint,
+ * Values taken from the cluster are checked where they are read (docs/fuzz.md): a bad CIDR, endpoint,
  * address, duration or encryption key stops the load with exit 2, naming the file, line, object and
  * field or flag, instead of being carried into the kit. Edited copies of the example.
  */
