@@ -9,7 +9,7 @@ export default defineConfig({
     include: [
       'src/run/gates*.test.ts',
       'src/run/handlers/handlers.test.ts',
-      'src/run/unobserved.test.ts',
+      'src/run/unobserved.real.test.ts',
       'src/run/orchestrator.test.ts',
       'src/plan/*.test.ts',
     ],

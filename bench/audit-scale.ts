@@ -1,5 +1,5 @@
 /**
- * bench/audit-scale (issue 3 "Speed"): a synthetic snapshot of 5,000 nodes and 150,000 pods with a
+ * bench/audit-scale (docs/benchmarks.md "audit-scale"): a synthetic snapshot of 5,000 nodes and 150,000 pods with a
  * share of traps; in the same run, the audit's wall time and peak RSS (a child process running what
  * `ferry audit SNAPSHOT -o json` runs) against the time parsing the same resources dump takes
  * (another child). Targets: audit ≤ 2× parse time, peak RSS ≤ 3× the dump's size.

@@ -1,5 +1,5 @@
 /**
- * bench/collect (issue 15 "Live collection, measured"): a lab API server holding a synthetic
+ * bench/collect (docs/benchmarks.md "collect"): a lab API server holding a synthetic
  * cluster of 1,000 nodes and 30,000 pods, read in the same run by `ferry snapshot --kubeconfig`
  * (the built CLI, as a child process) and by `kubectl get <the same kinds> -A -o json` (the real
  * binary): wall time and peak RSS of each, both measured by /usr/bin/time, alternating rounds,

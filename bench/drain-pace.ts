@@ -1,6 +1,6 @@
 /**
  * bench/drain-pace: how fast one node drains behind a maxUnavailable-1 PodDisruptionBudget, by how
- * a refused eviction (429) is retried: after a fixed 1 s (ferry before issue 12), or as soon as
+ * a refused eviction (429) is retried: after a fixed 1 s (ferry before budget-aware retries), or as soon as
  * the budget allows a disruption again (the disruption controller restores it as soon as the
  * evicted pod's replacement is Ready; run/drain-nodes.ts reads the budget every 50 ms). The lab
  * API server and the lab nodes controller (scheduler, kubelets, ReplicaSets) run in this process

@@ -1,5 +1,5 @@
 /**
- * bench/plan-scale (issue 12 "Speed"): the worker batch planner on a synthetic cluster of 500 and
+ * bench/plan-scale (docs/benchmarks.md "plan-scale"): the worker batch planner on a synthetic cluster of 500 and
  * 2,000 workers (30 pods each, mixed PDBs, pools with node selectors, hostname spreading): its
  * time at each size, and their ratio (linear: 4×). Target: 2,000 workers / 60,000 pods in under
  * 5 s. The model is built in memory (src/plan/batches/testing.ts): snapshot loading is

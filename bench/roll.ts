@@ -1,5 +1,5 @@
 /**
- * bench/roll (issue 6 "Speed"): rotate the three control planes of examples/lab-cluster twice, each
+ * bench/roll (docs/benchmarks.md "roll"): rotate the three control planes of examples/lab-cluster twice, each
  * on a fresh lab, while probing etcd writes and the API through the endpoint:
  *   - ferry's order: the plan run by the orchestrator (learner first, LB out, drain, move
  *     leadership off the old member if it leads, remove it through another member, …);

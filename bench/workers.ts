@@ -1,5 +1,5 @@
 /**
- * bench/workers (issue 12 "Speed"): the worker roll on a lab, in one run: ferry's plan (computed
+ * bench/workers (docs/benchmarks.md "workers"): the worker roll on a lab, in one run: ferry's plan (computed
  * batches) against one node at a time (kops-style: --max-unavailable 1), each on a fresh lab of the
  * snapshot, with the canary request probe every 10 ms and every workload's Ready pods watched
  * against its PDB; then the planner at 500 and 2,000 synthetic workers (bench/plan-scale's).

@@ -3,7 +3,7 @@
  * `prepareLabRun` builds, the phases `ferry rehearse` runs), SIGKILL `ferry run` in the middle of a
  * step of that kind, `--resume` until the plan completes, and check the invariants (no destructive
  * action twice, no node left cordoned the plan did not cordon, the rehearsal's checks). Each kind
- * gets a fresh lab. The harness is test/support/crash-sweep.ts; docs/crash-sweep.md has the table.
+ * gets a fresh lab. The harness is src/run/testing-crash-sweep.ts; docs/crash-sweep.md has the table.
  *
  *   npx tsx scripts/crash-sweep.ts [--kinds a,b,c] [--sample N] [--json FILE] [--md FILE]
  *                                  [--subnet N] [--dir DIR] [--keep]
@@ -25,7 +25,7 @@ import {
   renderTable,
   startSweepLab,
   sweepRows,
-} from '../test/support/crash-sweep.js';
+} from '../src/run/testing-crash-sweep.js';
 
 const { values } = parseArgs({
   options: {

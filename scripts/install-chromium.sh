@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install Debian's chromium for the HTML report's browser test (src/audit/reporters/browser.test.ts).
+# Install Debian's chromium for the HTML report's browser test (src/audit/reporters/browser.real.test.ts).
 # Idempotent: does nothing when /usr/bin/chromium is already there. Needs root (or sudo) for apt.
 set -euo pipefail
 

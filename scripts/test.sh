@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 npm ci --no-audit --no-fund
 # Real etcd servers for the lab and the etcd tests: 3.4 (Debian 12) and 3.5 (Debian sid, extracted, cached).
 bash scripts/install-etcd.sh
-# Debian's chromium for the HTML report's browser test (src/audit/reporters/browser.test.ts).
+# Debian's chromium for the HTML report's browser test (src/audit/reporters/browser.real.test.ts).
 bash scripts/install-chromium.sh
 # A real S3 server (moto, Debian sid, extracted, cached) for the management-cluster backup tests.
 bash scripts/install-moto.sh
@@ -15,6 +15,9 @@ bash scripts/install-moto.sh
 npx biome check .
 npx tsc -p tsconfig.json --noEmit
 mkdir -p .ferry-cache
+# A real-server suite whose binary (etcd, kubectl, chromium...) is missing fails instead of skipping
+# (src/lab/testing-binaries.ts): a green run means every suite ran.
+export FERRY_REQUIRE_REAL_SERVERS=1
 status=0
 npx vitest run --reporter=default --reporter=json --outputFile.json=.ferry-cache/vitest.json "$@" || status=$?
 # A plain closing line any CI can read.

@@ -1,5 +1,5 @@
 /**
- * CPU pinning for the lab benchmarks (issue 12 "Speed"): the lab's etcd members and API servers on
+ * CPU pinning for the lab benchmarks (docs/benchmarks.md): the lab's etcd members and API servers on
  * one core, the orchestrator and the probes on the other, with `taskset`, so that a figure measures
  * ferry's order rather than the two competing for the same cores. Linux only; where `taskset` is
  * missing or this process may use fewer than two cores, pinning is not possible and the caller runs

@@ -1,10 +1,10 @@
 import * as tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closedPort } from '../../test/support/fake-kube-api.js';
 import { createCA, type Issued, issueCertificate } from '../pki/forge.js';
 import { errorChain, incurableByWaiting, requestedAccess } from './errors.js';
 import { EtcdAdmin } from './etcd/admin.js';
 import { KubeRequestError } from './kube/request.js';
+import { closedPort } from './kube/testing-fake-api.js';
 
 describe('requestedAccess: the RBAC verb and resource of a refused request', () => {
   const refused = (method: string, path: string) =>

@@ -1,5 +1,5 @@
 /**
- * The rehearsal's verdict on the canary's request probe (issue 12): failed requests, the longest
+ * The rehearsal's verdict on the canary's request probe: failed requests, the longest
  * failure window and the p99 latency, and where the failures fell: while control planes were
  * replaced (phases 2 and 4), while workers were (phase 3), or elsewhere. Phase windows come from
  * the journal (first to last transition of each phase's steps). Pure.

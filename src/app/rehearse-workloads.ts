@@ -1,5 +1,5 @@
 /**
- * What the applications of a rehearsal lived through (issue 12): for every Deployment and
+ * What the applications of a rehearsal lived through: for every Deployment and
  * StatefulSet of the lab, the fewest Ready pods it had at any sample during the roll, against
  * the minimum its PodDisruptionBudget promises. A dip below is a PDB violation, whatever the
  * eviction log says (a pod deleted rather than evicted, a node lost with its pods). Samples are

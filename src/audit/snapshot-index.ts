@@ -1,7 +1,7 @@
 /**
  * SnapshotIndex: the lookups rules need, built once per audit in one linear pass, so that no rule
  * has to scan every pod for every node (the audit must stay far from quadratic at 5,000 nodes and
- * 150,000 pods; issue 3 "Speed").
+ * 150,000 pods; docs/benchmarks.md "audit-scale").
  */
 import type { KubeObject, Snapshot, StaticPod } from '../snapshot/model.js';
 import { type LabelSelector, readLabelSelector, selects } from '../util/label-selector.js';

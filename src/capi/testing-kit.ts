@@ -1,10 +1,11 @@
 /**
- * Test support: the Cluster API objects a capi kit holds for test/facts labCluster (as
+ * Test support: the Cluster API objects a capi kit holds for src/facts/testing-builders.ts labCluster (as
  * capi/cluster.yaml and capi/secrets.yaml carry them), without building a PKI: the Secrets hold
  * placeholder values. For the adoption tests.
  */
-import { labCluster } from '../../test/facts/builders.js';
+
 import { deriveFacts } from '../facts/derive.js';
+import { labCluster } from '../facts/testing-builders.js';
 import { capiObjects } from '../generate/capi/objects.js';
 import { proxmoxInfra } from '../generate/capi/proxmox.js';
 import { deriveTalosValues } from '../generate/talos/values.js';

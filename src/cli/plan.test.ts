@@ -3,9 +3,9 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EXTERNAL_ETCD_DIR } from '../../test/fixtures/external-etcd.js';
-import { EXAMPLE_DIR } from '../../test/support/example.js';
 import { parsePlan } from '../plan/load.js';
+import { EXAMPLE_DIR } from '../snapshot/testing-example.js';
+import { EXTERNAL_ETCD_DIR } from '../snapshot/testing-external-etcd.js';
 import { memoryIo } from './io.js';
 import { runCli } from './run-cli.js';
 

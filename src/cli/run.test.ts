@@ -216,7 +216,7 @@ describe('ferry run --dry-run checks what it can offline before it connects', ()
   let nowhere: string;
   beforeAll(async () => {
     const { createCA, issueCertificate } = await import('../pki/forge.js');
-    const { closedPort } = await import('../../test/support/fake-kube-api.js');
+    const { closedPort } = await import('../adapters/kube/testing-fake-api.js');
     nowhere = `https://127.0.0.1:${await closedPort()}`;
     const ca = await createCA({ commonName: 'etcd-ca', key: { algorithm: 'ECDSA' } });
     const issue = (cn: string) =>

@@ -1,15 +1,15 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeFilesCluster } from '../../test/fixtures/files-cluster.js';
+import { closedPort, kubeconfigYaml, startBlackhole } from '../adapters/kube/testing-fake-api.js';
 import {
   type FakeCluster,
   RECORDED_TOKEN_SECRET,
   startFakeCluster,
-} from '../../test/support/fake-cluster.js';
-import { closedPort, kubeconfigYaml, startBlackhole } from '../../test/support/fake-kube-api.js';
+} from '../adapters/kube/testing-fake-cluster.js';
 import { writeKubeadmPki } from '../pki/kubeadm-layout.js';
 import { loadSnapshot } from '../snapshot/load.js';
+import { makeFilesCluster } from '../snapshot/testing-files-cluster.js';
 import { memoryIo } from './io.js';
 import { runCli } from './run-cli.js';
 

@@ -95,7 +95,7 @@ export const RULE_CATALOG: readonly CatalogEntry[] = [
   { id: 'workload.kernel-modules', severity: 'risk', inputs: ['api'] },
   { id: 'workload.host-binaries', severity: 'risk', inputs: ['api'] },
   { id: 'workload.pdb-blocking', severity: 'blocker', inputs: ['api'] },
-  // Not in blockers.md's index (issue 12): the Eviction API's answer for a pod under two budgets.
+  // Not in blockers.md's index: the Eviction API's answer for a pod under two budgets.
   { id: 'workload.pdb-overlap', severity: 'blocker', inputs: ['api'] },
   { id: 'workload.pdb-missing', severity: 'risk', inputs: ['api'] },
   { id: 'workload.undrainable-pods', severity: 'risk', inputs: ['api'] },

@@ -1,7 +1,7 @@
 /**
  * The backup archive: a manifest (object counts, provider and CRD versions, a sha256 per object)
  * and the objects themselves, as one gzip'd JSON document that age then encrypts. Packing and
- * checking are pure; nothing here touches a disk (no plaintext on disk, issue 14).
+ * checking are pure; nothing here touches a disk (no plaintext on disk).
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { objectName } from '../capi/view.js';

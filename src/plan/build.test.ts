@@ -1,9 +1,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EXTERNAL_ETCD_DIR, externalEtcdSnapshot } from '../../test/fixtures/external-etcd.js';
-import { exampleSnapshot } from '../../test/support/example.js';
-import { inputsFor, setLeader, stepsOfPhase, subjectBlocks } from '../../test/support/example-plan.js';
 import { FerryError } from '../errors.js';
+import { exampleSnapshot } from '../snapshot/testing-example.js';
+import { EXTERNAL_ETCD_DIR, externalEtcdSnapshot } from '../snapshot/testing-external-etcd.js';
 import { buildPlan } from './build.js';
 import {
   type Count,
@@ -13,6 +12,7 @@ import {
   isEmptyExpectation,
 } from './expected-state.js';
 import { allSteps, type Plan, type Step } from './model.js';
+import { inputsFor, setLeader, stepsOfPhase, subjectBlocks } from './testing-example.js';
 
 function c(n: Count): string {
   return typeof n === 'number' ? String(n) : `${n.min}-${n.max}`;

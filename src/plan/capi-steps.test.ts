@@ -4,12 +4,12 @@
  * runbook's kubectl commands name the kit's objects.
  */
 import { describe, expect, it } from 'vitest';
-import { exampleSnapshot } from '../../test/support/example.js';
-import { inputsFor } from '../../test/support/example-plan.js';
 import { labKitObjects } from '../capi/testing-kit.js';
 import { capiNamesOf } from '../kit/capi-names.js';
+import { exampleSnapshot } from '../snapshot/testing-example.js';
 import { buildPlan } from './build.js';
 import { PLAN_FORMAT_VERSION } from './model.js';
+import { inputsFor } from './testing-example.js';
 
 const names = capiNamesOf(
   labKitObjects('lab')

@@ -2,14 +2,14 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { exampleSnapshot } from '../../test/support/example.js';
-import { inputsFor, stepsOfPhase } from '../../test/support/example-plan.js';
 import { FerryError } from '../errors.js';
 import { readKit } from '../kit/read.js';
+import { exampleSnapshot } from '../snapshot/testing-example.js';
 import { buildPlan } from './build.js';
 import { parsePlan } from './load.js';
 import { allSteps } from './model.js';
 import { renderPlanJson } from './render-json.js';
+import { inputsFor, stepsOfPhase } from './testing-example.js';
 
 /** A value that must never reach a plan: it stands for the bundle's private material. */
 const SECRET = 'c2VjcmV0LWtleS1tYXRlcmlhbC1uZXZlci1pbi1hLXBsYW4=';

@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { exampleSnapshot } from '../../test/support/example.js';
-import { examplePlan, inputsFor, sealed, setLeader } from '../../test/support/example-plan.js';
 import { FerryError } from '../errors.js';
+import { exampleSnapshot } from '../snapshot/testing-example.js';
 import { memberIdHex } from '../util/member-id.js';
 import { buildPlan } from './build.js';
 import { parsePlan } from './load.js';
 import { allSteps, PLAN_FORMAT_VERSION, type Plan, type PlanContent, type Step, stepId } from './model.js';
 import { renderPlanJson } from './render-json.js';
+import { examplePlan, inputsFor, sealed, setLeader } from './testing-example.js';
 
 let plan: Plan;
 let text: string;

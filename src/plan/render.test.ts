@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { exampleSnapshot } from '../../test/support/example.js';
-import { inputsFor } from '../../test/support/example-plan.js';
 import { FerryError } from '../errors.js';
+import { exampleSnapshot } from '../snapshot/testing-example.js';
 import { buildPlan } from './build.js';
 import { parsePlan } from './load.js';
 import { allSteps } from './model.js';
 import { formatFor, renderPlan } from './render.js';
+import { inputsFor } from './testing-example.js';
 
 async function plan(strategy: 'surge' | 'replace' = 'surge') {
   return buildPlan(inputsFor(await exampleSnapshot(), { strategy }));

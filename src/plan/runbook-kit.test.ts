@@ -13,16 +13,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { EXAMPLE_DIR, exampleSnapshot } from '../../test/support/example.js';
-import { inputsFor } from '../../test/support/example-plan.js';
 import { generateKit } from '../generate/kit.js';
 import { validateTalosDocuments } from '../generate/schema/talos.js';
 import type { TalosSecretsBundle } from '../generate/secrets/bundle.js';
 import { readTalosSecretsBundle } from '../generate/secrets/read.js';
 import { readKit } from '../kit/read.js';
 import { parsePrivateKeyPem } from '../pki/pem.js';
+import { EXAMPLE_DIR, exampleSnapshot } from '../snapshot/testing-example.js';
 import { buildPlan } from './build.js';
 import { allSteps, type Plan, type Step } from './model.js';
+import { inputsFor } from './testing-example.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: parsed YAML is walked freely in assertions
 type Doc = Record<string, any>;

@@ -1,5 +1,5 @@
 /**
- * --surge-replicas (issue 12): a PodDisruptionBudget that allows no disruption (minAvailable 2 of
+ * --surge-replicas: a PodDisruptionBudget that allows no disruption (minAvailable 2 of
  * 2) stops every drain of its nodes. The audit's own fix, as steps the operator opted into: scale
  * the workload up by one before its first node drains, wait for the extra pod Ready (the budget
  * then allows one disruption), and restore the replica count after its last node is done. A run

@@ -3,9 +3,9 @@
  * the member that leads, MemberRemove through another member at the address it really has.
  */
 import { expect, it } from 'vitest';
-import { examplePlan } from '../../test/support/example-plan.js';
 import type { KubeadmMemberRef } from './expected-state.js';
 import { allSteps, type StepOf } from './model.js';
+import { examplePlan } from './testing-example.js';
 
 it('MemberRemove goes through the Talos member that joined, at the address it took over (replace)', async () => {
   const plan = await examplePlan({ strategy: 'replace' });

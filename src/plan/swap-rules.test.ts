@@ -4,9 +4,9 @@
  * person is shown. swap-world.test.ts walks the same steps through a model cluster.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { examplePlan } from '../../test/support/example-plan.js';
 import type { KubeadmMemberRef, KubeadmNodeRef, MemberRef } from './expected-state.js';
 import { allSteps, type Plan, type Step, type StepKind, type StepOf, type Strategy } from './model.js';
+import { examplePlan } from './testing-example.js';
 
 const plans = new Map<Strategy, Plan>();
 beforeAll(async () => {

@@ -5,7 +5,6 @@
  * resume would take it for done, and its verification would prove nothing). Both strategies.
  */
 import { describe, expect, it } from 'vitest';
-import { examplePlan } from '../../test/support/example-plan.js';
 import type { EtcdView, MachineState } from '../ports/run.js';
 import { Bindings } from '../run/bindings.js';
 import { describeChecks, evaluate, holds } from '../run/gates.js';
@@ -13,6 +12,7 @@ import { HANDLERS } from '../run/handlers/index.js';
 import type { World } from '../run/observe.js';
 import type { MemberRef, NodeRef } from './expected-state.js';
 import { allSteps, type Plan, type Step, type Strategy } from './model.js';
+import { examplePlan } from './testing-example.js';
 
 interface Member {
   id: string;

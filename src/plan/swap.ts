@@ -1,5 +1,5 @@
 /**
- * One control-plane swap, kubeadm → Talos, as typed steps (issue 6 "Run"; etcd.md §2 "Recommended
+ * One control-plane swap, kubeadm → Talos, as typed steps (docs/design.md "Data flow"; etcd.md §2 "Recommended
  * order per CP swap"; test-infra.md for the pitfalls each step avoids).
  *
  * surge:   gate → provision → wait joined (N + 1 learner) → wait voter (N + 1) → Node Ready → LB add

@@ -4,13 +4,13 @@
  * holds a plan's worker phase to.
  */
 import { describe, expect, it } from 'vitest';
-import { exampleSnapshot } from '../../test/support/example.js';
-import { inputsFor, sealed, stepsOfPhase } from '../../test/support/example-plan.js';
+import { exampleSnapshot } from '../snapshot/testing-example.js';
 import { buildPlan, type PlanOptions } from './build.js';
 import { drainBatchStep } from './drain-batch-step.js';
 import { parsePlan } from './load.js';
 import type { Plan, Step, Strategy } from './model.js';
 import { renderPlanJson } from './render-json.js';
+import { inputsFor, sealed, stepsOfPhase } from './testing-example.js';
 
 async function planWith(options: PlanOptions = {}, strategy: Strategy = 'surge'): Promise<Plan> {
   return buildPlan({ ...inputsFor(await exampleSnapshot(), { strategy }), options });

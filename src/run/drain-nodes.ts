@@ -49,7 +49,7 @@ export type DrainEvent =
  *   evictions retried less and less often (`fallbackMs` doubling up to `maxFallbackMs`), so a
  *   node blocked for the whole deadline costs about one request a second, not the seventeen a
  *   fixed 50 ms poll cost on a real API server; any eviction that goes through starts over fast;
- * - `fixed`: after `retryMs`, whatever the budget says (ferry before issue 12; the benchmark's baseline).
+ * - `fixed`: after `retryMs`, whatever the budget says (ferry before budget-aware retries; the benchmark's baseline).
  */
 export type DrainPacing =
   | { kind: 'watch'; pollMs: number; fallbackMs: number; maxPollMs?: number; maxFallbackMs?: number }

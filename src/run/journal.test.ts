@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { thrown } from '../../test/support/errors.js';
+import { thrown } from '../testing-errors.js';
 import { Journal, journalPathFor } from './journal.js';
 
 let dir: string;

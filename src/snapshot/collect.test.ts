@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeCluster, startFakeCluster } from '../../test/support/fake-cluster.js';
 import { createKubeReader } from '../adapters/kube/reader.js';
+import { type FakeCluster, startFakeCluster } from '../adapters/kube/testing-fake-cluster.js';
 import { FerryError } from '../errors.js';
 import type { EtcdReader } from '../ports/etcd.js';
 import { KubeApiError, type KubeReader } from '../ports/kube.js';

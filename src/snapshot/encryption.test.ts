@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { thrown } from '../../test/support/errors.js';
+import { thrown } from '../testing-errors.js';
 import { parseEncryptionConfig } from './encryption.js';
 
 const KEY_A = Buffer.from('0123456789abcdef0123456789abcdef').toString('base64');

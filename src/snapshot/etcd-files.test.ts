@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { thrown } from '../../test/support/errors.js';
+import { thrown } from '../testing-errors.js';
 import {
   loadEtcdDir,
   parseAlarms,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { thrown } from '../../test/support/errors.js';
+import { thrown } from '../testing-errors.js';
 import { parseKubeadmDocuments } from './kubeadm.js';
 import type { SourceRef } from './model.js';
 

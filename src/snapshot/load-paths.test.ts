@@ -4,9 +4,9 @@
  */
 import { mkdir, rm, symlink, unlink } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { copyExample, type ExampleCopy, loadError } from '../../test/support/example-copy.js';
 import { loadSnapshot } from './load.js';
 import { saveSnapshot } from './store.js';
+import { copyExample, type ExampleCopy, loadError } from './testing-example-copy.js';
 
 let ex: ExampleCopy;
 beforeEach(async () => {

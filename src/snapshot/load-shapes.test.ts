@@ -4,11 +4,11 @@
  * TypeError in facts, a rule or a generator (exit 4). Built on edited copies of the example.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { copyExample, type ExampleCopy, loadError } from '../../test/support/example-copy.js';
 import { memoryIo } from '../cli/io.js';
 import { runCli } from '../cli/run-cli.js';
 import { loadSnapshot } from './load.js';
 import { saveSnapshot } from './store.js';
+import { copyExample, type ExampleCopy, loadError } from './testing-example-copy.js';
 
 let ex: ExampleCopy;
 beforeEach(async () => {

@@ -1,17 +1,17 @@
 /**
- * Values taken from the cluster are checked where they are read (issue 11): a bad CIDR, endpoint,
+ * Values taken from the cluster are checked where they are read (docs/fuzz.md): a bad CIDR, endpoint,
  * address, duration or encryption key stops the load with exit 2, naming the file, line, object and
  * field or flag, instead of being carried into the kit. Edited copies of the example.
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { copyExample, type ExampleCopy, loadError } from '../../test/support/example-copy.js';
 import { memoryIo } from '../cli/io.js';
 import { runCli } from '../cli/run-cli.js';
 import type { FerryError } from '../errors.js';
 import { loadSnapshot } from './load.js';
 import { saveSnapshot } from './store.js';
+import { copyExample, type ExampleCopy, loadError } from './testing-example-copy.js';
 
 let ex: ExampleCopy;
 beforeEach(async () => {

@@ -2,11 +2,11 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type FilesCluster, makeFilesCluster } from '../../test/fixtures/files-cluster.js';
 import { FerryError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { loadSnapshot } from './load.js';
 import { SNAPSHOT_FORMAT_VERSION } from './model.js';
+import { type FilesCluster, makeFilesCluster } from './testing-files-cluster.js';
 
 async function rejected(p: Promise<unknown>): Promise<FerryError> {
   try {

@@ -6,11 +6,11 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rejected } from '../../test/support/errors.js';
+import { rejected } from '../testing-errors.js';
 import { loadSnapshot } from './load.js';
 import { readSavedSnapshot, saveSnapshot } from './store.js';
 
-const FIXTURE = join(import.meta.dirname, '../../test/fixtures/mgmt-hazards/mgmt');
+const FIXTURE = join(import.meta.dirname, 'fixtures/mgmt-hazards/mgmt');
 let tmp: string;
 
 beforeAll(async () => {

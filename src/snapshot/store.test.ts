@@ -1,12 +1,12 @@
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FilesCluster, makeFilesCluster } from '../../test/fixtures/files-cluster.js';
-import { rejected } from '../../test/support/errors.js';
 import { FerryError } from '../errors.js';
+import { rejected } from '../testing-errors.js';
 import { loadSnapshot } from './load.js';
 import { emptyResources, type KubeObject, type Snapshot } from './model.js';
 import { openResourceFiles, readSavedSnapshot, saveSnapshot, writeSnapshotParts } from './store.js';
+import { type FilesCluster, makeFilesCluster } from './testing-files-cluster.js';
 
 describe('saved snapshots', () => {
   let fx: FilesCluster;

@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closedPort, startBlackhole, startTlsServer } from '../../test/support/fake-kube-api.js';
+import { closedPort, startBlackhole, startTlsServer } from '../adapters/kube/testing-fake-api.js';
 import { createCA, type Issued, issueCertificate } from '../pki/forge.js';
 import { fetchPeerCertificate, joinHostPort, splitHostPort } from './tls.js';
 

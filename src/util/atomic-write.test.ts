@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { rejected } from '../../test/support/errors.js';
+import { rejected } from '../testing-errors.js';
 import { writeDirAtomic, writeFileAtomic } from './atomic-write.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ferry-atomic-'));

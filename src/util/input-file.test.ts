@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { rejected } from '../../test/support/errors.js';
+import { rejected } from '../testing-errors.js';
 import {
   pathError,
   pathState,

@@ -68,7 +68,7 @@ it('no production module imports a test, a test fixture or test support', () => 
 const FILE_IO = [/^node:fs(\/promises)?$/, /\/snapshot\/load\.js$/, /\/util\/atomic-write\.js$/];
 const CORE = ['audit', 'plan', 'facts', 'generate', 'knowledge'].map((d) => join(SRC, d));
 
-it('the test fixtures of the core folders are pure: file I/O for tests lives in test/support', () => {
+it('the test fixtures of the core folders are pure: file I/O for tests lives in the testing files of the I/O folders (snapshot, adapters, lab, mgmt, run)', () => {
   const fixtures = tsFiles(SRC).filter(
     (f) => isFixture(f) && CORE.some((c) => !relative(c, f).startsWith('..')),
   );

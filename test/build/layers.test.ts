@@ -130,10 +130,8 @@ describe('layers', () => {
     expect(labViolations(EDGES)).toEqual([]);
   });
 
-  // Skipped only because test code under src/ still imports the test support and fixtures under
-  // test/ (no production file does); the "tests-docs" part of this change moves them beside their
-  // sources. Unskip at merge: it must pass then.
-  it.skip('nothing under src/ imports test/', () => {
+  // Test support lives beside what it supports (src/**/testing*.ts): test code under src/ too.
+  it('nothing under src/ imports test/', () => {
     const bad = EDGES.filter((e) => areaOf(e.to) === 'test').map((e) => show(e, 'src/ never imports test/'));
     expect(bad).toEqual([]);
   });

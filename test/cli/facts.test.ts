@@ -4,8 +4,8 @@ import { makeFactsCommand } from '../../src/cli/facts.js';
 import { memoryIo } from '../../src/cli/io.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { FerryError, inputError } from '../../src/errors.js';
+import { labCluster } from '../../src/facts/testing-builders.js';
 import type { Snapshot } from '../../src/snapshot/model.js';
-import { labCluster } from '../facts/builders.js';
 
 function command(snapshot: Snapshot = labCluster()) {
   const seen: { path: string; cwd: string }[] = [];
@@ -95,18 +95,18 @@ describe('ferry facts', () => {
 
   it('end to end through runCli on a files directory', async () => {
     const io = memoryIo();
-    const code = await runCli(['facts', 'test/fixtures/files-cluster', '-o', 'json'], io);
+    const code = await runCli(['facts', 'src/snapshot/fixtures/files-cluster', '-o', 'json'], io);
     expect(io.err).toBe('');
     expect(code).toBe(0);
     const doc = JSON.parse(io.out);
-    expect(doc.snapshot.source).toBe('files test/fixtures/files-cluster');
+    expect(doc.snapshot.source).toBe('files src/snapshot/fixtures/files-cluster');
     expect(doc.facts.length).toBeGreaterThan(50);
-    const missing = await runCli(['facts', 'test/fixtures/does-not-exist'], memoryIo());
+    const missing = await runCli(['facts', 'src/snapshot/fixtures/does-not-exist'], memoryIo());
     expect(missing).toBe(2);
   });
 
   it('provenance names files as the user typed them, relative to the working directory', async () => {
-    const io = memoryIo({ cwd: resolve('test/fixtures') });
+    const io = memoryIo({ cwd: resolve('src/snapshot/fixtures') });
     expect(await runCli(['facts', 'files-cluster', '-o', 'json'], io)).toBe(0);
     const paths = new Set<string>();
     const walk = (o: unknown): void => {

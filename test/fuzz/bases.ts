@@ -9,9 +9,9 @@ import { cp, link, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path';
 import { memoryIo } from '../../src/cli/io.js';
 import { runCli } from '../../src/cli/run-cli.js';
-import { EXAMPLE_DIR } from '../support/example.js';
+import { EXAMPLE_DIR } from '../../src/snapshot/testing-example.js';
 
-export { EXAMPLE_DIR as EXAMPLE } from '../support/example.js';
+export { EXAMPLE_DIR as EXAMPLE } from '../../src/snapshot/testing-example.js';
 
 /** A bootstrap token for `ferry generate` (throwaway, like the example's keys). */
 export const BOOTSTRAP_TOKEN = 'q1w2e3.a1s2d3f4g5h6j7k8';

@@ -1,5 +1,5 @@
 /**
- * The malformed inputs of the fuzz suite (issue 11): each case is a copy of one well-formed base
+ * The malformed inputs of the fuzz suite (docs/fuzz.md): each case is a copy of one well-formed base
  * (bases.ts: the example cluster, its saved snapshot, its kit, its plan) with one thing broken, the
  * commands that must refuse it, and what the refusal must name. Every command listed must exit 2,
  * name the file (and the line or the object where the case says so), write nothing and print no

@@ -1,5 +1,5 @@
 /**
- * The malformed-input fuzz suite (issue 11): every case of cases.ts, against every command it
+ * The malformed-input fuzz suite (docs/fuzz.md): every case of cases.ts, against every command it
  * names, through the real CLI in process. Each must exit 2 with an error naming the file (and the
  * line or object), write nothing, print nothing on stdout and no key material anywhere.
  * `npx tsx scripts/fuzz-inputs.ts OUTDIR` writes the same inputs to replay by hand.
@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scaled } from '../support/slowness.js';
+import { scaled } from '../../src/util/testing-slowness.js';
 import { type Bases, buildBases } from './bases.js';
 import { type Category, type CommandId, fuzzCases, writeCase } from './cases.js';
 import { caseDirName, caseSecrets, headline, type Outcome, runCase, treeChanges, treeOf } from './harness.js';
@@ -72,7 +72,7 @@ const CATEGORIES: Category[] = [
 const COMMANDS: CommandId[] = ['facts', 'audit', 'generate', 'plan', 'run-dry', 'run'];
 
 describe('malformed inputs: exit 2, the file named, nothing written, no key material', () => {
-  it('has at least 100 cases, of every category of issue 11, across every command', () => {
+  it('has at least 100 cases, of every input category (docs/fuzz.md), across every command', () => {
     expect(cases.length).toBeGreaterThanOrEqual(100);
     expect(new Set(cases.map((c) => c.category))).toEqual(new Set(CATEGORIES));
     expect(new Set(cases.flatMap((c) => c.commands))).toEqual(new Set(COMMANDS));

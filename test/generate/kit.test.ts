@@ -9,8 +9,15 @@ import { runCli } from '../../src/cli/run-cli.js';
 import { readTalosSecretsBundle } from '../../src/generate/secrets/read.js';
 import { createCA, issueCertificate } from '../../src/pki/forge.js';
 import { writeKubeadmPki } from '../../src/pki/kubeadm-layout.js';
-import { EXTERNAL_ETCD_DIR } from '../fixtures/external-etcd.js';
-import { CILIUM_VERSION, DNS_SERVICE_IP, ENDPOINT, NODES, WORKERS, writeFixture } from './fixture.js';
+import { EXTERNAL_ETCD_DIR } from '../../src/snapshot/testing-external-etcd.js';
+import {
+  CILIUM_VERSION,
+  DNS_SERVICE_IP,
+  ENDPOINT,
+  NODES,
+  WORKERS,
+  writeFixture,
+} from '../../src/snapshot/testing-small-cluster.js';
 
 const TOKEN = 'abcdef.0123456789abcdef';
 const OLD_KEY = Buffer.alloc(32, 3).toString('base64');

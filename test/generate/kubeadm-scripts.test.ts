@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { generateKit } from '../../src/generate/kit.js';
 import { issueCertificate, loadIssued } from '../../src/pki/forge.js';
-import { ENCRYPTION_PATH, ENDPOINT, writeFixture } from './fixture.js';
+import { ENCRYPTION_PATH, ENDPOINT, writeFixture } from '../../src/snapshot/testing-small-cluster.js';
 
 const run = promisify(execFile);
 const TOKEN = 'abcdef.0123456789abcdef';

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closedPort } from '../../../test/support/fake-kube-api.js';
 import { FerryError } from '../../errors.js';
 import { createCA, issueCertificate } from '../../pki/forge.js';
+import { closedPort } from '../kube/testing-fake-api.js';
 import { createEtcdReader, normalizeEndpoint } from './reader.js';
 
 // Real etcd is exercised by the lab tests (src/lab/etcd); these cover what needs no etcd.

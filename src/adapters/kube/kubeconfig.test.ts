@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { thrown } from '../../../test/support/errors.js';
 import { describeError } from '../../errors.js';
+import { thrown } from '../../testing-errors.js';
 import { loadKubeconfig } from './kubeconfig.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ferry-kubeconfig-'));

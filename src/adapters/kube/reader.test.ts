@@ -2,16 +2,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FerryError } from '../../errors.js';
+import { createCA, type Issued, issueCertificate } from '../../pki/forge.js';
+import { createKubeReader } from './reader.js';
 import {
   closedPort,
   type FakeKubeApi,
   kubeconfigYaml,
   startBlackhole,
   startFakeKubeApi,
-} from '../../../test/support/fake-kube-api.js';
-import { FerryError } from '../../errors.js';
-import { createCA, type Issued, issueCertificate } from '../../pki/forge.js';
-import { createKubeReader } from './reader.js';
+} from './testing-fake-api.js';
 
 let dir: string;
 let ca: Issued;

@@ -1,5 +1,5 @@
 /**
- * The request probe (issue 12): an HTTP GET against an application's Service every few ms for the
+ * The request probe: an HTTP GET against an application's Service every few ms for the
  * whole roll, on a new connection each time (so each request is routed afresh, as a new user's
  * would be), as the users of the cluster's applications feel it. A request fails on a connection
  * error, a status other than 200, or no answer within its deadline. Besides the failure count and

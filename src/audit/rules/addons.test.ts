@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { exampleSnapshot } from '../../../test/support/example.js';
 import type { KubeObject } from '../../snapshot/model.js';
+import { exampleSnapshot } from '../../snapshot/testing-example.js';
 import {
   bootstrapObjects,
   corednsConflict,

@@ -1,5 +1,5 @@
 /**
- * The capi.* rules on the offline fixture test/fixtures/mgmt-hazards (one hazard per object), and
+ * The capi.* rules on the offline fixture src/snapshot/fixtures/mgmt-hazards (one hazard per object), and
  * on the management cluster as ferry's kit leaves it (the generated objects, the status patch
  * applied, the Secrets created; for the move rule, once handed over): each rule finds its hazard in
  * the first and nothing in the second.

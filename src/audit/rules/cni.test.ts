@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { exampleSnapshot } from '../../../test/support/example.js';
 import type { KubeObject } from '../../snapshot/model.js';
+import { exampleSnapshot } from '../../snapshot/testing-example.js';
 import { ciliumUpdateStrategy, ciliumValues, resolveMaxUnavailable, talosDefaultFlannel } from './cni.js';
 import { buildSnapshot, configMap, contextOf, daemonSet, findings, run } from './testing-network.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { externalEtcdSnapshot } from '../../../test/fixtures/external-etcd.js';
-import { exampleSnapshot } from '../../../test/support/example.js';
 import { planControlPlaneHostnames, reservedNames } from '../../facts/hostnames.js';
+import { exampleSnapshot } from '../../snapshot/testing-example.js';
+import { externalEtcdSnapshot } from '../../snapshot/testing-external-etcd.js';
 import { runAudit } from '../engine.js';
 import {
   dbSize,
@@ -422,7 +422,7 @@ describe('the example cluster (trap 16: etcd 3.5.16)', () => {
   });
 });
 
-describe('external etcd (test/fixtures/external-etcd)', () => {
+describe('external etcd (src/snapshot/fixtures/external-etcd)', () => {
   const external3 = async () => contextOf(await externalEtcdSnapshot());
 
   it('etcd.external is one blocker that names the servers, the members and what to do', async () => {

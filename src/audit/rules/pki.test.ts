@@ -2,6 +2,9 @@ import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCA, generateKeyPairPem, issueCertificate, loadIssued } from '../../pki/forge.js';
+import type { PkiInventory } from '../../snapshot/model.js';
+import { certificateInfoFromPem } from '../../snapshot/pki.js';
 import {
   inventory,
   makePkiFixture,
@@ -10,10 +13,7 @@ import {
   put,
   remove,
   staticPod,
-} from '../../../test/support/pki-fixture.js';
-import { createCA, generateKeyPairPem, issueCertificate, loadIssued } from '../../pki/forge.js';
-import type { PkiInventory } from '../../snapshot/model.js';
-import { certificateInfoFromPem } from '../../snapshot/pki.js';
+} from '../../snapshot/testing-pki.js';
 import type { Subject } from '../findings.js';
 import type { RuleFinding, RuleResult } from '../rule.js';
 import {

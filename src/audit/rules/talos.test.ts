@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { exampleSnapshot } from '../../../test/support/example.js';
+import { exampleSnapshot } from '../../snapshot/testing-example.js';
 import { obj } from '../testing.js';
 import { discoveryEgress, workloadIsolation } from './talos.js';
 import {

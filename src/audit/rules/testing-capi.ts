@@ -1,11 +1,11 @@
 /**
- * What the capi.* rule tests share: the hazard fixture test/fixtures/mgmt-hazards, a snapshot with
+ * What the capi.* rule tests share: the hazard fixture src/snapshot/fixtures/mgmt-hazards, a snapshot with
  * a management cluster, and the management cluster as ferry's kit leaves it after adoption.
  */
 import { join } from 'node:path';
-import { labCluster } from '../../../test/facts/builders.js';
 import { LAB_PROXMOX } from '../../capi/testing-kit.js';
 import { deriveFacts } from '../../facts/derive.js';
+import { labCluster } from '../../facts/testing-builders.js';
 import { capiObjects } from '../../generate/capi/objects.js';
 import { proxmoxInfra } from '../../generate/capi/proxmox.js';
 import { deriveTalosValues } from '../../generate/talos/values.js';
@@ -15,7 +15,7 @@ import type { RuleFinding, RuleResult } from '../rule.js';
 import { makeContext, obj } from '../testing.js';
 import { CAPI_RULES } from './capi.js';
 
-const FIXTURE = join(import.meta.dirname, '../../../test/fixtures/mgmt-hazards/mgmt');
+const FIXTURE = join(import.meta.dirname, '../../snapshot/fixtures/mgmt-hazards/mgmt');
 /** The fixture's management cluster, one hazard per object (its README lists them). */
 export function loadHazards(): Promise<MgmtSnapshot> {
   return loadMgmtDir(FIXTURE);

@@ -1,7 +1,7 @@
 /**
  * Test builders for the etcd, network, cni, addons, version, talos and endpoint rule tests: a
  * hand-built kubeadm cluster (ClusterConfiguration, static pods, Nodes, add-on objects) small enough
- * to read in a test. The example cluster is test/support/example.ts.
+ * to read in a test. The example cluster is src/snapshot/testing-example.ts.
  */
 import { deriveFacts } from '../../facts/derive.js';
 import type { TargetInput } from '../../facts/target.js';

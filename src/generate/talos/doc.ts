@@ -1,6 +1,6 @@
 /**
  * A machine-config document as data plus where each value came from, rendered as YAML with the
- * provenance written as a comment above the value (issue 4: "its provenance written beside it").
+ * provenance written as a comment above the value (docs/design.md "Data flow": each value's provenance written beside it).
  */
 import { Document, isMap, isScalar, isSeq, type Node } from 'yaml';
 import type { SourceRef } from '../../snapshot/model.js';

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FerryError } from '../../errors.js';
+import { skipFor } from '../testing-binaries.js';
 import { candidateDirs, findEtcd, locateEtcd, parseEtcdVersion, repoRoot } from './binaries.js';
 
 describe('parseEtcdVersion', () => {
@@ -74,7 +75,8 @@ describe('locating binaries', () => {
 
   it('finds the real installation when there is one', async (ctx) => {
     const bins = await findEtcd('3.4');
-    if (!bins) ctx.skip('etcd 3.4 not installed: run scripts/install-etcd.sh');
+    if (!bins && skipFor('etcd 3.4 is not installed; run `bash scripts/install-etcd.sh`'))
+      ctx.skip('etcd 3.4 not installed: run scripts/install-etcd.sh');
     expect(bins?.version).toMatch(/^3\.4\.\d+/);
   });
 

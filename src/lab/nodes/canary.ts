@@ -1,5 +1,5 @@
 /**
- * The lab's own canary workload (issue 12): a Deployment whose pods the lab runs for real, as HTTP
+ * The lab's own canary workload (docs/design.md "The lab"): a Deployment whose pods the lab runs for real, as HTTP
  * listeners on loopback (runtime.ts), behind a Service the lab fronts (lb/service-front.ts), with a
  * PodDisruptionBudget, a readiness probe, a preStop delay and a termination grace period, so that a
  * rehearsal measures availability the way a user of the cluster feels it. Every lab gets one; it

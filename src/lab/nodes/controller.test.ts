@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { until } from '../../../test/support/until.js';
+import { until } from '../../util/testing-until.js';
 import type { KObj } from '../apiserver/object.js';
 import { LabFaults } from '../faults.js';
 import type { LabKubeClient } from './client.js';

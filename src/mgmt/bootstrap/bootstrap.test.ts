@@ -2,23 +2,17 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { GOOD_TEMPLATE, startProxmox } from '../../../test/mgmt/proxmox-server.js';
-import {
-  happyRules,
-  KUBECONFIG_KEY,
-  TALOS_KEY,
-  TOKEN_SECRET,
-  writeConfig,
-} from '../../../test/mgmt/scenario.js';
-import { fixture, type Rule, Standins } from '../../../test/mgmt/standins.js';
-import { rejected } from '../../../test/support/errors.js';
 import { memoryIo } from '../../cli/io.js';
 import { runMgmtBootstrap } from '../../cli/mgmt-bootstrap.js';
+import { rejected } from '../../testing-errors.js';
 import { StageJournal } from '../stage-journal.js';
+import { fixture, type Rule, Standins } from '../tools/testing-standins.js';
 import { STAGE_KINDS } from './stages.js';
+import { GOOD_TEMPLATE, startProxmox } from './testing-proxmox-server.js';
+import { happyRules, KUBECONFIG_KEY, TALOS_KEY, TOKEN_SECRET, writeConfig } from './testing-scenario.js';
 
 // Contract tests: the production adapter runs stand-in kind/clusterctl/kubectl/helm/docker found on
-// PATH (test/mgmt/standin.mjs), which record every call and play recorded outputs.
+// PATH (src/mgmt/tools/testing-standin.mjs), which record every call and play recorded outputs.
 let dir: string;
 let tools: Standins;
 beforeEach(() => {

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { rejected, thrown } from '../../../test/support/errors.js';
+import { rejected, thrown } from '../../testing-errors.js';
 import { loadMgmtConfig, parseMgmtConfig } from './config.js';
 
 const REPO = resolve(import.meta.dirname, '..', '..', '..');
-const MINIMAL = readFileSync(join(REPO, 'test/mgmt/fixtures/minimal.yaml'), 'utf8');
+const MINIMAL = readFileSync(join(REPO, 'src/mgmt/tools/fixtures/minimal.yaml'), 'utf8');
 const parse = (text: string) => parseMgmtConfig(text, 'mgmt.yaml', '/cfg');
 
 describe('mgmt.yaml', () => {

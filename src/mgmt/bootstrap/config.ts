@@ -119,7 +119,7 @@ const IPV4_RANGE =
 const CIDR = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}\/\d{1,2}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** Defaults that are printed by `--dry-run`; versions from mgmt.md §0 (S003's pins). */
+/** Defaults that are printed by `--dry-run`; versions from mgmt.md §0 (the pinned versions). */
 export const DEFAULTS = {
   kindName: 'ferry-bootstrap',
   providers: {

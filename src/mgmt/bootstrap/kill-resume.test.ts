@@ -3,11 +3,11 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { happyRules, writeConfig } from '../../../test/mgmt/scenario.js';
-import { Standins } from '../../../test/mgmt/standins.js';
 import { memoryIo } from '../../cli/io.js';
 import { runMgmtBootstrap } from '../../cli/mgmt-bootstrap.js';
 import { StageJournal } from '../stage-journal.js';
+import { Standins } from '../tools/testing-standins.js';
+import { happyRules, writeConfig } from './testing-scenario.js';
 
 // A real `ferry mgmt bootstrap` child (the CLI's own entry point) is SIGKILLed while clusterctl
 // init runs; the next run must skip what was done and continue at clusterctl init.

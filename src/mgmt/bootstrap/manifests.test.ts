@@ -6,7 +6,7 @@ import { parseMgmtConfig } from './config.js';
 import { credentialsSecret, managementManifests } from './manifests.js';
 
 const REPO = resolve(import.meta.dirname, '..', '..', '..');
-const MINIMAL = readFileSync(join(REPO, 'test/mgmt/fixtures/minimal.yaml'), 'utf8');
+const MINIMAL = readFileSync(join(REPO, 'src/mgmt/tools/fixtures/minimal.yaml'), 'utf8');
 const config = (edit: (t: string) => string = (t) => t) => parseMgmtConfig(edit(MINIMAL), 'mgmt.yaml', '/');
 type O = { kind: string; metadata: { annotations?: Record<string, string> }; spec: Record<string, unknown> };
 const at = (o: unknown, ...path: (string | number)[]): unknown =>

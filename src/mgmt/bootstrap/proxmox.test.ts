@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { GOOD_TEMPLATE, startProxmox } from '../../../test/mgmt/proxmox-server.js';
-import { rejected } from '../../../test/support/errors.js';
+import { rejected } from '../../testing-errors.js';
 import { parseMgmtConfig } from './config.js';
 import { pveumCommands, QEMU_GUEST_AGENT, schematicId, templateCommands } from './proxmox.js';
 import { checkTemplate, proxmoxApi } from './proxmox-api.js';
+import { GOOD_TEMPLATE, startProxmox } from './testing-proxmox-server.js';
 
 const CONFIG = `apiVersion: ferry.dev/v1alpha1
 kind: ManagementCluster

@@ -521,7 +521,7 @@ export function buildStages(c: MgmtConfig, paths: StatePaths, opts: PlanOptions)
     },
     {
       kind: 'wait-control-plane',
-      // Nodes cannot be Ready before the CNI (S003's NodeHealthy stall, mgmt.md §2): wait for the API only.
+      // Nodes cannot be Ready before the CNI (the NodeHealthy stall, mgmt.md §2): wait for the API only.
       title: `wait until the control plane ${tcp} answers (status.ready)`,
       tcp,
       get: getTcp(kk),

@@ -3,16 +3,16 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { happyRules, VSPHERE_PASSWORD, writeVsphereConfig } from '../../../test/mgmt/scenario.js';
-import { Standins } from '../../../test/mgmt/standins.js';
-import { rejected } from '../../../test/support/errors.js';
 import { memoryIo } from '../../cli/io.js';
 import { runMgmtBootstrap } from '../../cli/mgmt-bootstrap.js';
 import { CrdValidator } from '../../generate/schema/crd.js';
+import { rejected } from '../../testing-errors.js';
+import { Standins } from '../tools/testing-standins.js';
 import { loadMgmtConfig } from './config.js';
 import { managementManifests } from './manifests.js';
 import { schematicId } from './proxmox.js';
 import { readSecret } from './secrets.js';
+import { happyRules, VSPHERE_PASSWORD, writeVsphereConfig } from './testing-scenario.js';
 import { CAPV_PRIVILEGES, VMTOOLSD_GUEST_AGENT } from './vsphere.js';
 
 // vSphere through the same stages as Proxmox: the production adapter runs stand-in tools on PATH.

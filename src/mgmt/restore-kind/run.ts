@@ -1,5 +1,5 @@
 /**
- * `ferry mgmt restore` into kind (S004's disaster recovery: kind → Cluster API → the backup): picks
+ * `ferry mgmt restore` into kind (docs/mgmt-bootstrap.md's disaster recovery: kind → Cluster API → the backup): picks
  * and verifies the backup before anything is created, then runs the journaled stages. A run that
  * finds a journal continues it with the backup version it pinned; a restore cut short by a crash is
  * completed (restore-kind/resume.ts), never started over on top of what it created.

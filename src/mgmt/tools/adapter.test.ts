@@ -2,9 +2,9 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Standins } from '../../../test/mgmt/standins.js';
-import { rejected } from '../../../test/support/errors.js';
+import { rejected } from '../../testing-errors.js';
 import { Tools } from './adapter.js';
+import { Standins } from './testing-standins.js';
 import { TOOLS } from './versions.js';
 
 describe('version output of each tool, as the real tools print it (mgmt.md §1–3)', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { exampleSnapshot } from '../../../test/support/example.js';
 import { buildIndex } from '../../audit/snapshot-index.js';
 import { deriveFacts } from '../../facts/derive.js';
 import type { Snapshot } from '../../snapshot/model.js';
+import { exampleSnapshot } from '../../snapshot/testing-example.js';
 import { clusterModel, podRequests } from './from-snapshot.js';
 
 function modelOf(snap: Snapshot) {

@@ -4,13 +4,13 @@
  * verification, journal, resume) is orchestrator.test.ts's.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { exampleSnapshot } from '../../../test/support/example.js';
-import { examplePlan, inputsFor } from '../../../test/support/example-plan.js';
 import { FerryError } from '../../errors.js';
 import { buildPlan } from '../../plan/build.js';
 import type { KubeadmMemberRef, MemberRef, NodeRef } from '../../plan/expected-state.js';
 import { allSteps, type Plan, type StepKind, type StepOf } from '../../plan/model.js';
+import { examplePlan, inputsFor } from '../../plan/testing-example.js';
 import type { EtcdMemberInfo, EtcdView, EvictOutcome, LoadBalancerPort, PodView } from '../../ports/run.js';
+import { exampleSnapshot } from '../../snapshot/testing-example.js';
 import { Bindings, type NodeBinding, resolveMember } from '../bindings.js';
 import type { RunDeps, RunOptions } from '../deps.js';
 import type { StepContext } from './context.js';
