@@ -85,6 +85,24 @@ describe('capi.move-paused-or-unstable', () => {
   });
 });
 
+describe('capi.move-paused-or-unstable counts control-plane Machines', () => {
+  it("a TalosControlPlane's stale status count (nothing updates it while paused) is not a roll; missing Machines are", () => {
+    const m = handedOver();
+    const tcp = find(m, 'TalosControlPlane');
+    tcp.spec!['replicas'] = 1;
+    tcp.status = { replicas: 0 };
+    const cp = machine('lab-control-plane-ab12c', (x) => {
+      x.metadata.labels!['cluster.x-k8s.io/control-plane'] = '';
+    });
+    m.objects.push(cp);
+    expect(moveFindings(m).filter((f) => /mid-roll/.test(f))).toEqual([]);
+    tcp.spec!['replicas'] = 2;
+    expect(moveFindings(m)).toContainEqual(
+      expect.stringMatching(/^TalosControlPlane lab-control-plane is mid-roll: 1 replicas exist, 2 wanted/),
+    );
+  });
+});
+
 describe('capi.operator-inventory', () => {
   const operatorProvider = (kind: string, name: string): KubeObject => ({
     apiVersion: 'operator.cluster.x-k8s.io/v1alpha2',

@@ -7,6 +7,7 @@
 
 import { isReady, type PauseProblem, pauseProblems } from '../../capi/paused.js';
 import {
+  CONTROL_PLANE_LABEL,
   clusterNameOf,
   clusters,
   machineDeployments,
@@ -56,11 +57,15 @@ function machineUnsteady(x: KubeObject): string[] {
   return out;
 }
 
-/** A TalosControlPlane or MachineDeployment between two replica counts, or rolling its Machines. */
-function rolling(o: KubeObject): string[] {
+/**
+ * A TalosControlPlane or MachineDeployment between two replica counts, or rolling its Machines.
+ * `machines`: for a TalosControlPlane, the cluster's control-plane Machines — its own status count
+ * is not updated while it is paused, as it is during a migration.
+ */
+function rolling(o: KubeObject, machines?: number): string[] {
   const out: string[] = [];
   const want = num(spec(o, 'replicas'));
-  const have = num(status(o, 'replicas'));
+  const have = machines ?? num(status(o, 'replicas'));
   if (want !== have) out.push(`${have} replicas exist, ${want} wanted`);
   // MachineDeployment: v1beta2 upToDateReplicas, v1beta1 updatedReplicas.
   const upToDate = status(o, 'upToDateReplicas') ?? status(o, 'updatedReplicas');
@@ -140,8 +145,15 @@ export const movePausedOrUnstable: Rule = {
             });
         }
         const scaled = new Set([...talosControlPlanes(m), ...machineDeployments(m)]);
+        const cpMachines = mine.filter(
+          (o) =>
+            o.kind === 'Machine' &&
+            o.apiVersion.startsWith('cluster.x-k8s.io/') &&
+            o.metadata.labels?.[CONTROL_PLANE_LABEL] !== undefined &&
+            !o.metadata.deletionTimestamp,
+        ).length;
         for (const o of mine.filter((x) => scaled.has(x))) {
-          const why = rolling(o);
+          const why = rolling(o, o.kind === 'TalosControlPlane' ? cpMachines : undefined);
           if (why.length > 0)
             out.push({
               message: `${o.kind} ${o.metadata.name} is mid-roll: ${why.join('; ')}. A move or backup now captures Machines being replaced, and the rollout restarts from a status that is not restored.`,
