@@ -7,7 +7,7 @@
  */
 import type { KObj } from '../lab/apiserver/object.js';
 import type { LabKubeClient } from '../lab/nodes/client.js';
-import { isPodReady, isTerminating, type Loose } from '../lab/nodes/world.js';
+import { at, type Fields, isPodReady, isTerminating } from '../lab/nodes/world.js';
 
 export type WorkloadFloor = {
   kind: 'Deployment' | 'StatefulSet';
@@ -25,9 +25,9 @@ export type WorkloadFloor = {
 
 type Lists = { pods: KObj[]; deployments: KObj[]; statefulsets: KObj[]; pdbs: KObj[] };
 
-function matchLabels(sel: Loose): Record<string, string> | undefined {
-  const m = sel?.matchLabels;
-  return m && typeof m === 'object' && Object.keys(m).length > 0 ? m : undefined;
+function matchLabels(sel: unknown): Record<string, string> | undefined {
+  const m = at(sel, 'matchLabels');
+  return m && typeof m === 'object' && Object.keys(m).length > 0 ? (m as Record<string, string>) : undefined;
 }
 
 function selects(sel: Record<string, string>, labels: Record<string, string> | undefined): boolean {
@@ -36,7 +36,7 @@ function selects(sel: Record<string, string>, labels: Record<string, string> | u
 
 /** The Ready pods a PDB requires of `expected` (the workload's replicas), as the disruption controller computes it. */
 export function pdbMinimum(pdb: KObj, expected: number): number {
-  const s: Loose = pdb.spec ?? {};
+  const s: Fields = pdb.spec ?? {};
   const scaled = (v: unknown, roundUp: boolean): number | undefined => {
     if (typeof v === 'number') return v;
     const m = typeof v === 'string' ? /^(\d+)%$/.exec(v) : null;

@@ -13,7 +13,7 @@
 import type { KObj } from '../apiserver/object.js';
 import type { LabKubeClient } from '../nodes/client.js';
 import { SERVICE_NAME_LABEL } from '../nodes/endpoints.js';
-import { apiPath, type Loose } from '../nodes/world.js';
+import { apiPath, asArray, at } from '../nodes/world.js';
 import { LabLoadBalancer } from './balancer.js';
 
 export type ServiceFrontOptions = {
@@ -36,11 +36,11 @@ export type FrontChange = { at: number; backends: string[] };
 /** Ready endpoints of a Service's slices: their pods' uids, sorted. Pure. */
 export function readyEndpoints(slices: KObj[]): string[] {
   const uids = new Set<string>();
-  for (const s of slices as Loose[]) {
-    for (const e of Array.isArray(s?.endpoints) ? s.endpoints : []) {
+  for (const s of slices) {
+    for (const e of asArray(s.endpoints)) {
       // kube-proxy: a missing ready condition counts as ready; only false keeps traffic away.
-      if (e?.conditions?.ready === false) continue;
-      const uid = e?.targetRef?.uid;
+      if (at(e, 'conditions', 'ready') === false) continue;
+      const uid = at(e, 'targetRef', 'uid');
       if (typeof uid === 'string') uids.add(uid);
     }
   }

@@ -6,7 +6,7 @@
  * is labelled as the lab's own and never part of a snapshot. Pure: object bodies only.
  */
 import type { KObj } from '../apiserver/object.js';
-import { apiPath, type Loose } from './world.js';
+import { apiPath, at, spec } from './world.js';
 
 /** On every object the lab adds of its own accord (never the snapshot's). */
 export const LAB_OWNED_LABEL = 'app.kubernetes.io/managed-by';
@@ -41,8 +41,7 @@ export function runsForReal(pod: KObj): boolean {
 
 /** The preStop sleep of a pod's first container, in ms (0 without one). */
 export function preStopMs(pod: KObj): number {
-  const c: Loose = (pod.spec as Loose)?.containers?.[0];
-  const s = c?.lifecycle?.preStop?.sleep?.seconds;
+  const s = at(spec(pod).containers, 0, 'lifecycle', 'preStop', 'sleep', 'seconds');
   return typeof s === 'number' && s > 0 ? s * 1000 : 0;
 }
 

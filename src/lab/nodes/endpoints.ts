@@ -10,9 +10,10 @@ import type { KObj } from '../apiserver/object.js';
 import {
   type Action,
   apiPath,
+  asArray,
+  at,
   isPodReady,
   isTerminating,
-  type Loose,
   nameOf,
   nodeNameOf,
   nsOf,
@@ -34,13 +35,14 @@ function selects(selector: Record<string, string>, pod: KObj): boolean {
 }
 
 /** The container port a Service port's targetPort names (a number, or a named container port). */
-function targetPort(svcPort: Loose, pods: KObj[]): number | undefined {
-  const t = svcPort?.targetPort ?? svcPort?.port;
+function targetPort(svcPort: unknown, pods: KObj[]): number | undefined {
+  const t = at(svcPort, 'targetPort') ?? at(svcPort, 'port');
   if (typeof t === 'number') return t;
   for (const p of pods) {
-    for (const c of Array.isArray(spec(p).containers) ? spec(p).containers : []) {
-      const found = (Array.isArray(c?.ports) ? c.ports : []).find((x: Loose) => x?.name === t);
-      if (typeof found?.containerPort === 'number') return found.containerPort;
+    for (const c of asArray(spec(p).containers)) {
+      const found = asArray(at(c, 'ports')).find((x) => at(x, 'name') === t);
+      const port = at(found, 'containerPort');
+      if (typeof port === 'number') return port;
     }
   }
   return undefined;
@@ -48,19 +50,24 @@ function targetPort(svcPort: Loose, pods: KObj[]): number | undefined {
 
 /** The slice the controller wants for a Service (undefined: the Service has no selector). */
 export function desiredSlice(svc: KObj, world: World): KObj | undefined {
-  const selector = spec(svc).selector;
-  if (!selector || typeof selector !== 'object' || Object.keys(selector).length === 0) return undefined;
+  const raw = spec(svc).selector;
+  if (!raw || typeof raw !== 'object' || Object.keys(raw).length === 0) return undefined;
+  const selector = raw as Record<string, string>;
   const ns = nsOf(svc);
   const pods = world.pods
     .filter((p) => nsOf(p) === ns && selects(selector, p))
     .filter((p) => podPhase(p) !== 'Succeeded' && podPhase(p) !== 'Failed')
     .filter((p) => typeof status(p).podIP === 'string')
     .sort((a, b) => nameOf(a).localeCompare(nameOf(b)));
-  const ports: Loose[] = (Array.isArray(spec(svc).ports) ? spec(svc).ports : []).map((sp: Loose) => ({
-    ...(sp?.name && { name: sp.name }),
-    protocol: sp?.protocol ?? 'TCP',
-    ...(targetPort(sp, pods) !== undefined && { port: targetPort(sp, pods) }),
-  }));
+  const ports = asArray(spec(svc).ports).map((sp) => {
+    const name = at(sp, 'name');
+    const port = targetPort(sp, pods);
+    return {
+      ...(typeof name === 'string' && name !== '' && { name }),
+      protocol: (at(sp, 'protocol') as string | undefined) ?? 'TCP',
+      ...(port !== undefined && { port }),
+    };
+  });
   return {
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
@@ -111,18 +118,17 @@ export function endpointSliceActions(world: World): Action[] {
       });
       continue;
     }
-    const h = have as Loose;
     if (
-      stableJson(h.endpoints ?? []) === stableJson(want.endpoints) &&
-      stableJson(h.ports ?? []) === stableJson(want.ports)
+      stableJson(at(have, 'endpoints') ?? []) === stableJson(want['endpoints']) &&
+      stableJson(at(have, 'ports') ?? []) === stableJson(want['ports'])
     )
       continue;
     actions.push({
       kind: 'patch',
       path: `${path}/${encodeURIComponent(nameOf(svc))}`,
       // A merge patch replaces the lists whole, as an update would.
-      patch: { endpoints: want.endpoints, ports: want.ports },
-      why: `endpoints of service ${nsOf(svc)}/${nameOf(svc)}: ${(want.endpoints as Loose[]).filter((e) => e.conditions.ready).length} ready`,
+      patch: { endpoints: want['endpoints'], ports: want['ports'] },
+      why: `endpoints of service ${nsOf(svc)}/${nameOf(svc)}: ${asArray(want['endpoints']).filter((e) => at(e, 'conditions', 'ready') === true).length} ready`,
     });
   }
   return actions;

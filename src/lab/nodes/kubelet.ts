@@ -9,13 +9,15 @@ import { type KObj, metaOf } from '../apiserver/object.js';
 import { runsForReal } from './canary.js';
 import {
   type Action,
+  type Address,
   apiPath,
+  type Condition,
   condition,
+  type Fields,
   isActive,
   isNodeReady,
   isPodReady,
   isTerminating,
-  type Loose,
   type Memory,
   type NodeBehaviour,
   nameOf,
@@ -23,6 +25,7 @@ import {
   nodePath,
   podPath,
   podPhase,
+  type Status,
   spec,
   status,
   type Timings,
@@ -82,10 +85,11 @@ const NOT_READY_MESSAGE =
   'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized';
 
 /** The node's conditions with Ready (and the pressure conditions) as this kubelet reports them. */
-export function nodeConditions(node: KObj, ready: boolean, now: number): Loose[] {
-  const existing: Loose[] = Array.isArray(status(node).conditions) ? status(node).conditions : [];
+export function nodeConditions(node: KObj, ready: boolean, now: number): Condition[] {
+  const conds = status(node).conditions;
+  const existing: Condition[] = Array.isArray(conds) ? conds : [];
   const at = timestamp(now);
-  const mine = (type: string, st: 'True' | 'False', reason: string, message: string): Loose => {
+  const mine = (type: string, st: 'True' | 'False', reason: string, message: string): Condition => {
     const prev = existing.find((c) => c?.type === type);
     return {
       type,
@@ -129,7 +133,8 @@ function nodeStatusActions(node: KObj, world: World, mem: Memory, t: Timings, b:
 }
 
 function internalIp(node: KObj): string | undefined {
-  const addrs: Loose[] = Array.isArray(status(node).addresses) ? status(node).addresses : [];
+  const a = status(node).addresses;
+  const addrs: Address[] = Array.isArray(a) ? a : [];
   return addrs.find((a) => a?.type === 'InternalIP')?.address;
 }
 
@@ -152,10 +157,11 @@ function allocateIp(node: KObj, pod: KObj, mem: Memory): string | undefined {
   return ip;
 }
 
-function podConditions(pod: KObj, ready: boolean, now: number): Loose[] {
+function podConditions(pod: KObj, ready: boolean, now: number): Condition[] {
   const at = timestamp(now);
-  const prev: Loose[] = Array.isArray(status(pod).conditions) ? status(pod).conditions : [];
-  const c = (type: string, st: boolean): Loose => {
+  const conds = status(pod).conditions;
+  const prev: Condition[] = Array.isArray(conds) ? conds : [];
+  const c = (type: string, st: boolean): Condition => {
     const s = st ? 'True' : 'False';
     const p = prev.find((x) => x?.type === type);
     return {
@@ -174,8 +180,9 @@ function podConditions(pod: KObj, ready: boolean, now: number): Loose[] {
   ];
 }
 
-function containerStatuses(pod: KObj, startedAt: string, ready: boolean): Loose[] {
-  const containers: Loose[] = Array.isArray(spec(pod).containers) ? spec(pod).containers : [];
+function containerStatuses(pod: KObj, startedAt: string, ready: boolean): Fields[] {
+  const cs = spec(pod).containers;
+  const containers: Fields[] = Array.isArray(cs) ? cs : [];
   return containers.map((c) => ({
     name: c?.name,
     image: c?.image,
@@ -190,10 +197,11 @@ function containerStatuses(pod: KObj, startedAt: string, ready: boolean): Loose[
   }));
 }
 
-function runningStatus(pod: KObj, node: KObj, mem: Memory, now: number, ready: boolean): Loose {
+function runningStatus(pod: KObj, node: KObj, mem: Memory, now: number, ready: boolean): Status {
   const hostIP = internalIp(node);
   const podIP = spec(pod).hostNetwork === true ? hostIP : allocateIp(node, pod, mem);
-  const startedAt = typeof status(pod).startTime === 'string' ? status(pod).startTime : timestamp(now);
+  const started = status(pod).startTime;
+  const startedAt = typeof started === 'string' ? started : timestamp(now);
   return {
     phase: 'Running',
     conditions: podConditions(pod, ready, now),

@@ -8,11 +8,11 @@ import { type KObj, metaOf } from '../apiserver/object.js';
 import { type NodeView, schedule, type Taint, taintsOf } from './schedule.js';
 import {
   type Action,
+  type Condition,
   condition,
   isActive,
   isPodReady,
   isTerminating,
-  type Loose,
   type Memory,
   nameOf,
   nodeNameOf,
@@ -72,9 +72,10 @@ export function nodeLifecycleActions(world: World, mem: Memory, t: Timings): Act
     const silentFor = world.now - lastHeard(node, world, mem);
     if (silentFor > t.nodeMonitorGracePeriodMs && ready !== 'Unknown') {
       ready = 'Unknown';
-      const existing: Loose[] = Array.isArray(status(node).conditions) ? status(node).conditions : [];
+      const conds = status(node).conditions;
+      const existing: Condition[] = Array.isArray(conds) ? conds : [];
       const at = timestamp(world.now);
-      const unknown = (type: string): Loose => ({
+      const unknown = (type: string): Condition => ({
         ...(existing.find((c) => c?.type === type) ?? { type }),
         status: 'Unknown',
         reason: 'NodeStatusUnknown',
@@ -108,7 +109,7 @@ export function nodeLifecycleActions(world: World, mem: Memory, t: Timings): Act
     if (ready !== 'True') {
       for (const pod of world.pods) {
         if (nodeNameOf(pod) !== name || !isPodReady(pod) || isTerminating(pod)) continue;
-        const conds: Loose[] = status(pod).conditions ?? [];
+        const conds: Condition[] = status(pod).conditions ?? [];
         actions.push({
           kind: 'patch',
           path: podPath(pod, 'status'),

@@ -16,9 +16,9 @@ import type { KObj } from '../apiserver/object.js';
 import { listenOn } from '../listen.js';
 import { preStopMs, runsForReal } from './canary.js';
 import {
+  type Address,
   type ContainerState,
   isTerminating,
-  type Loose,
   nameOf,
   nodeNameOf,
   nsOf,
@@ -47,7 +47,8 @@ export type RuntimeEvent = {
 
 function nodeAddress(world: World, node: string): string {
   const n = world.nodes.find((x) => nameOf(x) === node);
-  const addrs: Loose[] = Array.isArray(status(n ?? { metadata: {} }).addresses) ? status(n!).addresses : [];
+  const a = status(n ?? { metadata: {} }).addresses;
+  const addrs: Address[] = Array.isArray(a) ? a : [];
   const ip = addrs.find((a) => a?.type === 'InternalIP')?.address;
   // Lab nodes report a loopback address of the lab's subnet; anything else is not ours to bind.
   return typeof ip === 'string' && /^127\.\d+\.\d+\.\d+$/.test(ip) ? ip : '127.0.0.1';

@@ -8,16 +8,24 @@
  * template changed gets its new ReplicaSet at full scale at once and the old ones are scaled to
  * zero when the new one is fully ready; StatefulSets do not create PersistentVolumeClaims.
  */
-import { clone, isPlainObject, type KObj, metaOf, type OwnerReference } from '../apiserver/object.js';
+import {
+  clone,
+  isPlainObject,
+  type KObj,
+  metaOf,
+  type ObjectMeta,
+  type OwnerReference,
+} from '../apiserver/object.js';
 import { matchesNodeSelection, type Toleration, taintsOf, untoleratedTaint } from './schedule.js';
 import {
   type Action,
   apiPath,
+  at,
   controllerRef,
+  type Fields,
   isActive,
   isPodReady,
   isTerminating,
-  type Loose,
   nameOf,
   nodeNameOf,
   nsOf,
@@ -44,7 +52,7 @@ function generationOf(o: KObj): number {
 
 /** A Pod made from a controller's template, as the controller would POST it. */
 export function podFromTemplate(
-  template: Loose,
+  template: unknown,
   opts: {
     namespace: string;
     owner: OwnerReference;
@@ -55,8 +63,8 @@ export function podFromTemplate(
   },
 ): KObj {
   const t = isPlainObject(template) ? template : {};
-  const tmeta = isPlainObject(t.metadata) ? (t.metadata as Loose) : {};
-  const metadata: Loose = {
+  const tmeta: ObjectMeta = isPlainObject(t.metadata) ? (t.metadata as ObjectMeta) : {};
+  const metadata: ObjectMeta = {
     namespace: opts.namespace,
     labels: { ...(tmeta.labels ?? {}), ...(opts.labels ?? {}) },
     ownerReferences: [opts.owner],
@@ -73,7 +81,7 @@ export function podFromTemplate(
 }
 
 /** Writes the status only when one of its fields differs from what the object has. */
-function statusPatch(path: string, current: Loose, next: Record<string, unknown>, why: string): Action[] {
+function statusPatch(path: string, current: Fields, next: Record<string, unknown>, why: string): Action[] {
   const changed = Object.entries(next).some(([k, v]) => JSON.stringify(current?.[k]) !== JSON.stringify(v));
   return changed ? [{ kind: 'patch', path: `${path}/status`, patch: { status: next }, why }] : [];
 }
@@ -313,9 +321,10 @@ export function daemonTolerations(hostNetwork: boolean): Toleration[] {
   return t;
 }
 
-function withDaemonTolerations(template: Loose): Toleration[] {
-  const own: Toleration[] = Array.isArray(template?.spec?.tolerations) ? template.spec.tolerations : [];
-  const added = daemonTolerations(template?.spec?.hostNetwork === true).filter(
+function withDaemonTolerations(template: unknown): Toleration[] {
+  const tolerations = at(template, 'spec', 'tolerations');
+  const own: Toleration[] = Array.isArray(tolerations) ? tolerations : [];
+  const added = daemonTolerations(at(template, 'spec', 'hostNetwork') === true).filter(
     (t) => !own.some((o) => o.key === t.key && o.effect === t.effect),
   );
   return [...own, ...added];

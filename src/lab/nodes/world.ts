@@ -110,15 +110,76 @@ export const NORMAL: NodeBehaviour = { kubeletStopped: false, neverReady: false,
 
 // ---- object helpers ------------------------------------------------------------------------------
 
-// biome-ignore lint/suspicious/noExplicitAny: specs are read structurally
-export type Loose = any;
+/**
+ * The fields of a spec or status the lab reads, as the API stores them: clients write them, so
+ * each is checked where it is used (typeof, Array.isArray); the rest passes through untouched.
+ */
+export type Fields = { [key: string]: unknown };
 
-export function spec(o: KObj): Loose {
-  return isPlainObject(o.spec) ? o.spec : {};
+export interface Condition extends Fields {
+  type: string;
+  status: string;
 }
 
-export function status(o: KObj): Loose {
-  return isPlainObject(o.status) ? o.status : {};
+export interface Address extends Fields {
+  type: string;
+  address: string;
+}
+
+export interface PodTemplate extends Fields {
+  metadata?: Fields;
+  spec?: Fields;
+}
+
+export interface Spec extends Fields {
+  replicas?: number;
+  selector?: Fields;
+  template?: PodTemplate;
+  nodeName?: string;
+  hostNetwork?: boolean;
+  containers?: Fields[];
+  ports?: Fields[];
+  podCIDR?: string;
+  unschedulable?: boolean;
+  podManagementPolicy?: string;
+  serviceName?: string;
+  renewTime?: string;
+  affinity?: {
+    nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: unknown } };
+  };
+}
+
+export interface Status extends Fields {
+  phase?: string;
+  conditions?: Condition[];
+  addresses?: Address[];
+  podIP?: string;
+  startTime?: string;
+  replicas?: number;
+  readyReplicas?: number;
+}
+
+/** The value at a path of nested objects and arrays; undefined where one is missing. */
+export function at(v: unknown, ...path: (string | number)[]): unknown {
+  let cur = v;
+  for (const k of path) {
+    if (typeof cur !== 'object' || cur === null) return undefined;
+    cur = (cur as Record<string | number, unknown>)[k];
+  }
+  return cur;
+}
+
+/** `v` when it is an array, else none. */
+export function asArray(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : [];
+}
+
+export function spec(o: KObj): Spec {
+  return isPlainObject(o.spec) ? (o.spec as Spec) : {};
+}
+
+export function status(o: KObj): Status {
+  return isPlainObject(o.status) ? (o.status as Status) : {};
 }
 
 export function nameOf(o: KObj): string {
@@ -157,7 +218,8 @@ export function isTerminating(o: KObj): boolean {
 }
 
 export function podPhase(pod: KObj): string {
-  return typeof status(pod).phase === 'string' ? status(pod).phase : 'Pending';
+  const phase = status(pod).phase;
+  return typeof phase === 'string' ? phase : 'Pending';
 }
 
 /** Neither finished nor being deleted: the pods a controller counts as its replicas. */
@@ -166,9 +228,9 @@ export function isActive(pod: KObj): boolean {
   return !isTerminating(pod) && phase !== 'Succeeded' && phase !== 'Failed';
 }
 
-export function condition(o: KObj, type: string): Loose | undefined {
+export function condition(o: KObj, type: string): Condition | undefined {
   const conds = status(o).conditions;
-  return Array.isArray(conds) ? conds.find((c: Loose) => c?.type === type) : undefined;
+  return Array.isArray(conds) ? conds.find((c) => c?.type === type) : undefined;
 }
 
 export function isPodReady(pod: KObj): boolean {
