@@ -264,7 +264,7 @@ describe('ferry capi add-control-plane', () => {
     }
   });
 
-  it.skipIf(kubectlMissing)(
+  it.skipIf(skipFor(noKubectl))(
     'a Cluster paused by its annotation alone is refused, and the printed command unpauses it as written',
     async () => {
       const { createRequester } = await import('../adapters/kube/request.js');
