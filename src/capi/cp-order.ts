@@ -3,14 +3,12 @@
  * only once every earlier one has its Node. Pure.
  */
 import type { KubeObject } from '../snapshot/model.js';
+import { nodeRefName } from './view.js';
 
 /** Names of the control-plane Machines that have no nodeRef yet, oldest first. */
 export function withoutNode(machines: KubeObject[]): string[] {
   return machines
-    .filter((m) => {
-      const ref = m.status?.['nodeRef'] as { name?: unknown } | undefined;
-      return typeof ref?.name !== 'string' || ref.name === '';
-    })
+    .filter((m) => nodeRefName(m) === undefined)
     .sort((a, b) =>
       String(a.metadata.creationTimestamp ?? '').localeCompare(String(b.metadata.creationTimestamp ?? '')),
     )

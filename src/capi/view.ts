@@ -144,3 +144,9 @@ export function versionBelow(a: string, b: string): boolean {
 export function hostLabel(name: string): string {
   return (name.split('.')[0] ?? name).toLowerCase();
 }
+
+/** The Node a Machine's nodeRef names, if it has one. */
+export function nodeRefName(m: KubeObject): string | undefined {
+  const n = (m.status?.['nodeRef'] as { name?: unknown } | undefined)?.name;
+  return typeof n === 'string' && n !== '' ? n : undefined;
+}

@@ -31,6 +31,17 @@ async function ferry(...argv: string[]) {
   return { out: io.out, err: io.err, code };
 }
 
+/** A requester to the management lab API server, for what the tests set up or read behind ferry. */
+async function mgmtRequester() {
+  const { createRequester } = await import('../adapters/kube/request.js');
+  return createRequester({
+    kc: mgmt.kc,
+    file: 'lab',
+    context: mgmt.kc.getCurrentContext(),
+    server: mgmt.server.url,
+  });
+}
+
 async function writeKit(name: string, namespace: string, provisioner = 'capi'): Promise<string> {
   const objs = labKitObjects(namespace);
   await mkdir(join(dir, name, 'capi'), { recursive: true });
@@ -144,13 +155,7 @@ describe('ferry capi adopt', () => {
 describe('ferry capi add-control-plane', () => {
   it('adds one Machine with the TalosControlPlane paused; again: nothing; refuses more than one, an unpaused TCP, bad --replicas', async () => {
     const { installLabCapiCrds } = await import('../lab/capi/crds.js');
-    const { createRequester } = await import('../adapters/kube/request.js');
-    const req = createRequester({
-      kc: mgmt.kc,
-      file: 'lab',
-      context: mgmt.kc.getCurrentContext(),
-      server: mgmt.server.url,
-    });
+    const req = await mgmtRequester();
     await installLabCapiCrds(req);
     const kit = await writeKit('kit-cp', 'epsilon');
     expect((await ferry('capi', 'adopt', kit, '--mgmt-kubeconfig', 'mgmt.kubeconfig')).code).toBe(0);
@@ -192,13 +197,7 @@ describe('ferry capi add-control-plane', () => {
   });
 
   it('one control plane at a time: the next waits for the Node of the one before, unless --no-wait', async () => {
-    const { createRequester } = await import('../adapters/kube/request.js');
-    const req = createRequester({
-      kc: mgmt.kc,
-      file: 'lab',
-      context: mgmt.kc.getCurrentContext(),
-      server: mgmt.server.url,
-    });
+    const req = await mgmtRequester();
     const kit = await writeKit('kit-order', 'eta');
     expect((await ferry('capi', 'adopt', kit, '--mgmt-kubeconfig', 'mgmt.kubeconfig')).code).toBe(0);
     const add = (...more: string[]) =>
@@ -224,14 +223,8 @@ describe('ferry capi add-control-plane', () => {
   });
 
   it('a management cluster that serves no ProxmoxMachine: exit 2 before the first write, naming the kind; replicas untouched', async () => {
-    const { createRequester } = await import('../adapters/kube/request.js');
     const { installLabCapiCrds } = await import('../lab/capi/crds.js');
-    const req = createRequester({
-      kc: mgmt.kc,
-      file: 'lab',
-      context: mgmt.kc.getCurrentContext(),
-      server: mgmt.server.url,
-    });
+    const req = await mgmtRequester();
     const kit = await writeKit('kit-nocrd', 'theta');
     expect((await ferry('capi', 'adopt', kit, '--mgmt-kubeconfig', 'mgmt.kubeconfig')).code).toBe(0);
     const crd =
@@ -267,13 +260,7 @@ describe('ferry capi add-control-plane', () => {
   it.skipIf(skipFor(noKubectl))(
     'a Cluster paused by its annotation alone is refused, and the printed command unpauses it as written',
     async () => {
-      const { createRequester } = await import('../adapters/kube/request.js');
-      const req = createRequester({
-        kc: mgmt.kc,
-        file: 'lab',
-        context: mgmt.kc.getCurrentContext(),
-        server: mgmt.server.url,
-      });
+      const req = await mgmtRequester();
       const kit = await writeKit('kit-paused', 'zeta');
       expect((await ferry('capi', 'adopt', kit, '--mgmt-kubeconfig', 'mgmt.kubeconfig')).code).toBe(0);
       const clusterPath = '/apis/cluster.x-k8s.io/v1beta2/namespaces/zeta/clusters/lab';

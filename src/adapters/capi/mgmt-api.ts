@@ -152,9 +152,3 @@ export class MgmtApi {
     return this.#client.list(`${this.#capi}/machines`, { query: { labelSelector: selector } });
   }
 }
-
-/** The Node a Machine's nodeRef names, if it has one. */
-export function nodeRefName(m: KubeObject): string | undefined {
-  const n = (m.status?.['nodeRef'] as { name?: unknown } | undefined)?.name;
-  return typeof n === 'string' && n !== '' ? n : undefined;
-}

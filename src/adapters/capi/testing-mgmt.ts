@@ -9,13 +9,14 @@
  */
 
 import { labKitObjects } from '../../capi/testing-kit.js';
+import { nodeRefName } from '../../capi/view.js';
 import { capiNamesOf } from '../../kit/capi-names.js';
 import { type LabApiFixture, startLabApi } from '../../lab/apiserver/testing.js';
 import { installCapiCrds, labKube } from '../../mgmt/testing-fleet.js';
 import type { EtcdMemberInfo, EtcdView } from '../../ports/run.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import { createRequester, type KubeRequester } from '../kube/request.js';
-import { DEPLOYMENT_NAME_LABEL, MgmtApi, nodeRefName } from './mgmt-api.js';
+import { DEPLOYMENT_NAME_LABEL, MgmtApi } from './mgmt-api.js';
 
 export interface TestMgmt {
   lab: LabApiFixture;

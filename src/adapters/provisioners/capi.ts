@@ -17,7 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { auditGuard } from '../../capi/audit-guard.js';
 import { capiKubectl, MGMT_KUBECTL } from '../../capi/kubectl-commands.js';
 import { providerIdGate } from '../../capi/providerid-gate.js';
-import { PAUSED_ANNOTATION } from '../../capi/view.js';
+import { nodeRefName, PAUSED_ANNOTATION } from '../../capi/view.js';
 import { inputError } from '../../errors.js';
 import type { CrdValidator } from '../../generate/schema/crd.js';
 import type {
@@ -33,7 +33,7 @@ import type {
 import { errText, gateError } from '../../ports/stop.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import { addControlPlaneMachine } from '../capi/cp-create.js';
-import { type MgmtApi, nodeRefName } from '../capi/mgmt-api.js';
+import type { MgmtApi } from '../capi/mgmt-api.js';
 
 export interface CapiProvisionerOptions {
   api: MgmtApi;
