@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeSyntheticSnapshot } from '../../../bench/lib/write-snapshot.js';
 import { deriveFacts } from '../../facts/derive.js';
 import { loadSnapshot } from '../../snapshot/load.js';
+import { scaled } from '../../util/testing-slowness.js';
 import { type AuditReport, runAudit } from '../engine.js';
 import { ALL_RULES } from '../rules/index.js';
 import { renderReport } from './index.js';
@@ -24,7 +25,6 @@ import { renderReport } from './index.js';
 const run = promisify(execFile);
 const CHROMIUM = '/usr/bin/chromium';
 const EXAMPLE = fileURLToPath(new URL('../../../examples/lab-cluster', import.meta.url));
-const slowness = Number(process.env['FERRY_TEST_SLOWNESS'] ?? '1');
 const MAX_PAGE_BYTES = 10 * 1024 * 1024;
 
 let work: string;
@@ -59,11 +59,11 @@ async function dumpDom(page: string, filter?: string): Promise<string> {
         '--disable-sync',
         '--host-resolver-rules=MAP * ~NOTFOUND',
         '--proxy-server=http://127.0.0.1:9',
-        `--virtual-time-budget=${Math.round(10_000 * slowness)}`,
+        `--virtual-time-budget=${scaled(10_000)}`,
         '--dump-dom',
         url.href,
       ],
-      { maxBuffer: 256 * 1024 * 1024, timeout: 180_000 * slowness },
+      { maxBuffer: 256 * 1024 * 1024, timeout: scaled(180_000) },
     );
     return stdout;
   } finally {
@@ -164,6 +164,6 @@ describe('the HTML report in headless chromium', () => {
       expect(narrowed.visibleRules).toBe(want.rules);
       expect(narrowed.visibleObjects).toBeLessThan(report.findings.length / 50);
     },
-    900_000 * slowness,
+    scaled(900_000),
   );
 });
