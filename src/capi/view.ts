@@ -7,6 +7,7 @@
 
 import type { KubeObject, MgmtSnapshot } from '../snapshot/model.js';
 import { compareVersionText } from '../util/semver.js';
+import { referenceAt } from './refs.js';
 
 export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
 export const CONTROL_PLANE_LABEL = 'cluster.x-k8s.io/control-plane';
@@ -61,7 +62,7 @@ export function clusterOfControlPlane(m: MgmtSnapshot, tcp: KubeObject): KubeObj
   return clusters(m).find(
     (c) =>
       c.metadata.namespace === tcp.metadata.namespace &&
-      (spec(c, 'controlPlaneRef', 'name') === tcp.metadata.name ||
+      (referenceAt(c, 'spec.controlPlaneRef')?.name === tcp.metadata.name ||
         (clusterNameOf(tcp) !== undefined && c.metadata.name === clusterNameOf(tcp))),
   );
 }
@@ -91,9 +92,8 @@ export function controlPlaneMachines(
 
 /** The TalosConfig a Machine's `spec.bootstrap.configRef` names (v1beta2 or v1beta1 shape), if it names one. */
 export function bootstrapConfigRef(x: KubeObject): { kind: string; name: string } | undefined {
-  const kind = spec(x, 'bootstrap', 'configRef', 'kind');
-  const name = spec(x, 'bootstrap', 'configRef', 'name');
-  return typeof kind === 'string' && typeof name === 'string' ? { kind, name } : undefined;
+  const r = referenceAt(x, 'spec.bootstrap.configRef');
+  return r?.kind !== undefined ? { kind: r.kind, name: r.name } : undefined;
 }
 
 /**
@@ -104,15 +104,18 @@ export function machineTemplatesOf(
   m: MgmtSnapshot,
   cluster: string,
 ): { role: 'control plane' | 'worker'; name: string }[] {
-  const named = (v: unknown) => (typeof v === 'string' && v !== '' ? [v] : []);
+  const named = (o: KubeObject, field: string) => {
+    const name = referenceAt(o, field)?.name;
+    return name === undefined ? [] : [name];
+  };
   return [
     ...talosControlPlanes(m)
       .filter((t) => clusterOfControlPlane(m, t)?.metadata.name === cluster || clusterNameOf(t) === cluster)
-      .flatMap((t) => named(spec(t, 'infrastructureTemplate', 'name')))
+      .flatMap((t) => named(t, 'spec.infrastructureTemplate'))
       .map((name) => ({ role: 'control plane' as const, name })),
     ...machineDeployments(m)
       .filter((d) => clusterNameOf(d) === cluster)
-      .flatMap((d) => named(spec(d, 'template', 'spec', 'infrastructureRef', 'name')))
+      .flatMap((d) => named(d, 'spec.template.spec.infrastructureRef'))
       .map((name) => ({ role: 'worker' as const, name })),
   ];
 }

@@ -24,7 +24,8 @@ describe('selectGraph', () => {
   const md = obj('MachineDeployment', 'c1-md', own(cluster));
   const ms = obj('MachineSet', 'c1-ms', own(md));
   const m = obj('Machine', 'c1-m', own(ms));
-  const orphan = obj('Machine', 'stray', { labels: { 'cluster.x-k8s.io/cluster-name': 'c1' } });
+  const unowned = obj('Machine', 'stray', { labels: { 'cluster.x-k8s.io/cluster-name': 'c1' } });
+  const orphan = obj('Machine', 'gone', { labels: { 'cluster.x-k8s.io/cluster-name': 'c0' } });
   const cls = obj('ClusterClass', 'gold');
   const topo: KubeObject = { ...obj('Cluster', 'c2'), spec: { topology: { classRef: { name: 'gold' } } } };
   const other = obj('ProxmoxMachineTemplate', 'free', {}, 'infrastructure.cluster.x-k8s.io/v1alpha2');
@@ -43,7 +44,7 @@ describe('selectGraph', () => {
     { ...secret('c1-etcd'), metadata: { ...secret('c1-etcd').metadata, namespace: 'elsewhere' } },
   ];
   const r = selectGraph({
-    custom: [cluster, md, ms, m, orphan, cls, topo, other, labelled],
+    custom: [cluster, md, ms, m, unowned, orphan, cls, topo, other, labelled],
     secrets,
     configMaps: [],
   });
@@ -67,12 +68,17 @@ describe('selectGraph', () => {
     expect(reasons['Secret ns/c1-creds']).toBe('owner-chain');
   });
 
-  it('leaves out what no chain reaches, a suffix move does not know, and other namespaces, and says so for CAPI objects', () => {
+  it('carries what the cluster-name label of a Cluster in its namespace names, owned or not', () => {
+    expect(reasons['Machine ns/stray']).toBe('cluster-label');
+  });
+
+  it('leaves out what nothing reaches, a suffix move does not know, and other namespaces, and says so for CAPI objects', () => {
     expect(reasons['Secret ns/c1-something']).toBeUndefined();
     expect(reasons['Secret elsewhere/c1-etcd']).toBeUndefined();
     expect(reasons['ProxmoxMachineTemplate ns/free']).toBeUndefined();
+    expect(reasons['Machine ns/gone']).toBeUndefined();
     expect(r.leftBehind).toEqual([
-      'Machine ns/stray (labelled for cluster c1, but no ownerRef chain leads to it)',
+      'Machine ns/gone (labelled for cluster c0, which namespace ns does not hold, and no owner or reference leads to it)',
       'ProxmoxMachineTemplate ns/free',
     ]);
   });
@@ -80,5 +86,114 @@ describe('selectGraph', () => {
   it('carries ClusterClasses as roots', () => {
     expect(reasons['ClusterClass ns/gold']).toBe('root');
     expect(reasons['Cluster ns/c2']).toBe('root');
+  });
+});
+
+/** A management cluster right after `ferry capi adopt`, or with the controllers down: no owner references. */
+describe('selectGraph without owner references', () => {
+  const infra = 'infrastructure.cluster.x-k8s.io/v1alpha2';
+  const spec = (o: KubeObject, s: unknown): KubeObject => ({ ...o, spec: s });
+  const cluster = spec(obj('Cluster', 'lab'), {
+    controlPlaneRef: { apiGroup: 'controlplane.cluster.x-k8s.io', kind: 'TalosControlPlane', name: 'lab-cp' },
+    infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'ProxmoxCluster', name: 'lab' },
+  });
+  const tcp = spec(obj('TalosControlPlane', 'lab-cp', {}, 'controlplane.cluster.x-k8s.io/v1alpha3'), {
+    infrastructureTemplate: {
+      apiVersion: infra,
+      kind: 'ProxmoxMachineTemplate',
+      name: 'lab-cp',
+      namespace: 'ns',
+    },
+  });
+  const pc = obj('ProxmoxCluster', 'lab', {}, infra);
+  const creds = secret('lab-proxmox-credentials', own(pc));
+  const pmtCp = obj('ProxmoxMachineTemplate', 'lab-cp', {}, infra);
+  const pmtW = obj('ProxmoxMachineTemplate', 'lab-worker', {}, infra);
+  const tct = obj('TalosConfigTemplate', 'lab-workers', {}, 'bootstrap.cluster.x-k8s.io/v1alpha3');
+  const template = {
+    spec: {
+      bootstrap: {
+        configRef: {
+          apiGroup: 'bootstrap.cluster.x-k8s.io',
+          kind: 'TalosConfigTemplate',
+          name: 'lab-workers',
+        },
+      },
+      infrastructureRef: {
+        apiGroup: 'infrastructure.cluster.x-k8s.io',
+        kind: 'ProxmoxMachineTemplate',
+        name: 'lab-worker',
+      },
+    },
+  };
+  const md = spec(
+    obj('MachineDeployment', 'lab-workers', { labels: { 'cluster.x-k8s.io/cluster-name': 'lab' } }),
+    {
+      clusterName: 'lab',
+      template,
+    },
+  );
+  // Names the same as the references, but of another group, kind or namespace: never taken for them.
+  const lookalikes = [
+    obj('TalosControlPlane', 'lab-cp', {}, 'controlplane.example.com/v1'),
+    obj('ProxmoxMachineTemplate', 'lab-cp', { namespace: 'other' }, infra),
+    obj('ProxmoxCluster', 'lab-worker', {}, infra),
+  ];
+  const r = selectGraph({
+    custom: [cluster, tcp, pc, pmtCp, pmtW, tct, md, ...lookalikes],
+    secrets: [creds],
+    configMaps: [],
+  });
+  const reasons = new Map(r.selected.map((s) => [s.object, s.reason]));
+
+  it("follows the Cluster's controlPlaneRef and infrastructureRef and the TalosControlPlane's template", () => {
+    expect(reasons.get(tcp)).toBe('reference');
+    expect(reasons.get(pc)).toBe('reference');
+    expect(reasons.get(pmtCp)).toBe('reference');
+  });
+
+  it("follows a labelled MachineDeployment's bootstrap and infrastructure templates", () => {
+    expect(reasons.get(md)).toBe('cluster-label');
+    expect(reasons.get(tct)).toBe('reference');
+    expect(reasons.get(pmtW)).toBe('reference');
+  });
+
+  it('carries what an object reached by a reference owns', () => {
+    expect(reasons.get(creds)).toBe('owner-chain');
+  });
+
+  it('matches a reference by group, kind, namespace and name, and leaves the lookalikes behind', () => {
+    for (const l of lookalikes) expect(reasons.get(l)).toBeUndefined();
+    expect(r.leftBehind).toEqual([
+      'TalosControlPlane ns/lab-cp',
+      'ProxmoxMachineTemplate other/lab-cp',
+      'ProxmoxCluster ns/lab-worker',
+    ]);
+  });
+
+  it("follows a MachineSet's templates and v1beta1 references (apiVersion, no apiGroup)", () => {
+    const c = spec(obj('Cluster', 'old', {}, 'cluster.x-k8s.io/v1beta1'), {
+      controlPlaneRef: {
+        apiVersion: 'controlplane.cluster.x-k8s.io/v1alpha3',
+        kind: 'TalosControlPlane',
+        name: 'old-cp',
+      },
+    });
+    const cp = obj('TalosControlPlane', 'old-cp', {}, 'controlplane.cluster.x-k8s.io/v1alpha3');
+    const ms = spec(obj('MachineSet', 'old-ms', { labels: { 'cluster.x-k8s.io/cluster-name': 'old' } }), {
+      template: {
+        spec: { infrastructureRef: { apiVersion: infra, kind: 'ProxmoxMachineTemplate', name: 'old-w' } },
+      },
+    });
+    const w = obj('ProxmoxMachineTemplate', 'old-w', {}, infra);
+    const g = selectGraph({ custom: [c, cp, ms, w], secrets: [], configMaps: [] });
+    expect(new Map(g.selected.map((s) => [s.object, s.reason]))).toEqual(
+      new Map<KubeObject, string>([
+        [c, 'root'],
+        [cp, 'reference'],
+        [ms, 'cluster-label'],
+        [w, 'reference'],
+      ]),
+    );
   });
 });

@@ -1,10 +1,17 @@
 /**
  * Which objects a backup carries: the object graph `clusterctl move` would move (capi.md §5.1:
  * ownerRef chains from each Cluster, ClusterClass and ClusterResourceSet, soft-owned `<cluster>-<purpose>`
- * Secrets, objects with the move labels) plus what move leaves behind and ferry needs back: the
- * unowned `<cluster>-talos` Secret (H14). Pure: discovery hands in everything it listed.
+ * Secrets, objects with the move labels, Cluster → ClusterClass) plus what move leaves behind and
+ * ferry needs back: the unowned `<cluster>-talos` Secret (H14). Owner references are written by the
+ * controllers only, so right after adoption (`ferry capi adopt` sets none on the infrastructure
+ * cluster, the TalosControlPlane, the MachineDeployments or the templates) or with the controllers
+ * down the chains are missing: an object also joins through the `cluster.x-k8s.io/cluster-name`
+ * label of a Cluster in its namespace (capi.md §4.8) and through every reference of a carried
+ * object's spec (capi/refs.ts: controlPlaneRef, infrastructureRef, the templates). Pure: discovery
+ * hands in everything it listed.
  */
 import { SOFT_OWNED_SUFFIXES } from '../capi/move-scope.js';
+import { objectReferences, refersTo } from '../capi/refs.js';
 import { MOVE_HIERARCHY_LABEL, MOVE_LABEL, objectName } from '../capi/view.js';
 import { CLUSTER_NAME_LABEL, type KubeObject, type Reason } from './model.js';
 
@@ -53,16 +60,6 @@ export function selectGraph(input: {
   for (const o of all)
     if (hasLabel(o, MOVE_LABEL) || hasLabel(o, MOVE_HIERARCHY_LABEL)) mark(o, 'move-label');
 
-  // Cluster → ClusterClass (spec.topology.classRef / class), moved with the Cluster that uses it.
-  for (const c of clusters) {
-    const cls = c.spec?.topology?.classRef?.name ?? c.spec?.topology?.class;
-    if (typeof cls !== 'string') continue;
-    const ns = c.spec?.topology?.classRef?.namespace ?? c.metadata.namespace;
-    for (const o of input.custom)
-      if (o.kind === 'ClusterClass' && o.metadata.name === cls && o.metadata.namespace === ns)
-        mark(o, 'cluster-class');
-  }
-
   for (const c of clusters) {
     for (const s of input.secrets) {
       if (s.metadata.namespace !== c.metadata.namespace) continue;
@@ -75,7 +72,15 @@ export function selectGraph(input: {
     }
   }
 
-  // ownerRef closure: anything with an owner in the set joins it, until nothing changes.
+  // The cluster-name label of a Cluster in the object's namespace: set by adoption and the controllers alike.
+  const clusterKeys = new Set(clusters.map((c) => `${c.metadata.namespace}/${c.metadata.name}`));
+  for (const o of all) {
+    const named = o.metadata.labels?.[CLUSTER_NAME_LABEL];
+    if (named !== undefined && clusterKeys.has(`${o.metadata.namespace}/${named}`)) mark(o, 'cluster-label');
+  }
+
+  // Closure over owner references and spec references: whatever a carried object owns or names
+  // joins it, until nothing changes.
   for (let changed = true; changed; ) {
     changed = false;
     for (const o of all) {
@@ -85,6 +90,16 @@ export function selectGraph(input: {
         reason.set(uid, 'owner-chain');
         changed = true;
       }
+    }
+    for (const o of all) {
+      if (!o.metadata.uid || !reason.has(o.metadata.uid)) continue;
+      for (const r of objectReferences(o))
+        for (const t of input.custom) {
+          const uid = t.metadata.uid;
+          if (!uid || reason.has(uid) || !refersTo(r, t)) continue;
+          reason.set(uid, r.kind === 'ClusterClass' ? 'cluster-class' : 'reference');
+          changed = true;
+        }
     }
   }
 
@@ -96,7 +111,7 @@ export function selectGraph(input: {
     else if (input.custom.includes(o)) {
       const cluster = o.metadata.labels?.[CLUSTER_NAME_LABEL];
       leftBehind.push(
-        `${objectName({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name })}${cluster ? ` (labelled for cluster ${cluster}, but no ownerRef chain leads to it)` : ''}`,
+        `${objectName({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name })}${cluster ? ` (labelled for cluster ${cluster}, which namespace ${o.metadata.namespace} does not hold, and no owner or reference leads to it)` : ''}`,
       );
     }
   }

@@ -25,6 +25,9 @@ export interface KindInfo {
 
 /**
  * Why an object is in the backup. The first five are what `clusterctl move` carries (capi.md §5.1);
+ * `cluster-label` (the `cluster.x-k8s.io/cluster-name` label of a Cluster in its namespace) and
+ * `reference` (named by a carried object's controlPlaneRef, infrastructureRef or templates) reach
+ * what no owner reference does yet, right after adoption or with the controllers down (graph.ts);
  * `talos-secret` is what move drops and ferry needs back (H14); `inventory` is clusterctl's provider
  * inventory, recorded to check the target, never re-created; `clusterctl-move` is an object only
  * `clusterctl move --to-directory` wrote (`--via clusterctl`), not ferry's own export.
@@ -35,6 +38,8 @@ export type Reason =
   | 'soft-owned-secret'
   | 'move-label'
   | 'cluster-class'
+  | 'cluster-label'
+  | 'reference'
   | 'talos-secret'
   | 'inventory'
   | 'clusterctl-move';
@@ -71,7 +76,7 @@ export interface Manifest {
   clusters: { namespace: string; name: string }[];
   counts: Record<string, number>;
   objects: ObjectEntry[];
-  /** CAPI objects not carried because no chain leads to them from a Cluster (capi#8387): said, not silent. */
+  /** CAPI objects not carried because nothing leads to them from a Cluster (capi#8387): said, not silent. */
   leftBehind: string[];
 }
 
