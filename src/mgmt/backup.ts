@@ -1,8 +1,10 @@
 /**
  * `ferry mgmt backup`: export the Cluster API object graph through the API as `clusterctl move
  * --to-directory` would (capi.md §5.1: refuse paused clusters, pause, wait for block-move, read,
- * unpause) plus what move drops (H12 statuses, H14 `<cluster>-talos`), then pack, encrypt with
- * age, upload to a versioned bucket, read back and verify, and apply the retention policy.
+ * unpause) plus what move drops (H12 statuses, H14 `<cluster>-talos`) and what no owner reference
+ * reaches yet (graph.ts); refuse an archive whose references name objects it would not hold
+ * (references.ts); then pack, encrypt with age, upload to a versioned bucket, read back and
+ * verify, and apply the retention policy.
  * Everything stays in memory: no plaintext reaches the disk.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -22,6 +24,7 @@ import {
   PAUSED_ANNOTATION,
   type ProviderEntry,
 } from './model.js';
+import { refuseUnresolved } from './references.js';
 import { applyRetention, type RetentionPolicy } from './retention.js';
 import type { S3Location } from './s3-config.js';
 import type { BackupStore } from './s3-store.js';
@@ -73,6 +76,8 @@ export interface BackupReport {
 
 interface Observed {
   kinds: KindInfo[];
+  /** Every Cluster API object listed (the inventory excluded), carried or not. */
+  custom: KubeObject[];
   selection: Selection;
   clusters: KubeObject[];
   providers: ProviderEntry[];
@@ -110,7 +115,7 @@ async function observe(kube: MgmtKube, kinds: KindInfo[]): Promise<Observed> {
   const configMaps = lists[kinds.length + 1]!;
   const selection = selectGraph({ custom, secrets, configMaps });
   const clusters = selection.selected.map((s) => s.object).filter((o) => o.kind === 'Cluster');
-  return { kinds, selection, clusters, providers };
+  return { kinds, custom, selection, clusters, providers };
 }
 
 export function requireClusterApi(kinds: KindInfo[], server: string): void {
@@ -220,11 +225,12 @@ export async function runBackup(o: BackupOptions): Promise<BackupReport> {
       check();
       const cur = await observe(o.kube, kinds);
       // Read once, while paused: an object paused by annotation (a TCP mid-migration) is refused here,
-      // and the clusters are unpaused on the way out. ClusterClasses carry ferry's own annotation now.
+      // and the clusters are unpaused on the way out. Every object read counts, as for `mgmt status`,
+      // not only those the graph reached. ClusterClasses carry ferry's own annotation now.
       refuse(
         pauseProblems(
           [],
-          cur.selection.selected.map((s) => s.object).filter((x) => x.kind !== 'ClusterClass'),
+          cur.custom.filter((x) => x.kind !== 'ClusterClass'),
         ),
       );
       const blocked = cur.selection.selected.filter(
@@ -262,8 +268,10 @@ export async function runBackup(o: BackupOptions): Promise<BackupReport> {
     }
   }
   const created = now();
+  const selected = moved ? mergeMoved(seen.selection.selected, moved) : seen.selection.selected;
+  refuseUnresolved(selected.map((s) => s.object));
   const archive = buildArchive({
-    selected: moved ? mergeMoved(seen.selection.selected, moved) : seen.selection.selected,
+    selected,
     kinds: seen.kinds,
     providers: seen.providers,
     leftBehind: seen.selection.leftBehind,

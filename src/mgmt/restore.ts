@@ -1,10 +1,13 @@
 /**
  * `ferry mgmt restore`: download a backup, verify its sha256, decrypt, check the manifest and the
- * target (kinds served, providers at the recorded versions, no object already there) — all before
- * the first write — then create the objects owners first with ownerRef UIDs rewritten, put the
+ * target (kinds served, providers at the recorded versions, no object already there) and that
+ * every reference of its Clusters, TalosControlPlanes and MachineDeployments names an object it
+ * holds (an older ferry archived what no owner reference reached only partly) — all before the
+ * first write — then create the objects owners first with ownerRef UIDs rewritten, put the
  * statuses back through the status subresource (what move drops, H12), unpause, and verify.
  * A write that fails midway deletes what this run created: nothing is left half-applied.
  */
+import { objectReferences } from '../capi/refs.js';
 import { objectName } from '../capi/view.js';
 import { inputError } from '../errors.js';
 import { decrypt } from './age.js';
@@ -12,7 +15,8 @@ import { unpackArchive } from './archive.js';
 import { META } from './backup.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
 import { INVENTORY_CRD, type MgmtKube } from './kube.js';
-import { type Archive, CLUSTER_NAME_LABEL, describeObject, type KubeObject } from './model.js';
+import { type Archive, CLUSTER_NAME_LABEL, describeObject, type KindInfo, type KubeObject } from './model.js';
+import { describeUnresolved, isCheckedReferrer, unresolvedReferences } from './references.js';
 import { writeArchive } from './restore-write.js';
 import type { S3Location } from './s3-config.js';
 import type { BackupStore, Downloaded } from './s3-store.js';
@@ -78,7 +82,12 @@ export async function checkTarget(
   kube: MgmtKube,
   archive: Archive,
 ): Promise<{ problems: string[]; existingNamespaces: Set<string> }> {
-  const problems: string[] = [];
+  // Refused rather than restored and then reported: once the Clusters are unpaused, a controller
+  // acts on a Cluster whose control plane is not there (capi.md H2), and nothing undoes that.
+  const problems: string[] = unresolvedReferences(archive.objects, archive.objects).map(
+    (u) =>
+      `${describeUnresolved(u, 'the backup')} (the backup is incomplete: take a new one with this ferry, which carries what no owner reference reaches)`,
+  );
   const kinds = await kube.discoverKinds();
   const used = new Set(archive.objects.map((o) => `${o.apiVersion}|${o.kind}`));
   for (const u of used) {
@@ -176,7 +185,22 @@ function conditionTrue(o: KubeObject, type: string): boolean {
   return cs.some((c) => c.type === type && c.status === 'True');
 }
 
-/** Every Cluster Ready, every Machine with its nodeRef, no Machine re-created, statuses as archived. */
+/** The references of restored Clusters, TalosControlPlanes and MachineDeployments the target does not resolve. */
+async function unresolvedOnTarget(kube: MgmtKube, referrers: KubeObject[]): Promise<string[]> {
+  const kinds = new Map<string, KindInfo>();
+  for (const o of referrers)
+    for (const r of objectReferences(o)) {
+      const k = r.group !== undefined && r.kind !== undefined ? kube.kindIn(r.group, r.kind) : undefined;
+      if (k) kinds.set(k.crd, k);
+    }
+  const held = (await Promise.all([...kinds.values()].map((k) => kube.listKind(k)))).flat();
+  return unresolvedReferences(referrers, held).map((u) => describeUnresolved(u, 'the target'));
+}
+
+/**
+ * Every Cluster Ready, every Machine with its nodeRef, no Machine re-created, statuses as archived,
+ * every reference of a Cluster, TalosControlPlane or MachineDeployment naming an object there.
+ */
 export async function verifyRestore(
   kube: MgmtKube,
   archive: Archive,
@@ -202,6 +226,12 @@ export async function verifyRestore(
     if (a.status !== undefined && canonicalJson(cur.status) !== canonicalJson(a.status))
       problems.push(`${name}: status differs from the backup`);
   }
+  problems.push(
+    ...(await unresolvedOnTarget(
+      kube,
+      present.filter((p): p is KubeObject => p !== undefined && isCheckedReferrer(p)),
+    )),
+  );
   // A Machine of a restored cluster that the backup does not name was created by a controller: a re-created Machine.
   const machines = archive.objects.filter((o) => o.kind === 'Machine');
   const machineKind = kube.kindIn('cluster.x-k8s.io', 'Machine');
