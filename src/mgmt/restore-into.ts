@@ -3,7 +3,9 @@
  * cluster the operator names, ferry's own writes (restore.ts) or `clusterctl move --from-directory`
  * (via-clusterctl/restore.ts); without one, into a kind cluster ferry creates (restore-kind/run.ts).
  */
+import { incurableByWaiting } from '../adapters/errors.js';
 import { FerryError } from '../errors.js';
+import { isKubeApiError } from '../ports/kube.js';
 import { openClusterctl, openMgmtKube, openStore } from './connect.js';
 import type { MgmtKube } from './kube.js';
 import type { FetchedBackup, RestoreReport } from './restore.js';
@@ -44,6 +46,37 @@ export type RestoreOutcome =
   | { into: 'kind'; outcome: KindRestoreOutcome };
 
 export async function restoreManagement(r: RestoreRequest): Promise<RestoreOutcome> {
+  try {
+    return await restoreOnce(r);
+  } catch (err) {
+    throw serverRefusal(err) ?? err;
+  }
+}
+
+/**
+ * An API server's error answer that reached here unwrapped (a list of the target refused before
+ * the first write, a write of an interrupted restore into kind): the server's refusal, not a fault
+ * of ferry's, so exit 2 with its message (the cause) rather than 4. What failed after writes began
+ * on an empty target is already wrapped by restore-write.ts.
+ */
+function serverRefusal(err: unknown): FerryError | undefined {
+  if (!isKubeApiError(err)) return undefined;
+  const transient = err.status === 429 || err.status >= 500;
+  return new FerryError(
+    transient ? 'unreachable' : 'input',
+    `restore stopped: an API server answered HTTP ${err.status}${err.reason ? ` ${err.reason}` : ''}`,
+    {
+      remediation:
+        incurableByWaiting(err)?.remediation ??
+        (transient
+          ? 'restore again once the API server answers (its message is above)'
+          : "remove the cause the server's message above names, then restore again"),
+      cause: err,
+    },
+  );
+}
+
+async function restoreOnce(r: RestoreRequest): Promise<RestoreOutcome> {
   const { into } = r;
   if (into.kind === 'kind') {
     const { loc, store } = await openStore(r.from, '--from', r.s3, r.env);

@@ -72,12 +72,24 @@ export async function writeArchive(o: {
   }
   const droppedOwners: string[] = [];
   let statuses = 0;
+  // The write the target's API server answered with an error, by that error: named in the failure.
+  const refused = new Map<unknown, string>();
+  const write = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      if (isKubeApiError(err)) refused.set(err, what);
+      throw err;
+    }
+  };
   try {
     await inParallel(
       archive.manifest.namespaces.filter((ns) => !start.existingNamespaces.has(ns)),
       limit,
       async (ns) => {
-        await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+        await write(`create Namespace ${ns}`, () =>
+          kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }),
+        );
         createdNs.push(ns);
       },
     );
@@ -95,7 +107,7 @@ export async function writeArchive(o: {
         droppedOwners.push(...dropped.map((d) => `${describeObject(a)} → ${d}`));
         let c: KubeObject;
         try {
-          c = await kube.create(body);
+          c = await write(`create ${describeObject(a)}`, () => kube.create(body));
         } catch (err) {
           if (!isKubeApiError(err)) inDoubt.push(body);
           throw err;
@@ -104,7 +116,9 @@ export async function writeArchive(o: {
         if (a.metadata.uid && c.metadata.uid) uids.set(a.metadata.uid, c.metadata.uid);
         // H12: the status subresource takes the whole object; the created one carries the right resourceVersion.
         if (a.status !== undefined && sub) {
-          await kube.putStatus({ ...c, status: a.status });
+          await write(`put the status of ${describeObject(a)}`, () =>
+            kube.putStatus({ ...c, status: a.status }),
+          );
           statuses++;
         }
       },
@@ -129,24 +143,14 @@ export async function writeArchive(o: {
       archive.objects.filter((a) => unpausePatch(a) !== undefined),
       limit,
       async (a) => {
-        await kube.mergePatch(refOf(a), unpausePatch(a));
+        await write(`unpause ${describeObject(a)}`, () => kube.mergePatch(refOf(a), unpausePatch(a)));
       },
     );
     log('unpaused');
   } catch (err) {
     if (start.kind === 'interrupted') throw err;
     const left = await rollback(kube, [...created, ...inDoubt], createdNs);
-    throw new FerryError(
-      'internal',
-      `restore failed after creating ${created.length} object(s); ${left.length === 0 ? 'they were deleted again' : `could not delete ${left.join(', ')}`}`,
-      {
-        remediation:
-          left.length === 0
-            ? 'fix the cause below and restore again'
-            : `delete the objects listed by hand, fix the cause below and restore again`,
-        cause: err,
-      },
-    );
+    throw restoreFailed(err, refused.get(err), created.length, left);
   }
   return {
     created: created.length,
@@ -155,6 +159,35 @@ export async function writeArchive(o: {
     uids: Object.fromEntries(uids),
     droppedOwners,
   };
+}
+
+/**
+ * The error a failed restore onto an empty target ends with. An answer of the target's API server
+ * (RBAC's 403, a ResourceQuota's 403, 409, 422…) is no fault of ferry's: exit 2 with the server's
+ * message (the cause), as the refusals before the first write; so is a server that went away.
+ * Only what is neither is an internal error (exit 4).
+ */
+function restoreFailed(err: unknown, what: string | undefined, created: number, left: string[]): FerryError {
+  const undone = left.length === 0 ? 'they were deleted again' : `could not delete ${left.join(', ')}`;
+  const byHand = left.length === 0 ? '' : 'delete the objects listed by hand, then ';
+  if (isKubeApiError(err)) {
+    const transient = err.status === 429 || err.status >= 500;
+    return new FerryError(
+      transient ? 'unreachable' : 'input',
+      `restore failed after creating ${created} object(s); ${undone}: the target's API server answered ${what ?? 'a write'} with HTTP ${err.status}${err.reason ? ` ${err.reason}` : ''}`,
+      {
+        remediation: transient
+          ? `${byHand}restore again once the target's API server answers (its message is above)`
+          : `${byHand}remove the cause the server's message above names (a missing RBAC permission, a ResourceQuota or an admission policy that refuses the object, an object in the way) and restore again`,
+        cause: err,
+      },
+    );
+  }
+  const kind = err instanceof FerryError && err.kind !== 'internal' ? err.kind : 'internal';
+  return new FerryError(kind, `restore failed after creating ${created} object(s); ${undone}`, {
+    remediation: `${byHand}fix the cause above and restore again`,
+    cause: err,
+  });
 }
 
 async function rollback(kube: MgmtKube, created: KubeObject[], namespaces: string[]): Promise<string[]> {
