@@ -72,17 +72,11 @@ export function selectGraph(input: {
     }
   }
 
-  // The cluster-name label of a Cluster in the object's namespace: set by adoption and the controllers alike.
-  const clusterKeys = new Set(clusters.map((c) => `${c.metadata.namespace}/${c.metadata.name}`));
-  for (const o of all) {
-    const named = o.metadata.labels?.[CLUSTER_NAME_LABEL];
-    if (named !== undefined && clusterKeys.has(`${o.metadata.namespace}/${named}`)) mark(o, 'cluster-label');
-  }
-
-  // Closure over owner references and spec references: whatever a carried object owns or names
-  // joins it, until nothing changes.
-  for (let changed = true; changed; ) {
-    changed = false;
+  // What move itself follows first (owner references), then spec references, then the cluster-name
+  // label of a Cluster in the object's namespace (set by adoption and the controllers alike): each
+  // object is carried for the first rule that reaches it, and whatever it owns or names joins too.
+  const ownerStep = (): boolean => {
+    let changed = false;
     for (const o of all) {
       const uid = o.metadata.uid;
       if (!uid || reason.has(uid)) continue;
@@ -91,6 +85,10 @@ export function selectGraph(input: {
         changed = true;
       }
     }
+    return changed;
+  };
+  const referenceStep = (): boolean => {
+    let changed = false;
     for (const o of all) {
       if (!o.metadata.uid || !reason.has(o.metadata.uid)) continue;
       for (const r of objectReferences(o))
@@ -101,7 +99,23 @@ export function selectGraph(input: {
           changed = true;
         }
     }
-  }
+    return changed;
+  };
+  const clusterKeys = new Set(clusters.map((c) => `${c.metadata.namespace}/${c.metadata.name}`));
+  const labelStep = (): boolean => {
+    let changed = false;
+    for (const o of all) {
+      const uid = o.metadata.uid;
+      const named = o.metadata.labels?.[CLUSTER_NAME_LABEL];
+      if (!uid || reason.has(uid) || named === undefined) continue;
+      if (clusterKeys.has(`${o.metadata.namespace}/${named}`)) {
+        reason.set(uid, 'cluster-label');
+        changed = true;
+      }
+    }
+    return changed;
+  };
+  while (ownerStep() || referenceStep() || labelStep());
 
   const selected: Selected[] = [];
   const leftBehind: string[] = [];

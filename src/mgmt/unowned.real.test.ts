@@ -148,7 +148,9 @@ describe('right after `ferry capi adopt`', () => {
     );
     expect(Object.keys(reasons).sort()).toEqual(live.map(key).sort());
     expect(reasons['Cluster adopted/lab']).toBe('root');
-    expect(reasons['TalosControlPlane adopted/lab-control-plane']).toBe('cluster-label');
+    expect(reasons['TalosControlPlane adopted/lab-control-plane']).toBe('reference');
+    expect(reasons['MachineDeployment adopted/lab-workers']).toBe('cluster-label');
+    expect(reasons['ProxmoxMachineTemplate adopted/lab-control-plane']).toBe('reference');
     expect(reasons['Secret adopted/lab-talos']).toBe('talos-secret');
     for (const k of [
       'TalosControlPlane',
