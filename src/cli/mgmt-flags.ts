@@ -20,15 +20,20 @@ The management cluster (the one running Cluster API): build it, back it up, rest
   backup   exports the Cluster API object graph as \`clusterctl move --to-directory\` would (from each
            Cluster: ownerRef chains, its Secrets, ClusterClasses, the provider inventory) plus what
            move drops (statuses such as the TalosControlPlane's bootstrapped, unowned <cluster>-talos
-           Secrets), encrypts it with age in memory and uploads it as a new version of
-           PREFIX/ferry-mgmt-backup.age in a versioned bucket, reads it back and verifies its sha256,
-           then applies the retention policy. Refuses paused clusters and clusters mid-migration;
-           pauses the clusters while reading and always unpauses them.
-  restore  downloads a version (default the newest), verifies, decrypts and checks it and the target
+           Secrets) and what no owner reference reaches yet (after capi adopt, or with the controllers
+           down: objects with the Cluster's cluster-name label and whatever the controlPlaneRef,
+           infrastructureRef and templates name), encrypts it with age in memory and uploads it as a
+           new version of PREFIX/ferry-mgmt-backup.age in a versioned bucket, reads it back and
+           verifies its sha256, then applies the retention policy. Refuses (exit 3) paused clusters,
+           any object mid-migration, and an archive missing an object a Cluster, TalosControlPlane or
+           MachineDeployment names; pauses the clusters while reading and always unpauses them.
+  restore  downloads a version (default the newest), verifies, decrypts and checks it (every object
+           its Clusters, TalosControlPlanes and MachineDeployments name is in it) and the target
            (kinds served, providers at the recorded versions, nothing already there) before the
            first write; creates the objects owners first, puts the statuses back, unpauses, verifies
-           (every Cluster Ready, Machines with nodeRefs, none re-created). A failed write deletes
-           what the restore created. The target must run Cluster API at the recorded versions.
+           (every Cluster Ready, Machines with nodeRefs, none re-created, every such reference
+           resolving). A failed write deletes what the restore created; the target's API server
+           refusing a write (403, 409, 422) is exit 2 with its message. The target must run Cluster API at the recorded versions.
            Without --to-kubeconfig: into a new kind cluster (default ferry-restore), after a
            clusterctl init pinned to the provider versions the backup recorded; journaled in DIR
            (default .ferry-mgmt-restore): the same command again continues where a run stopped,

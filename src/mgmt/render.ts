@@ -34,7 +34,7 @@ export function renderBackup(r: BackupReport, now: Date): string {
     `  providers  ${r.providers.map((p) => `${p.type} ${p.providerName} ${p.version}`).join(', ') || '(no clusterctl inventory)'}`,
     `  retention  ${r.retention.kept.length} version(s) kept, ${r.retention.deleted.length} deleted${r.retention.deleted.length ? ` (${r.retention.deleted.join(', ')})` : ''}`,
   ];
-  for (const l of r.leftBehind) out.push(`  not in the backup (no chain from a Cluster): ${l}`);
+  for (const l of r.leftBehind) out.push(`  not in the backup (nothing leads to it from a Cluster): ${l}`);
   return `${out.join('\n')}\n`;
 }
 
