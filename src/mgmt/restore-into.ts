@@ -10,6 +10,7 @@ import { openClusterctl, openMgmtKube, openStore } from './connect.js';
 import type { MgmtKube } from './kube.js';
 import type { FetchedBackup, RestoreReport } from './restore.js';
 import type { KindRestoreOutcome } from './restore-kind/run.js';
+import { serverAnswerKind } from './restore-write.js';
 import type { S3Flags, S3Location } from './s3-config.js';
 
 export type RestoreInto =
@@ -59,11 +60,11 @@ export async function restoreManagement(r: RestoreRequest): Promise<RestoreOutco
  * of ferry's, so exit 2 with its message (the cause) rather than 4. What failed after writes began
  * on an empty target is already wrapped by restore-write.ts.
  */
-function serverRefusal(err: unknown): FerryError | undefined {
+export function serverRefusal(err: unknown): FerryError | undefined {
   if (!isKubeApiError(err)) return undefined;
-  const transient = err.status === 429 || err.status >= 500;
+  const transient = serverAnswerKind(err) === 'unreachable';
   return new FerryError(
-    transient ? 'unreachable' : 'input',
+    serverAnswerKind(err),
     `restore stopped: an API server answered HTTP ${err.status}${err.reason ? ` ${err.reason}` : ''}`,
     {
       remediation:

@@ -7,7 +7,7 @@
  */
 
 import { FerryError } from '../errors.js';
-import { isKubeApiError } from '../ports/kube.js';
+import { isKubeApiError, type KubeApiError } from '../ports/kube.js';
 import { inDependencyOrder, inParallel } from '../util/parallel.js';
 import { canonicalJson } from './canonical.js';
 import { type MgmtKube, refOf } from './kube.js';
@@ -167,13 +167,18 @@ export async function writeArchive(o: {
  * message (the cause), as the refusals before the first write; so is a server that went away.
  * Only what is neither is an internal error (exit 4).
  */
+/** How an API server's error answer ends a restore: too many requests or a server fault may pass, the rest is refused. */
+export function serverAnswerKind(err: KubeApiError): 'input' | 'unreachable' {
+  return err.status === 429 || err.status >= 500 ? 'unreachable' : 'input';
+}
+
 function restoreFailed(err: unknown, what: string | undefined, created: number, left: string[]): FerryError {
   const undone = left.length === 0 ? 'they were deleted again' : `could not delete ${left.join(', ')}`;
   const byHand = left.length === 0 ? '' : 'delete the objects listed by hand, then ';
   if (isKubeApiError(err)) {
-    const transient = err.status === 429 || err.status >= 500;
+    const transient = serverAnswerKind(err) === 'unreachable';
     return new FerryError(
-      transient ? 'unreachable' : 'input',
+      serverAnswerKind(err),
       `restore failed after creating ${created} object(s); ${undone}: the target's API server answered ${what ?? 'a write'} with HTTP ${err.status}${err.reason ? ` ${err.reason}` : ''}`,
       {
         remediation: transient
