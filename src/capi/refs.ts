@@ -3,8 +3,9 @@
  * `controlPlaneRef`, `infrastructureRef` and topology class, a TalosControlPlane's
  * `infrastructureTemplate`, the bootstrap `configRef` and `infrastructureRef` of a
  * MachineDeployment's or MachineSet's machine template and of a Machine. Both reference shapes
- * are read: v1beta2's `apiGroup` and v1beta1's `apiVersion` (capi.md §4.1); a reference names an
- * object in the referrer's namespace unless it says otherwise. Pure.
+ * are read, v1beta2's `apiGroup` and v1beta1's `apiVersion`, since both versions are served
+ * (capi.md §4.1; the fields as the CRDs in schemas/capi define them); a reference names an object
+ * in the referrer's namespace unless it says otherwise. Pure.
  */
 import type { KubeObject } from '../snapshot/model.js';
 
