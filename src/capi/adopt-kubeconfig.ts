@@ -8,10 +8,11 @@
  * keyed by the Cluster's name, which Cluster API's renewal reads.
  */
 import { stringify } from 'yaml';
+import { CAPI_SECRET_TYPE } from '../generate/capi/secrets.js';
 import { issueCertificate, loadIssued } from '../pki/forge.js';
 import { parsePrivateKeyPem } from '../pki/pem.js';
 import type { KubeObject } from '../snapshot/model.js';
-import { CLUSTER_NAME_LABEL } from './view.js';
+import { CLUSTER_NAME_LABEL, KUBECONFIG_SECRET_KEY, kubeconfigSecretName } from './view.js';
 
 /** Who the minted credential is: user (CN), groups (O), lifetime. */
 export const ADOPT_CLIENT = {
@@ -22,12 +23,7 @@ export const ADOPT_CLIENT = {
   validityDays: 180,
 } as const;
 
-export const CAPI_SECRET_TYPE = 'cluster.x-k8s.io/secret';
-/** The data key Cluster API reads the kubeconfig from. */
-export const KUBECONFIG_KEY = 'value';
 const BACKDATE_MS = 5 * 60_000;
-
-export const kubeconfigSecretName = (cluster: string) => `${cluster}-kubeconfig`;
 
 /** How the credential is described wherever the Secret is shown (never its data). */
 export function describeAdoptClient(notAfter?: Date): string {
@@ -111,7 +107,7 @@ export async function mintKubeconfigSecret(kit: KubeObject[], now: Date): Promis
         labels: { [CLUSTER_NAME_LABEL]: name },
         annotations: { 'ferry.dev/credential': describeAdoptClient(client.notAfter) },
       },
-      data: { [KUBECONFIG_KEY]: b64(kubeconfig) },
+      data: { [KUBECONFIG_SECRET_KEY]: b64(kubeconfig) },
     } as KubeObject,
   };
 }

@@ -13,10 +13,12 @@
  * Pure: the adapter (adopt-apply.ts) reads the state and carries the steps out.
  */
 import type { KubeObject } from '../snapshot/model.js';
-import { describeAdoptClient, kubeconfigSecretName, type MintResult } from './adopt-kubeconfig.js';
+import { describeAdoptClient, type MintResult } from './adopt-kubeconfig.js';
 import {
   CLUSTER_NAME_LABEL,
   CONTROL_PLANE_LABEL,
+  clusterControlPlaneInitialized,
+  kubeconfigSecretName,
   PAUSED_ANNOTATION,
   SKIP_PREFLIGHT_ANNOTATION,
 } from './view.js';
@@ -71,18 +73,6 @@ export function statusHas(status: unknown, want: Record<string, unknown>): boole
   return Object.entries(want).every(([k, v]) =>
     typeof v === 'object' && v !== null ? statusHas(s[k], v as Record<string, unknown>) : s[k] === v,
   );
-}
-
-/** The Cluster reports its control plane initialized (v1beta2 status, or the v1beta1 condition). */
-export function clusterControlPlaneInitialized(c: KubeObject | undefined): boolean {
-  if (!c) return false;
-  if (
-    (c.status?.['initialization'] as { controlPlaneInitialized?: unknown } | undefined)
-      ?.controlPlaneInitialized === true
-  )
-    return true;
-  const conds = (c.status?.['conditions'] ?? []) as { type?: string; status?: string }[];
-  return conds.some((x) => x.type === 'ControlPlaneInitialized' && x.status === 'True');
 }
 
 export interface AdoptExtras {

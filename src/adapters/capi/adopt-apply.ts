@@ -5,7 +5,7 @@
  * object back. A refused plan is a gate stop; re-running after success changes nothing.
  */
 
-import { kubeconfigSecretName, mintKubeconfigSecret } from '../../capi/adopt-kubeconfig.js';
+import { mintKubeconfigSecret } from '../../capi/adopt-kubeconfig.js';
 import {
   type AdoptStep,
   controlPlaneContract,
@@ -15,7 +15,7 @@ import {
   RECONCILE_ANNOTATION,
   statusHas,
 } from '../../capi/adopt-plan.js';
-import { PAUSED_ANNOTATION } from '../../capi/view.js';
+import { kubeconfigSecretName, PAUSED_ANNOTATION } from '../../capi/view.js';
 import { FerryError } from '../../errors.js';
 import type { CrdValidator } from '../../generate/schema/crd.js';
 import { isKubeApiError } from '../../ports/kube.js';
