@@ -20,13 +20,23 @@
  * up by one Machine once every CP Machine has a Node, status), then the MachineDeployment steps
  * (MachineSet, H5 preflight, Machines up or down, status), then the Machine step (boot a Machine
  * someone else created — ferry, adding a control plane while the TalosControlPlane is paused —
- * nodeRef, providerID, phase; deletion with the H4 rule). CP before Machines: a Machine created in one pass
+ * nodeRef, providerID, phase; deletion with the H4 rule). The Cluster step marks the Cluster
+ * ControlPlaneInitialized from its control plane's status.initialized, seeing a paused one's change
+ * only when the Cluster itself changes; a nodeRef needs that and the `<cluster>-kubeconfig` Secret,
+ * as core Cluster API's does (docs/knowledge/capi.md §4.9). CP before Machines: a Machine created in one pass
  * gets its nodeRef no earlier than the next, and the audit sees it one pass later still.
  */
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeRequester } from '../../adapters/kube/request.js';
-import { CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, PAUSED_ANNOTATION } from '../../capi/view.js';
+import {
+  CLUSTER_NAME_LABEL,
+  CONTROL_PLANE_LABEL,
+  clusterControlPlaneInitialized,
+  kubeconfigSecretName,
+  kubeconfigSecretUnusable,
+  PAUSED_ANNOTATION,
+} from '../../capi/view.js';
 import { isKubeApiError } from '../../ports/kube.js';
 import type { EtcdAdminPort } from '../../ports/run.js';
 import type { KubeObject } from '../../snapshot/model.js';
@@ -123,9 +133,6 @@ export function randomSuffix(): string {
   return s;
 }
 
-const clusterInitialized = (c: KubeObject | undefined) =>
-  (c?.status?.['initialization'] as { controlPlaneInitialized?: unknown } | undefined)
-    ?.controlPlaneInitialized === true;
 const nodeRefOf = (m: KubeObject) => (m.status?.['nodeRef'] as { name?: string } | undefined)?.name;
 const deleting = (o: KubeObject) => o.metadata.deletionTimestamp !== undefined;
 const pausedByAnnotation = (o: KubeObject) => o.metadata.annotations?.[PAUSED_ANNOTATION] !== undefined;
@@ -270,7 +277,7 @@ export class LabCapiReconciler {
   async #clusterStatus(c: KubeObject, tcpName: string): Promise<void> {
     const ns = c.metadata.namespace!;
     const key = `${ns}/${c.metadata.name}`;
-    if (clusterInitialized(c)) return;
+    if (clusterControlPlaneInitialized(c)) return;
     const tcp = await this.#get(`${TCP_API}/namespaces/${ns}/taloscontrolplanes/${tcpName}`);
     const seen = this.#seen.get(key) ?? {};
     const tcpRv = tcp?.metadata.resourceVersion;
@@ -380,7 +387,7 @@ export class LabCapiReconciler {
    * kubeconfig names the endpoint and carries no credential: the lab is its own workload cluster.
    */
   async #ensureKubeconfig(ns: string, cluster: string, tcp: KubeObject): Promise<boolean> {
-    if (await this.#get(`/api/v1/namespaces/${ns}/secrets/${cluster}-kubeconfig`)) return true;
+    if (await this.#get(`/api/v1/namespaces/${ns}/secrets/${kubeconfigSecretName(cluster)}`)) return true;
     if (!(await this.#get(`/api/v1/namespaces/${ns}/secrets/${cluster}-ca`))) return false;
     const c = await this.#get(`${CAPI}/namespaces/${ns}/clusters/${cluster}`);
     const ep = c?.spec?.['controlPlaneEndpoint'] as { host?: string; port?: number } | undefined;
@@ -392,7 +399,7 @@ export class LabCapiReconciler {
         kind: 'Secret',
         type: 'cluster.x-k8s.io/secret',
         metadata: {
-          name: `${cluster}-kubeconfig`,
+          name: kubeconfigSecretName(cluster),
           namespace: ns,
           labels: { [CLUSTER_NAME_LABEL]: cluster },
           ownerReferences: [ownerRef(tcp)],
@@ -796,15 +803,13 @@ export class LabCapiReconciler {
    * ControlPlaneInitialized (no Node watch). Undefined when neither.
    */
   async #workloadUnreachable(ns: string, cluster: string): Promise<string | undefined> {
-    const secret = (await this.#get(`/api/v1/namespaces/${ns}/secrets/${cluster}-kubeconfig`)) as
-      | (KubeObject & { type?: string; data?: Record<string, string> })
-      | undefined;
-    if (!secret)
-      return `Secret "${cluster}-kubeconfig" not found: connection to the workload cluster is down`;
-    if (secret.type !== 'cluster.x-k8s.io/secret' || !secret.data?.['value'])
-      return `Secret "${cluster}-kubeconfig" has no kubeconfig under key value (type cluster.x-k8s.io/secret)`;
+    const name = kubeconfigSecretName(cluster);
+    const secret = await this.#get(`/api/v1/namespaces/${ns}/secrets/${name}`);
+    if (!secret) return `Secret "${name}" not found: connection to the workload cluster is down`;
+    const unusable = kubeconfigSecretUnusable(secret);
+    if (unusable) return `Secret "${name}": ${unusable}: connection to the workload cluster is down`;
     const c = await this.#get(`${CAPI}/namespaces/${ns}/clusters/${cluster}`);
-    if (!clusterInitialized(c))
+    if (!clusterControlPlaneInitialized(c))
       return `Cluster ${cluster} is not ControlPlaneInitialized: no Node watch (its control plane's status.initialized is not true, or the Cluster has not reconciled since)`;
     return undefined;
   }
