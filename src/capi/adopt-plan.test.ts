@@ -177,4 +177,43 @@ describe('planAdoption', () => {
       reason: expect.stringMatching(/lab-kubeconfig .*lab-ca has no tls\.crt/),
     });
   });
+
+  it("the Cluster's touch is done once it is initialized, or its request names the TalosControlPlane as it is now", () => {
+    const kit = labKitObjects();
+    const tcp = kit.find((o) => o.kind === 'TalosControlPlane')!;
+    const cluster = kit.find((o) => o.kind === 'Cluster')!;
+    const live = (
+      tcpVersion: string,
+      annotation: string | undefined,
+      status: Record<string, unknown> = {},
+    ) => [
+      {
+        ...tcp,
+        metadata: { ...tcp.metadata, resourceVersion: tcpVersion },
+        status: { initialized: true, ready: true },
+      },
+      {
+        ...cluster,
+        metadata: {
+          ...cluster.metadata,
+          uid: 'u',
+          ...(annotation && { annotations: { 'ferry.dev/reconcile-requested': annotation } }),
+        },
+        spec: { ...cluster.spec, paused: false },
+        status,
+      },
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'lab-kubeconfig', namespace: 'lab' } },
+    ];
+    const touch = (objs: KubeObject[]) => {
+      const p = planAdoption(kit, objs, true, {});
+      if (p.kind !== 'plan') throw new Error(p.reason);
+      return p.steps.find((x) => x.step.kind === 'touch-cluster')!;
+    };
+    expect(touch(live('7', '7')).done).toBe(true);
+    // The status changed after the touch (by hand, by a controller): ask again.
+    expect(touch(live('8', '7')).done).toBe(false);
+    expect(touch(live('8', undefined)).done).toBe(false);
+    expect(touch(live('8', '7', { initialization: { controlPlaneInitialized: true } })).done).toBe(true);
+    expect(touch(live('8', '7')).step).toMatchObject({ controlPlane: 'lab-control-plane' });
+  });
 });

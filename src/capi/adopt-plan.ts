@@ -39,8 +39,11 @@ export type AdoptStep =
       status: Record<string, unknown>;
     }
   | { kind: 'unpause-cluster'; namespace: string; name: string }
-  /** The Cluster reconciles and reads the paused TalosControlPlane's status (a touch annotation). */
-  | { kind: 'touch-cluster'; namespace: string; name: string }
+  /**
+   * The Cluster reconciles and reads the paused TalosControlPlane's status: a touch annotation
+   * whose value is the TalosControlPlane's resourceVersion, so a later change to it asks again.
+   */
+  | { kind: 'touch-cluster'; namespace: string; name: string; controlPlane: string }
   | { kind: 'unpause-tcp'; namespace: string; name: string };
 
 /** The Cluster API contract a provider CRD declares (its `cluster.x-k8s.io/<contract>` labels). */
@@ -122,7 +125,7 @@ export function describeStep(s: AdoptStep): string {
     case 'tcp-initialized':
       return `TalosControlPlane ${s.namespace}/${s.name} ${flat(s.status)} (contract ${s.contract}: the Cluster's ControlPlaneInitialized)`;
     case 'touch-cluster':
-      return `Cluster ${s.namespace}/${s.name} asked to reconcile (annotation ${RECONCILE_ANNOTATION}): it ignores changes to the paused TalosControlPlane`;
+      return `Cluster ${s.namespace}/${s.name} asked to reconcile (annotation ${RECONCILE_ANNOTATION}: TalosControlPlane ${s.controlPlane}'s resourceVersion): it ignores changes to the paused TalosControlPlane`;
     case 'own-secrets':
       return `Secrets ${s.secrets.join(', ')} owned by Cluster ${s.namespace}/${s.cluster}`;
     case 'unpause-cluster':
@@ -269,13 +272,21 @@ export function planAdoption(
     step: { kind: 'unpause-cluster', namespace: ns, name: cluster.metadata.name },
     done: liveCluster !== undefined && liveCluster.spec?.['paused'] !== true,
   });
-  // Done once the Cluster shows the result, or its request stands for a status already there.
+  // Done once the Cluster shows the result, or its request names the TalosControlPlane as it is
+  // now (its status already there): a change since, by hand or a controller, is asked about again.
+  const tcpVersion = liveTcp?.metadata.resourceVersion;
   steps.push({
-    step: { kind: 'touch-cluster', namespace: ns, name: cluster.metadata.name },
+    step: {
+      kind: 'touch-cluster',
+      namespace: ns,
+      name: cluster.metadata.name,
+      controlPlane: tcp.metadata.name,
+    },
     done:
       clusterControlPlaneInitialized(liveCluster) ||
       (statusHas(liveTcp?.status, wantStatus) &&
-        liveCluster?.metadata.annotations?.[RECONCILE_ANNOTATION] !== undefined),
+        tcpVersion !== undefined &&
+        liveCluster?.metadata.annotations?.[RECONCILE_ANNOTATION] === tcpVersion),
   });
   if (!kubeadmMembersRemain)
     steps.push({

@@ -51,8 +51,8 @@ export const capiKubectl = {
     `${k} -n ${shq(ns)} patch ${TCP} ${shq(name)} --subresource=status --type=merge -p '{"status":{"bootstrapped":true}}'`,
   tcpStatus: (k: string, ns: string, name: string, status: Record<string, unknown>) =>
     `${k} -n ${shq(ns)} patch ${TCP} ${shq(name)} --subresource=status --type=merge -p '${JSON.stringify({ status })}'`,
-  touchCluster: (k: string, ns: string, name: string) =>
-    `${k} -n ${shq(ns)} annotate ${CLUSTER} ${shq(name)} ${RECONCILE_ANNOTATION}="$(date -u +%Y-%m-%dT%H:%M:%SZ)" --overwrite`,
+  touchCluster: (k: string, ns: string, name: string, controlPlane: string) =>
+    `${k} -n ${shq(ns)} annotate ${CLUSTER} ${shq(name)} ${RECONCILE_ANNOTATION}="$(${k} -n ${shq(ns)} get ${TCP} ${shq(controlPlane)} -o jsonpath='{.metadata.resourceVersion}')" --overwrite`,
   /** A Cluster is paused by spec.paused or by the paused annotation: one merge patch clears both (null deletes a key). */
   unpauseCluster: (k: string, ns: string, name: string) =>
     `${k} -n ${shq(ns)} patch ${CLUSTER} ${shq(name)} --type=merge -p '{"spec":{"paused":false},"metadata":{"annotations":{"${PAUSED_ANNOTATION}":null}}}'`,
@@ -102,7 +102,7 @@ export function kubectlCommands(
         case 'tcp-initialized':
           return [capiKubectl.tcpStatus(k, step.namespace, step.name, step.status)];
         case 'touch-cluster':
-          return [capiKubectl.touchCluster(k, step.namespace, step.name)];
+          return [capiKubectl.touchCluster(k, step.namespace, step.name, step.controlPlane)];
         case 'own-secrets': {
           const uid = `$(${k} -n ${shq(step.namespace)} get ${CLUSTER} ${shq(step.cluster)} -o jsonpath='{.metadata.uid}')`;
           const owner = `{"metadata":{"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","name":"${step.cluster}","uid":"'"${uid}"'"}]}}`;

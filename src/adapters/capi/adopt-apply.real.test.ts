@@ -66,7 +66,9 @@ describe('adopt on the lab API server', () => {
       expect.objectContaining({ kind: 'Cluster', name: 'lab', uid: cluster['metadata'].uid }),
     ]);
     expect(tcp['status'].initialized).toBe(true);
-    expect(cluster['metadata'].annotations['ferry.dev/reconcile-requested']).toMatch(/^\d{4}-/);
+    expect(cluster['metadata'].annotations['ferry.dev/reconcile-requested']).toBe(
+      tcp['metadata'].resourceVersion,
+    );
     const kubeconfig = await get('/api/v1/namespaces/lab/secrets/lab-kubeconfig');
     expect(kubeconfig).toMatchObject({
       type: 'cluster.x-k8s.io/secret',

@@ -221,10 +221,12 @@ async function run(
     }
     case 'touch-cluster': {
       const cluster = kit.find((o) => o.kind === 'Cluster')!;
+      const tcp = kit.find((o) => o.kind === 'TalosControlPlane')!;
       const path = pathOf(cluster, res);
-      const at = new Date().toISOString();
-      await req.mergePatch(path, { metadata: { annotations: { [RECONCILE_ANNOTATION]: at } } });
-      if ((await getOrNull(req, path))?.metadata.annotations?.[RECONCILE_ANNOTATION] !== at)
+      const version = (await getOrNull(req, pathOf(tcp, res)))?.metadata.resourceVersion;
+      if (!version) throw fail(`TalosControlPlane ${step.controlPlane} has no resourceVersion`);
+      await req.mergePatch(path, { metadata: { annotations: { [RECONCILE_ANNOTATION]: version } } });
+      if ((await getOrNull(req, path))?.metadata.annotations?.[RECONCILE_ANNOTATION] !== version)
         throw fail('the annotation did not read back');
       return;
     }
