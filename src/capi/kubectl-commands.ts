@@ -9,7 +9,7 @@
 import { stringify } from 'yaml';
 import { KIT } from '../knowledge/kit-paths.js';
 import type { KubeObject } from '../snapshot/model.js';
-import type { AdoptStep, PlannedStep } from './adopt-plan.js';
+import { type AdoptStep, type PlannedStep, RECONCILE_ANNOTATION } from './adopt-plan.js';
 import { PAUSED_ANNOTATION } from './view.js';
 
 export interface KubectlTarget {
@@ -49,6 +49,10 @@ export const capiKubectl = {
     `${k} -n ${shq(ns)} patch ${MD} ${shq(name)} --type=merge -p '{"spec":{"replicas":${replicas}}}'`,
   bootstrapped: (k: string, ns: string, name: string) =>
     `${k} -n ${shq(ns)} patch ${TCP} ${shq(name)} --subresource=status --type=merge -p '{"status":{"bootstrapped":true}}'`,
+  tcpStatus: (k: string, ns: string, name: string, status: Record<string, unknown>) =>
+    `${k} -n ${shq(ns)} patch ${TCP} ${shq(name)} --subresource=status --type=merge -p '${JSON.stringify({ status })}'`,
+  touchCluster: (k: string, ns: string, name: string, controlPlane: string) =>
+    `${k} -n ${shq(ns)} annotate ${CLUSTER} ${shq(name)} ${RECONCILE_ANNOTATION}="$(${k} -n ${shq(ns)} get ${TCP} ${shq(controlPlane)} -o jsonpath='{.metadata.resourceVersion}')" --overwrite`,
   /** A Cluster is paused by spec.paused or by the paused annotation: one merge patch clears both (null deletes a key). */
   unpauseCluster: (k: string, ns: string, name: string) =>
     `${k} -n ${shq(ns)} patch ${CLUSTER} ${shq(name)} --type=merge -p '{"spec":{"paused":false},"metadata":{"annotations":{"${PAUSED_ANNOTATION}":null}}}'`,
@@ -92,6 +96,13 @@ export function kubectlCommands(
           ];
         case 'tcp-bootstrapped':
           return [capiKubectl.bootstrapped(k, step.namespace, step.name)];
+        case 'kubeconfig-secret':
+          // Its key is never printed: the dry run wrote the minted Secret into the kit (0600).
+          return [`${k} create -f ${shq(`${t.kitDir}/${KIT.capiKubeconfigSecret}`)}`];
+        case 'tcp-initialized':
+          return [capiKubectl.tcpStatus(k, step.namespace, step.name, step.status)];
+        case 'touch-cluster':
+          return [capiKubectl.touchCluster(k, step.namespace, step.name, step.controlPlane)];
         case 'own-secrets': {
           const uid = `$(${k} -n ${shq(step.namespace)} get ${CLUSTER} ${shq(step.cluster)} -o jsonpath='{.metadata.uid}')`;
           const owner = `{"metadata":{"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","name":"${step.cluster}","uid":"'"${uid}"'"}]}}`;

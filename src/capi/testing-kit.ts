@@ -1,7 +1,8 @@
 /**
  * Test support: the Cluster API objects a capi kit holds for src/facts/testing-builders.ts labCluster (as
- * capi/cluster.yaml and capi/secrets.yaml carry them), without building a PKI: the Secrets hold
- * placeholder values. For the adoption tests.
+ * capi/cluster.yaml and capi/secrets.yaml carry them), without building a whole PKI: the Talos
+ * bundle is a placeholder; `<cluster>-ca` holds a real CA (made once per test file), which adoption
+ * mints the kubeconfig Secret's credential from. For the adoption tests.
  */
 
 import { deriveFacts } from '../facts/derive.js';
@@ -9,6 +10,7 @@ import { labCluster } from '../facts/testing-builders.js';
 import { capiObjects } from '../generate/capi/objects.js';
 import { proxmoxInfra } from '../generate/capi/proxmox.js';
 import { deriveTalosValues } from '../generate/talos/values.js';
+import { createCA } from '../pki/forge.js';
 import type { KubeObject } from '../snapshot/model.js';
 
 /** The Proxmox settings of the test kits (data only: nothing connects to them). */
@@ -22,6 +24,8 @@ export const LAB_PROXMOX = {
   dnsServers: ['10.20.0.2'],
   bootDisk: 'scsi0',
 };
+
+const CA = await createCA({ commonName: 'kubernetes', key: { algorithm: 'ECDSA', curve: 'P-256' } });
 
 export function labKitObjects(namespace = 'lab'): KubeObject[] {
   const v = deriveTalosValues(deriveFacts(labCluster(), { provisioner: 'capi', infra: 'proxmox' }));
@@ -44,7 +48,7 @@ export function labKitObjects(namespace = 'lab'): KubeObject[] {
     data: Object.fromEntries(Object.entries(data).map(([k, x]) => [k, b64(x)])),
   });
   return [
-    secret('ca', { 'tls.crt': 'crt', 'tls.key': 'key' }),
+    secret('ca', { 'tls.crt': CA.certPem, 'tls.key': CA.keyPem }),
     secret('talos', { bundle: 'bundle' }),
     ...built.objects.map((o) => structuredClone(o) as unknown as KubeObject),
   ];

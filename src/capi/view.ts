@@ -153,3 +153,36 @@ export function nodeRefName(m: KubeObject): string | undefined {
   const n = (m.status?.['nodeRef'] as { name?: unknown } | undefined)?.name;
   return typeof n === 'string' && n !== '' ? n : undefined;
 }
+
+/** The Secret core Cluster API reaches a workload cluster through (docs/knowledge/capi.md §4.9). */
+export const kubeconfigSecretName = (cluster: string) => `${cluster}-kubeconfig`;
+/** The data key Cluster API reads that kubeconfig from (`util/secret/consts.go`). */
+export const KUBECONFIG_SECRET_KEY = 'value';
+
+/**
+ * Why a `<cluster>-kubeconfig` Secret gives Cluster API no kubeconfig, or undefined when it does:
+ * `util/kubeconfig` `FromSecret` reads key `value` of a Secret of type cluster.x-k8s.io/secret.
+ */
+export function kubeconfigSecretUnusable(s: KubeObject): string | undefined {
+  const type = (s as { type?: unknown }).type;
+  const value = (s as { data?: Record<string, unknown> }).data?.[KUBECONFIG_SECRET_KEY];
+  if (type !== 'cluster.x-k8s.io/secret')
+    return `its type is ${String(type ?? 'unset')}, not cluster.x-k8s.io/secret`;
+  if (typeof value !== 'string' || value === '')
+    return `it holds no kubeconfig under key ${KUBECONFIG_SECRET_KEY}`;
+  return undefined;
+}
+
+/** The Cluster reports its control plane initialized (v1beta2 status, or the condition). */
+export function clusterControlPlaneInitialized(c: KubeObject | undefined): boolean {
+  if (!c) return false;
+  if (status(c, 'initialization', 'controlPlaneInitialized') === true) return true;
+  const conds = status(c, 'conditions');
+  return (
+    Array.isArray(conds) &&
+    conds.some(
+      (x: { type?: unknown; status?: unknown }) =>
+        x.type === 'ControlPlaneInitialized' && x.status === 'True',
+    )
+  );
+}

@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import type { AdoptStep } from '../capi/adopt-plan.js';
 import { type ExitCode, usageError } from '../errors.js';
 import { oneOf, parseFlags } from './args.js';
 import { addControlPlaneCommand, addCpUsage } from './capi-add-cp.js';
@@ -13,13 +14,18 @@ from acting on the running cluster (removing etcd members, bootstrapping a secon
 undrained Nodes), and verifies each step by reading it back: namespace, the PKI
 Secrets, the Cluster (paused), the infrastructure cluster and templates, the TalosControlPlane
 (replicas 0, paused), its status.bootstrapped, the MachineDeployments (replicas 0, preflight skip),
-the Secrets owned by the Cluster, the Cluster unpaused. The TalosControlPlane stays paused: its etcd
+the <cluster>-kubeconfig Secret (a client certificate CN=ferry-capi-adopt, O=system:masters, 180
+days, minted from the kit's cluster CA, unless one exists), the Secrets owned by the Cluster, the
+TalosControlPlane's initialized status (the fields the CRD's contract names), the Cluster unpaused
+and asked to reconcile: without the last four no Machine gets its Node while the TalosControlPlane
+is paused (docs/knowledge/capi.md §4.9). The TalosControlPlane stays paused: its etcd
 audit would remove the kubeadm members. Unpause it only when no kubeadm etcd member remains
 (\`kubectl -n NAMESPACE annotate taloscontrolplane NAME cluster.x-k8s.io/paused-\`). Steps the
 management cluster already shows are skipped; a second run does nothing and says so.
 
   --mgmt-kubeconfig FILE   the management cluster's admin kubeconfig; --context NAME
-  --dry-run                change nothing: print the plan and the kubectl commands that do the same
+  --dry-run                change nothing in the cluster: print the plan and the kubectl commands that
+                           do the same (the minted kubeconfig Secret goes to KIT/capi/kubeconfig-secret.yaml, 0600)
   -o text|json             output format (default text)
 
 Exit codes: 0 adopted (or nothing to do); 2 bad usage, a bad kit, a cluster that serves no Cluster
@@ -59,6 +65,7 @@ async function adoptCommand(argv: string[], io: Io): Promise<ExitCode> {
   if (values['dry-run']) {
     const { kubectlCommands } = await import('../capi/kubectl-commands.js');
     const { plan, nothingToDo } = await inspectAdoption(req, kit.objects, opts);
+    const written = await writeMintedKubeconfig(plan, resolve(io.cwd, kitArg));
     const commands = kubectlCommands(plan, {
       kubeconfig,
       ...(values.context !== undefined && { context: values.context }),
@@ -88,6 +95,11 @@ async function adoptCommand(argv: string[], io: Io): Promise<ExitCode> {
     }
     const lines = [`${subject}: adoption plan (dry run, nothing changed)`];
     for (const { step, done } of plan) lines.push(`  ${done ? 'done   ' : 'to do  '} ${describeStep(step)}`);
+    if (written)
+      lines.push(
+        '',
+        `The kubeconfig Secret minted for this plan is in ${kitArg}/${written} (mode 0600; its data is not printed).`,
+      );
     lines.push('', 'The same with kubectl, in this order:');
     for (const c of commands) {
       if (c.commands.length === 0) continue;
@@ -111,6 +123,21 @@ async function adoptCommand(argv: string[], io: Io): Promise<ExitCode> {
       : `${subject}: adopted (${result.applied.length} steps applied and verified, ${result.alreadyDone.length} already done); the TalosControlPlane stays paused until no kubeadm etcd member remains\n`,
   );
   return 0;
+}
+
+/** The dry run's minted kubeconfig Secret, for its kubectl commands: the kit path written, if any. */
+async function writeMintedKubeconfig(
+  plan: { step: AdoptStep; done: boolean }[],
+  kitDir: string,
+): Promise<string | undefined> {
+  const step = plan.find((p) => !p.done && p.step.kind === 'kubeconfig-secret')?.step;
+  if (step?.kind !== 'kubeconfig-secret' || !step.secret) return undefined;
+  const { stringify } = await import('yaml');
+  const { writeFileAtomic } = await import('../util/atomic-write.js');
+  const { KIT } = await import('../knowledge/kit-paths.js');
+  // It holds a private key: owner-only.
+  await writeFileAtomic(join(kitDir, KIT.capiKubeconfigSecret), stringify(step.secret), { mode: 0o600 });
+  return KIT.capiKubeconfigSecret;
 }
 
 export const command: Command = {

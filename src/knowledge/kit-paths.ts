@@ -47,6 +47,8 @@ export const KIT = {
   capi: 'capi/',
   capiCluster: 'capi/cluster.yaml',
   capiSecrets: 'capi/secrets.yaml',
+  /** Written by `ferry capi adopt --dry-run` only: the minted `<cluster>-kubeconfig` Secret (0600). */
+  capiKubeconfigSecret: 'capi/kubeconfig-secret.yaml',
   capiTcpStatusPatch: 'capi/tcp-status-patch.yaml',
   capiCcmValues: 'capi/talos-ccm-values.yaml',
   provenance: 'provenance.json',

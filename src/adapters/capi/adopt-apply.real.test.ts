@@ -1,7 +1,8 @@
 /**
  * adopt() against the lab API server serving every Cluster API CRD of schemas/capi (loopback
  * 127.0.151.x, this engineer's range): the kit's objects arrive in the safe order, each verified;
- * the TalosControlPlane is bootstrapped before any MachineDeployment exists and stays paused; a
+ * the TalosControlPlane is bootstrapped before any MachineDeployment exists and stays paused; the
+ * `<cluster>-kubeconfig` Secret, the initialized status and the Cluster's touch are there; a
  * second run changes nothing and says so; an object its CRD rejects stops it before any request.
  */
 import { readdir, readFile } from 'node:fs/promises';
@@ -43,7 +44,11 @@ describe('adopt on the lab API server', () => {
     expect(i(/status\.bootstrapped: true/)).toBeGreaterThan(i(/^TalosControlPlane .*replicas 0/));
     expect(i(/status\.bootstrapped: true/)).toBeLessThan(i(/^MachineDeployment /));
     expect(i(/^Secret lab\/lab-talos/)).toBeLessThan(i(/^Cluster lab\/lab /));
-    expect(first.applied.at(-1)).toMatch(/Cluster lab\/lab unpaused/);
+    // What the paused provider would write, then the Cluster unpaused and asked to reconcile last.
+    expect(i(/^Secret lab\/lab-kubeconfig .*CN=ferry-capi-adopt/)).toBeLessThan(i(/^Secrets .* owned by/));
+    expect(i(/status\.initialized: true/)).toBeLessThan(i(/Cluster lab\/lab unpaused/));
+    expect(first.applied.at(-2)).toMatch(/Cluster lab\/lab unpaused/);
+    expect(first.applied.at(-1)).toMatch(/Cluster lab\/lab asked to reconcile/);
 
     // biome-ignore lint/suspicious/noExplicitAny: objects read back are walked freely in assertions
     const get = (path: string) => req.request('GET', path) as Promise<Record<string, any>>;
@@ -58,6 +63,19 @@ describe('adopt on the lab API server', () => {
     expect(cluster['spec'].paused).toBe(false);
     const talos = await get('/api/v1/namespaces/lab/secrets/lab-talos');
     expect(talos['metadata'].ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'Cluster', name: 'lab', uid: cluster['metadata'].uid }),
+    ]);
+    expect(tcp['status'].initialized).toBe(true);
+    expect(cluster['metadata'].annotations['ferry.dev/reconcile-requested']).toBe(
+      tcp['metadata'].resourceVersion,
+    );
+    const kubeconfig = await get('/api/v1/namespaces/lab/secrets/lab-kubeconfig');
+    expect(kubeconfig).toMatchObject({
+      type: 'cluster.x-k8s.io/secret',
+      metadata: { labels: { 'cluster.x-k8s.io/cluster-name': 'lab' } },
+    });
+    expect(kubeconfig['data'].value).toEqual(expect.any(String));
+    expect(kubeconfig['metadata'].ownerReferences).toEqual([
       expect.objectContaining({ kind: 'Cluster', name: 'lab', uid: cluster['metadata'].uid }),
     ]);
 

@@ -5,13 +5,22 @@
  * object back. A refused plan is a gate stop; re-running after success changes nothing.
  */
 
-import { type AdoptStep, describeStep, type PlannedStep, planAdoption } from '../../capi/adopt-plan.js';
-import { PAUSED_ANNOTATION } from '../../capi/view.js';
+import { mintKubeconfigSecret } from '../../capi/adopt-kubeconfig.js';
+import {
+  type AdoptStep,
+  controlPlaneContract,
+  describeStep,
+  type PlannedStep,
+  planAdoption,
+  RECONCILE_ANNOTATION,
+  statusHas,
+} from '../../capi/adopt-plan.js';
+import { kubeconfigSecretName, PAUSED_ANNOTATION } from '../../capi/view.js';
 import { FerryError } from '../../errors.js';
 import type { CrdValidator } from '../../generate/schema/crd.js';
 import { isKubeApiError } from '../../ports/kube.js';
 import type { KubeObject } from '../../snapshot/model.js';
-import { KubeClient } from '../kube/client.js';
+import { CRD_PATH, KubeClient } from '../kube/client.js';
 import type { KubeRequester } from '../kube/request.js';
 
 interface Resource {
@@ -103,8 +112,18 @@ export async function inspectAdoption(
     throw err;
   });
   for (const m of machines) live.push({ ...m, kind: 'Machine' });
+  const kubeconfig = await getOrNull(
+    req,
+    `/api/v1/namespaces/${ns}/secrets/${encodeURIComponent(kubeconfigSecretName(cluster?.metadata.name ?? ''))}`,
+  );
+  if (kubeconfig) live.push({ ...kubeconfig, apiVersion: 'v1', kind: 'Secret' });
+  const tcpCrd = await getOrNull(req, `${CRD_PATH}/taloscontrolplanes.controlplane.cluster.x-k8s.io`);
 
-  const plan = planAdoption(kit, live, opts.kubeadmMembersRemain);
+  const plan = planAdoption(kit, live, opts.kubeadmMembersRemain, {
+    // Minted only when missing; never printed.
+    ...(!kubeconfig && { kubeconfig: await mintKubeconfigSecret(kit, new Date()) }),
+    contract: controlPlaneContract(tcpCrd?.metadata.labels),
+  });
   if (plan.kind === 'refused') throw new FerryError('gate', plan.reason, { remediation: plan.remediation });
   // Every object is checked before the first request that changes anything.
   const invalid = plan.steps.flatMap(({ step }) =>
@@ -182,6 +201,33 @@ async function run(
       await req.mergePatchStatus(path, { status: { bootstrapped: true } });
       const got = await getOrNull(req, path);
       if (got?.status?.['bootstrapped'] !== true) throw fail('status.bootstrapped did not read back true');
+      return;
+    }
+    case 'kubeconfig-secret': {
+      if (!step.secret) throw fail('no Secret was minted');
+      const path = `/api/v1/namespaces/${step.namespace}/secrets`;
+      await req.create(path, step.secret);
+      if (!(await getOrNull(req, `${path}/${encodeURIComponent(step.name)}`)))
+        throw fail('not there after creating it');
+      return;
+    }
+    case 'tcp-initialized': {
+      const tcp = kit.find((o) => o.kind === 'TalosControlPlane')!;
+      const path = pathOf(tcp, res);
+      await req.mergePatchStatus(path, { status: step.status });
+      if (!statusHas((await getOrNull(req, path))?.status, step.status))
+        throw fail('the status did not read back (does the CRD declare this contract?)');
+      return;
+    }
+    case 'touch-cluster': {
+      const cluster = kit.find((o) => o.kind === 'Cluster')!;
+      const tcp = kit.find((o) => o.kind === 'TalosControlPlane')!;
+      const path = pathOf(cluster, res);
+      const version = (await getOrNull(req, pathOf(tcp, res)))?.metadata.resourceVersion;
+      if (!version) throw fail(`TalosControlPlane ${step.controlPlane} has no resourceVersion`);
+      await req.mergePatch(path, { metadata: { annotations: { [RECONCILE_ANNOTATION]: version } } });
+      if ((await getOrNull(req, path))?.metadata.annotations?.[RECONCILE_ANNOTATION] !== version)
+        throw fail('the annotation did not read back');
       return;
     }
     case 'own-secrets': {

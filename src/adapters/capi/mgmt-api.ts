@@ -1,11 +1,18 @@
 /**
  * The few management-cluster requests a capi run makes beyond adoption: read, pause, unpause and
- * scale the TalosControlPlane, scale a MachineDeployment, list a cluster's Machines. Paths come
+ * scale the TalosControlPlane, scale a MachineDeployment, list a cluster's Machines, read the
+ * Cluster and its kubeconfig Secret (why a Machine gets no Node). Paths come
  * from the kit's objects (their apiVersion), merge patches only: they need no OpenAPI and touch
  * only the fields named.
  */
 
-import { CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, isPaused, PAUSED_ANNOTATION } from '../../capi/view.js';
+import {
+  CLUSTER_NAME_LABEL,
+  CONTROL_PLANE_LABEL,
+  isPaused,
+  kubeconfigSecretName,
+  PAUSED_ANNOTATION,
+} from '../../capi/view.js';
 import type { CapiNames } from '../../kit/capi-names.js';
 import type { ControlPlaneView } from '../../ports/run.js';
 import type { KubeObject } from '../../snapshot/model.js';
@@ -77,6 +84,18 @@ export class MgmtApi {
       readyReplicas: num(tcp.status?.['readyReplicas']),
       ready: tcp.status?.['ready'] === true,
     };
+  }
+
+  /** The Cluster as the server holds it (its status says whether Cluster API watches Nodes). */
+  clusterObject(): Promise<KubeObject | undefined> {
+    return this.#get(this.#cluster);
+  }
+
+  /** The `<cluster>-kubeconfig` Secret Cluster API reaches the workload cluster through; its data is never shown. */
+  kubeconfigSecret(): Promise<KubeObject | undefined> {
+    return this.#get(
+      `/api/v1/namespaces/${encodeURIComponent(this.names.namespace)}/secrets/${encodeURIComponent(kubeconfigSecretName(this.names.cluster))}`,
+    );
   }
 
   /** The TalosControlPlane as the server holds it (uid, spec), for making its Machines. */

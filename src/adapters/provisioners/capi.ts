@@ -8,7 +8,10 @@
  *   it (only a paused Cluster stops them). A TalosControlPlane found unpaused is a stop.
  * - Worker: the MachineDeployment whose `ferry.dev/replaces` names the kubeadm node is scaled by
  *   one (never down); same wait.
- * A Machine sitting in Provisioned without a providerID past a bound stops the run (H11) with the
+ * A Machine without a Node past a bound stops the run naming the management-cluster cause when
+ * there is one: no usable `<cluster>-kubeconfig` Secret, or the Cluster not ControlPlaneInitialized
+ * (capi/node-link-gate.ts; re-running adoption writes both); what cannot be read stops it too. A
+ * Machine sitting in Provisioned without a providerID past a bound stops the run (H11) with the
  * kit's CCM as the fix. The Node name is the Machine's nodeRef, its address the Node's InternalIP.
  * Decommissioning an old kubeadm machine is not Cluster API's: a second provisioner does it
  * (ferry has drained it and removed its member itself, H3, H4).
@@ -16,6 +19,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { auditGuard } from '../../capi/audit-guard.js';
 import { capiKubectl, MGMT_KUBECTL } from '../../capi/kubectl-commands.js';
+import { nodeLinkGate, type Read } from '../../capi/node-link-gate.js';
 import { providerIdGate } from '../../capi/providerid-gate.js';
 import { nodeRefName, PAUSED_ANNOTATION } from '../../capi/view.js';
 import { inputError } from '../../errors.js';
@@ -49,6 +53,11 @@ export interface CapiProvisionerOptions {
   pollMs?: number;
   /** How long a Machine may sit in Provisioned without a providerID. Default 300 s. */
   providerIdGraceMs?: number;
+  /**
+   * How long the wait for a Machine's Node tolerates a missing kubeconfig Secret or a Cluster not
+   * yet ControlPlaneInitialized (the Cluster reconciles within seconds of adoption). Default 30 s.
+   */
+  linkGraceMs?: number;
   /** The Cluster API CRDs: every object ferry creates is checked before the first is sent. */
   crds: CrdValidator;
   /** Whether a cloud-controller-manager runs in the workload cluster; null when not observed. */
@@ -185,6 +194,8 @@ export class CapiProvisioner implements ProvisionerPort {
   ): Promise<string> {
     let stuckSince: number | undefined;
     const grace = this.#o.providerIdGraceMs ?? 300_000;
+    const since = Date.now();
+    const linkGrace = this.#o.linkGraceMs ?? 30_000;
     for (;;) {
       const m = (await list()).find((x) => x.metadata.name === machine);
       if (!m)
@@ -194,6 +205,11 @@ export class CapiProvisioner implements ProvisionerPort {
         );
       const node = nodeRefName(m);
       if (node) return node;
+      // First: without the Secret and the initialized Cluster no CCM or providerID would help.
+      if (Date.now() - since >= linkGrace || Date.now() > deadline) {
+        const link = nodeLinkGate(await this.#linkFacts(machine));
+        if (link.kind === 'stop') throw gateError(link.reason, link.remediation);
+      }
       const stuck = m.status?.['phase'] === 'Provisioned' && typeof m.spec?.['providerID'] !== 'string';
       stuckSince = stuck ? (stuckSince ?? Date.now()) : undefined;
       if (stuckSince !== undefined && Date.now() - stuckSince >= grace) {
@@ -213,6 +229,31 @@ export class CapiProvisioner implements ProvisionerPort {
         );
       await sleep(this.#pollMs, undefined, { signal: ctx.signal });
     }
+  }
+
+  /** What Cluster API needs to link a Machine to its Node, as the management cluster shows it now. */
+  async #linkFacts(machine: string): Promise<Parameters<typeof nodeLinkGate>[0]> {
+    const { api } = this.#o;
+    const read = (get: () => Promise<KubeObject | undefined>): Promise<Read> =>
+      get().then(
+        (object) => ({ kind: 'read', object }),
+        (err: unknown) => ({ kind: 'unreadable', error: errText(err) }),
+      );
+    const [clusterObject, kubeconfigSecret] = await Promise.all([
+      read(() => api.clusterObject()),
+      read(() => api.kubeconfigSecret()),
+    ]);
+    // Unknown counts as paused: adoption is the remedy ferry can name for certain.
+    const tcp = await api.controlPlane().catch(() => undefined);
+    return {
+      machine,
+      namespace: api.names.namespace,
+      cluster: api.names.cluster,
+      clusterObject,
+      kubeconfigSecret,
+      controlPlanePaused: tcp?.paused ?? true,
+      kitDir: this.#o.kitDir,
+    };
   }
 
   async #internalIp(node: string, ctx: ActionContext, deadline: number): Promise<string | null> {

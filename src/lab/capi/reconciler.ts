@@ -20,13 +20,23 @@
  * up by one Machine once every CP Machine has a Node, status), then the MachineDeployment steps
  * (MachineSet, H5 preflight, Machines up or down, status), then the Machine step (boot a Machine
  * someone else created — ferry, adding a control plane while the TalosControlPlane is paused —
- * nodeRef, providerID, phase; deletion with the H4 rule). CP before Machines: a Machine created in one pass
+ * nodeRef, providerID, phase; deletion with the H4 rule). The Cluster step marks the Cluster
+ * ControlPlaneInitialized from its control plane's status.initialized, seeing a paused one's change
+ * only when the Cluster itself changes; a nodeRef needs that and the `<cluster>-kubeconfig` Secret,
+ * as core Cluster API's does (docs/knowledge/capi.md §4.9). CP before Machines: a Machine created in one pass
  * gets its nodeRef no earlier than the next, and the audit sees it one pass later still.
  */
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeRequester } from '../../adapters/kube/request.js';
-import { CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, PAUSED_ANNOTATION } from '../../capi/view.js';
+import {
+  CLUSTER_NAME_LABEL,
+  CONTROL_PLANE_LABEL,
+  clusterControlPlaneInitialized,
+  kubeconfigSecretName,
+  kubeconfigSecretUnusable,
+  PAUSED_ANNOTATION,
+} from '../../capi/view.js';
 import { isKubeApiError } from '../../ports/kube.js';
 import type { EtcdAdminPort } from '../../ports/run.js';
 import type { KubeObject } from '../../snapshot/model.js';
@@ -60,6 +70,10 @@ export type CapiLabEvent =
   | { kind: 'machine-created'; namespace: string; machine: string; role: MachineRole; address: string }
   | { kind: 'machine-failed'; namespace: string; machine: string; message: string }
   | { kind: 'node-ref'; namespace: string; machine: string; node: string; providerID: string }
+  /** A Machine's Node is not linked: Cluster API cannot reach the workload cluster yet (why). */
+  | { kind: 'node-link-blocked'; namespace: string; machine: string; why: string }
+  /** The Cluster read its control plane's status.initialized: ControlPlaneInitialized. */
+  | { kind: 'control-plane-initialized'; namespace: string; cluster: string }
   /** H5: the MachineSet preflight holds new Machines. */
   | { kind: 'held'; namespace: string; machineDeployment: string; why: string }
   /** H1: the etcd audit removed (or tried to remove) members no Machine owns. */
@@ -141,6 +155,10 @@ export class LabCapiReconciler {
   readonly #events: CapiLabEvent[] = [];
   /** The last hold reported per MachineDeployment, so a hold is an event once, not every pass. */
   readonly #holds = new Map<string, string>();
+  /** The last link block reported per Machine, so it is an event once. */
+  readonly #blocks = new Map<string, string>();
+  /** resourceVersions the Cluster step last saw, per Cluster: its events are changes to these. */
+  readonly #seen = new Map<string, { cluster?: string; tcp?: string }>();
   /** Storage versions of CRD-backed kinds, by `plural.group`. */
   readonly #versions = new Map<string, string>();
   #chain: Promise<void> = Promise.resolve();
@@ -236,7 +254,10 @@ export class LabCapiReconciler {
     const ns = c.metadata.namespace!;
     const name = c.metadata.name;
     const cpRef = c.spec?.['controlPlaneRef'] as Ref | undefined;
-    if (cpRef?.kind === 'TalosControlPlane') await this.#controlPlane(ns, name, cpRef.name);
+    if (cpRef?.kind === 'TalosControlPlane') {
+      await this.#controlPlane(ns, name, cpRef.name);
+      await this.#clusterStatus(c, cpRef.name);
+    }
     const mds = (
       (await this.#api.request('GET', `${CAPI}/namespaces/${ns}/machinedeployments`)) as List
     ).items.filter((md) => md.spec?.['clusterName'] === name);
@@ -245,6 +266,35 @@ export class LabCapiReconciler {
       await this.#machineDeployment(ns, name, md);
     }
     await this.#machines(ns, name);
+  }
+
+  /**
+   * The core Cluster controller's control-plane step: ControlPlaneInitialized from the control
+   * plane's `status.initialized` (v1beta1 contract; sticky once true). It reconciles on a change to
+   * the Cluster, or to an unpaused TalosControlPlane: its watch drops a paused object's events, so
+   * a paused one's status is seen only when the Cluster changes (docs/knowledge/capi.md §4.9).
+   */
+  async #clusterStatus(c: KubeObject, tcpName: string): Promise<void> {
+    const ns = c.metadata.namespace!;
+    const key = `${ns}/${c.metadata.name}`;
+    if (clusterControlPlaneInitialized(c)) return;
+    const tcp = await this.#get(`${TCP_API}/namespaces/${ns}/taloscontrolplanes/${tcpName}`);
+    const seen = this.#seen.get(key) ?? {};
+    const tcpRv = tcp?.metadata.resourceVersion;
+    const clusterChanged = seen.cluster !== c.metadata.resourceVersion;
+    const tcpEvent = tcp !== undefined && !pausedByAnnotation(tcp) && seen.tcp !== tcpRv;
+    if (!clusterChanged && !tcpEvent) return;
+    this.#seen.set(key, { cluster: c.metadata.resourceVersion, ...(tcpRv !== undefined && { tcp: tcpRv }) });
+    if (tcp?.status?.['initialized'] !== true) return;
+    await this.#api.request('PATCH', `${CAPI}/namespaces/${ns}/clusters/${c.metadata.name}/status`, {
+      contentType: MERGE,
+      body: {
+        status: {
+          initialization: { controlPlaneInitialized: true },
+        },
+      },
+    });
+    this.#record({ kind: 'control-plane-initialized', namespace: ns, cluster: c.metadata.name });
   }
 
   async #clusterMachines(ns: string, cluster: string, extra = ''): Promise<KubeObject[]> {
@@ -310,6 +360,9 @@ export class LabCapiReconciler {
       if (created) live.push(created);
     }
     const ready = live.filter((m) => nodeRefOf(m) !== undefined).length;
+    // CACPPT writes the kubeconfig Secret when none exists, and reports initialized once it can
+    // reach the workload cluster through it.
+    const reachable = await this.#ensureKubeconfig(ns, cluster, tcp);
     await this.#api.request('PATCH', `${path}/status`, {
       contentType: MERGE,
       body: {
@@ -318,7 +371,7 @@ export class LabCapiReconciler {
           readyReplicas: ready,
           unavailableReplicas: live.length - ready,
           ready: ready > 0,
-          initialized: tcp.status?.['initialized'] === true || ready > 0,
+          initialized: tcp.status?.['initialized'] === true || reachable,
           selector: `${CLUSTER_NAME_LABEL}=${cluster},${CONTROL_PLANE_LABEL}`,
           // CACPPT reports a version once it has Machines: MachineSet preflights read it (H5).
           ...(live.length > 0 &&
@@ -326,6 +379,35 @@ export class LabCapiReconciler {
         },
       },
     });
+  }
+
+  /**
+   * CACPPT's reconcileKubeconfig: an existing `<cluster>-kubeconfig` is kept; a missing one is
+   * written from `<cluster>-ca` (owned by the TalosControlPlane). True when one is there. The lab's
+   * kubeconfig names the endpoint and carries no credential: the lab is its own workload cluster.
+   */
+  async #ensureKubeconfig(ns: string, cluster: string, tcp: KubeObject): Promise<boolean> {
+    if (await this.#get(`/api/v1/namespaces/${ns}/secrets/${kubeconfigSecretName(cluster)}`)) return true;
+    if (!(await this.#get(`/api/v1/namespaces/${ns}/secrets/${cluster}-ca`))) return false;
+    const c = await this.#get(`${CAPI}/namespaces/${ns}/clusters/${cluster}`);
+    const ep = c?.spec?.['controlPlaneEndpoint'] as { host?: string; port?: number } | undefined;
+    const server = `https://${ep?.host ?? '127.0.0.1'}:${ep?.port ?? 6443}`;
+    const kubeconfig = `apiVersion: v1\nkind: Config\nclusters:\n- name: ${cluster}\n  cluster:\n    server: ${server}\n`;
+    await this.#api.request('POST', `/api/v1/namespaces/${ns}/secrets`, {
+      body: {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        type: 'cluster.x-k8s.io/secret',
+        metadata: {
+          name: kubeconfigSecretName(cluster),
+          namespace: ns,
+          labels: { [CLUSTER_NAME_LABEL]: cluster },
+          ownerReferences: [ownerRef(tcp)],
+        },
+        data: { value: Buffer.from(kubeconfig).toString('base64') },
+      },
+    });
+    return true;
   }
 
   // ---- MachineDeployment and MachineSet (core) ------------------------------------------------
@@ -678,6 +760,14 @@ export class LabCapiReconciler {
    */
   async #linkNode(ns: string, m: KubeObject): Promise<void> {
     const name = m.metadata.name;
+    const why = await this.#workloadUnreachable(ns, String(m.spec?.['clusterName'] ?? ''));
+    if (why) {
+      if (this.#blocks.get(`${ns}/${name}`) !== why)
+        this.#record({ kind: 'node-link-blocked', namespace: ns, machine: name, why });
+      this.#blocks.set(`${ns}/${name}`, why);
+      return;
+    }
+    this.#blocks.delete(`${ns}/${name}`);
     const node = await this.#get(`/api/v1/nodes/${encodeURIComponent(name)}`);
     if (!node || !this.ccm) return;
     const infra = m.spec?.['infrastructureRef'] as Ref;
@@ -705,6 +795,23 @@ export class LabCapiReconciler {
       body: { status: { nodeRef: { name }, phase: 'Running' } },
     });
     this.#record({ kind: 'node-ref', namespace: ns, machine: name, node: name, providerID });
+  }
+
+  /**
+   * Why core Cluster API cannot see the Machine's Node, as its log says it: no usable
+   * `<cluster>-kubeconfig` Secret (type cluster.x-k8s.io/secret, key value), or the Cluster not
+   * ControlPlaneInitialized (no Node watch). Undefined when neither.
+   */
+  async #workloadUnreachable(ns: string, cluster: string): Promise<string | undefined> {
+    const name = kubeconfigSecretName(cluster);
+    const secret = await this.#get(`/api/v1/namespaces/${ns}/secrets/${name}`);
+    if (!secret) return `Secret "${name}" not found: connection to the workload cluster is down`;
+    const unusable = kubeconfigSecretUnusable(secret);
+    if (unusable) return `Secret "${name}": ${unusable}: connection to the workload cluster is down`;
+    const c = await this.#get(`${CAPI}/namespaces/${ns}/clusters/${cluster}`);
+    if (!clusterControlPlaneInitialized(c))
+      return `Cluster ${cluster} is not ControlPlaneInitialized: no Node watch (its control plane's status.initialized is not true, or the Cluster has not reconciled since)`;
+    return undefined;
   }
 
   /**
