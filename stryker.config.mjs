@@ -35,6 +35,8 @@ export default {
   coverageAnalysis: 'perTest',
   concurrency: 2,
   timeoutMS: 30_000,
+  // The first run (coverage per test over every test file above) takes minutes on two shared cores.
+  dryRunTimeoutMinutes: 30,
   reporters: ['clear-text', 'progress', 'json'],
   jsonReporter: { fileName: '.ferry-cache/mutation/mutation.json' },
   tempDirName: '.ferry-cache/stryker-tmp',
