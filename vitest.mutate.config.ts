@@ -1,18 +1,33 @@
 import { defineConfig } from 'vitest/config';
 
 // The tests Stryker runs against its mutants (npm run mutate): the unit tests of the run's safety
-// code, its step handlers and the plan (its order, its steps, the runbook rendered from them),
-// without the lab-backed suites (faults, kill-resume, rehearse, the crash sweep), whose minutes per
-// run would make a mutation run take days on two cores.
+// code (gates, handlers, orchestrator, resume, drains), the plan (its order, its steps, its worker
+// batches, the runbook rendered from them), the Cluster API core and the backup's and restore's
+// pure halves, plus the drain against the in-process lab API server. The suites that start a lab
+// with etcd, the lab Cluster API or moto (faults, kill-resume, rehearse, the crash sweep, the capi
+// hazards, the backup round trip) stay out: minutes per run would make a mutation run take days on
+// two cores; CI runs them.
 export default defineConfig({
   test: {
     include: [
       'src/run/gates*.test.ts',
       'src/run/handlers/handlers.test.ts',
       'src/run/unobserved.real.test.ts',
-      'src/run/orchestrator.test.ts',
+      'src/run/orchestrator*.test.ts',
+      'src/run/resume*.test.ts',
+      'src/run/drain-pacing.test.ts',
+      'src/run/drain-nodes.real.test.ts',
+      'src/run/measured-timing.test.ts',
       'src/plan/*.test.ts',
+      'src/plan/batches/*.test.ts',
+      'src/capi/*.test.ts',
+      'src/adapters/provisioners/*.test.ts',
+      'src/adapters/capi/*.test.ts',
+      'src/mgmt/graph.test.ts',
+      'src/mgmt/backup*.test.ts',
+      'src/mgmt/restore-plan.test.ts',
     ],
+    exclude: ['**/node_modules/**', 'src/capi/*.real.test.ts', 'src/adapters/**/*.real.test.ts', 'src/plan/*.real.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

@@ -15,6 +15,9 @@ export const PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
 export const SKIP_PREFLIGHT_ANNOTATION = 'machineset.cluster.x-k8s.io/skip-preflight-checks';
 export const MOVE_LABEL = 'clusterctl.cluster.x-k8s.io/move';
 export const MOVE_HIERARCHY_LABEL = 'clusterctl.cluster.x-k8s.io/move-hierarchy';
+export const BLOCK_MOVE_ANNOTATION = 'clusterctl.cluster.x-k8s.io/block-move';
+/** The type Cluster API gives the Secrets it reads (kubeconfig, CA, Talos config). */
+export const CAPI_SECRET_TYPE = 'cluster.x-k8s.io/secret';
 
 /** How messages name an object: "Kind namespace/name". */
 export function objectName(o: { kind: string; namespace?: string | undefined; name: string }): string {

@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { memoryIo } from './io.js';
 import { runCli } from './run-cli.js';
@@ -42,6 +43,23 @@ describe('ferry explain', () => {
     expect(r.out).toContain('ferry audit');
     const j = JSON.parse((await run('nothing here', '-o', 'json')).out);
     expect(j).toMatchObject({ matched: false, matches: [] });
+  });
+
+  it('says a binary or compressed file is not a log (exit 2) instead of finding nothing in it', async () => {
+    await writeFile(join(dir, 'core'), Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x00, 0x00, 0x41]));
+    const bin = await run('--log', 'core');
+    expect(bin.code).toBe(2);
+    expect(bin.out).toBe('');
+    expect(bin.err).toContain('not a text log: it holds a NUL byte at character 7');
+    await writeFile(join(dir, 'kubelet.log.gz'), gzipSync('E0814 etcdserver: not leader\n'));
+    const gz = await run('--log', 'kubelet.log.gz', '-o', 'json');
+    expect(gz.code).toBe(2);
+    expect(gz.out).toBe('');
+    expect(gz.err).toContain('gzip-compressed');
+    expect(gz.err).toContain('zcat kubelet.log.gz > log.txt && ferry explain --log log.txt');
+    // A log with a NUL past its first 64 KiB is still scanned.
+    await writeFile(join(dir, 'long.log'), `${'I0814 ok\n'.repeat(8_000)}\0\netcdserver: not leader\n`);
+    expect((await run('--log', 'long.log')).code).toBe(0);
   });
 
   it('scans a log and reports matching lines with their numbers', async () => {

@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
 import { explain, sourcesOf } from '../audit/explain.js';
-import { usageError } from '../errors.js';
+import { inputError, usageError } from '../errors.js';
 import { type ErrorSignature, SIGNATURES } from '../knowledge/signatures.js';
-import { readTextFile } from '../util/input-file.js';
+import { notText, readTextFile } from '../util/input-file.js';
 import { oneOf, parseFlags } from './args.js';
 import type { Command } from './command.js';
 
@@ -49,6 +49,15 @@ export const command: Command = {
         flag: '--log',
         provide: 'pass --log a log file saved from the migration',
       });
+      const why = notText(text);
+      if (why !== undefined)
+        throw inputError(
+          `not a text log: ${why}`,
+          { file: values.log! },
+          why.startsWith('it is gzip')
+            ? `decompress it first: zcat ${values.log} > log.txt && ferry explain --log log.txt`
+            : 'pass --log a text log saved from the migration (kubectl logs, journalctl, ferry run output)',
+        );
     } else {
       if (positionals.length === 0)
         throw usageError('missing the error text to explain', `see usage:\n${usage.trim()}`);

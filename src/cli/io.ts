@@ -10,10 +10,31 @@ export interface Io {
   env: NodeJS.ProcessEnv;
 }
 
+/**
+ * A writer to a stream whose reader may go away (`ferry audit -o json | head`): once the pipe is
+ * closed (EPIPE) the rest of the output is dropped quietly, and the command goes on to its own
+ * end and exit code: a run must not stop mid-step because nobody reads its log any more. Any other
+ * write error is said once on stderr.
+ */
+export function pipeWriter(stream: NodeJS.WritableStream, name: string): (text: string) => void {
+  let closed = false;
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (closed) return;
+    closed = true;
+    if (err.code !== 'EPIPE' && stream !== process.stderr)
+      process.stderr.write(
+        `ferry: writing to ${name} failed (${err.code ?? err.message}); the rest of its output is dropped\n`,
+      );
+  });
+  return (text) => {
+    if (!closed) stream.write(text);
+  };
+}
+
 export function processIo(): Io {
   return {
-    stdout: (t) => process.stdout.write(t),
-    stderr: (t) => process.stderr.write(t),
+    stdout: pipeWriter(process.stdout, 'stdout'),
+    stderr: pipeWriter(process.stderr, 'stderr'),
     isTTY: Boolean(process.stdout.isTTY) && process.env['NO_COLOR'] === undefined,
     stderrIsTTY: Boolean(process.stderr.isTTY),
     cwd: process.cwd(),

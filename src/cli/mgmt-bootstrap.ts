@@ -6,6 +6,7 @@ import type { StageKind } from '../mgmt/bootstrap/stages.js';
 import { noPositionals, parseFlags, seconds } from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
+import { providerTimeoutSeconds as providerTimeout } from './mgmt-flags.js';
 
 const usage = `usage: ferry mgmt bootstrap --config mgmt.yaml [--dry-run] [--state-dir DIR] [flags]
 
@@ -53,9 +54,7 @@ export async function runMgmtBootstrap(argv: string[], io: Io): Promise<ExitCode
     throw usageError('missing --config mgmt.yaml', `see usage:\n${usage.trim()}`);
   const positive = { positive: true };
   const waitTimeoutSeconds = seconds('wait-timeout', values['wait-timeout'], positive) ?? 1800;
-  const providerTimeoutSeconds = Math.ceil(
-    seconds('provider-timeout', values['provider-timeout'], positive) ?? 600,
-  );
+  const providerTimeoutSeconds = providerTimeout(values['provider-timeout']);
   const pollMs = (seconds('poll-interval', values['poll-interval'], positive) ?? 10) * 1000;
 
   const { loadMgmtConfig } = await import('../mgmt/bootstrap/config.js');

@@ -1,7 +1,7 @@
 /** The grammar of `ferry mgmt`: its usage text, the flags of each subcommand, the flags they share. */
 import { resolve } from 'node:path';
 import type { S3Flags } from '../mgmt/s3-config.js';
-import { required } from './args.js';
+import { required, seconds } from './args.js';
 import type { Io } from './io.js';
 
 export const usage = `usage: ferry mgmt bootstrap --config mgmt.yaml [...]
@@ -113,6 +113,14 @@ export const statusOptions = {
   'max-age': { type: 'string' },
   output: { type: 'string', short: 'o' },
 } as const;
+
+/**
+ * `--provider-timeout`, shared by bootstrap and a restore into kind: seconds, more than 0, rounded
+ * up to the whole seconds clusterctl's --wait-provider-timeout takes; 600 when not given.
+ */
+export function providerTimeoutSeconds(value: string | undefined): number {
+  return Math.ceil(seconds('provider-timeout', value, { positive: true }) ?? 600);
+}
 
 /** kube-apiserver's default --max-mutating-requests-inflight: more writes at once only earn 429s. */
 export const MAX_WRITE_CONCURRENCY = 200;

@@ -8,6 +8,7 @@ import { type ExitCode, inputError, usageError } from '../errors.js';
 import type { RestoreInto } from '../mgmt/restore-into.js';
 import type { KindRestoreOutcome } from '../mgmt/restore-kind/run.js';
 import type { Io } from './io.js';
+import { providerTimeoutSeconds } from './mgmt-flags.js';
 
 export interface KindRestoreFlags {
   'state-dir'?: string | undefined;
@@ -21,9 +22,7 @@ export function kindTarget(
   io: Io,
   writeConcurrency: number | undefined,
 ): Extract<RestoreInto, { kind: 'kind' }> {
-  const timeout = values['provider-timeout'] ?? '600';
-  if (!/^\d+$/.test(timeout) || Number(timeout) < 1)
-    throw usageError(`--provider-timeout must be a whole number of seconds ≥ 1; got "${timeout}"`);
+  const providerTimeout = providerTimeoutSeconds(values['provider-timeout']);
   const kindName = values['kind-name'] ?? 'ferry-restore';
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(kindName))
     throw usageError(`--kind-name must be a DNS label (lowercase letters, digits, -); got "${kindName}"`);
@@ -32,7 +31,7 @@ export function kindTarget(
     stateDir: resolve(io.cwd, values['state-dir'] ?? '.ferry-mgmt-restore'),
     kindName,
     kindImage: values['kind-image'],
-    providerTimeoutSeconds: Number(timeout),
+    providerTimeoutSeconds: providerTimeout,
     writeConcurrency,
   };
 }

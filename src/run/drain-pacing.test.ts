@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { EvictOutcome, PdbView, PodView } from '../ports/run.js';
+import { scaled } from '../util/testing-slowness.js';
 import { type DrainPort, drainNodes } from './drain-nodes.js';
 
 function pod(name: string, over: Partial<PodView> = {}): PodView {
@@ -84,7 +85,7 @@ describe('a drain held by a budget at 0', () => {
     // The look before the first eviction, one per pass, and the last one that finds the node empty.
     expect(calls.podsOnNode).toBe(calls.evict + 2);
     // Still seen within one read (at most maxPollMs) of the budget opening, plus scheduling slack.
-    expect(Date.now() - openedAt).toBeLessThan(200 + 500 * Number(process.env['FERRY_TEST_SLOWNESS'] ?? 1));
+    expect(Date.now() - openedAt).toBeLessThan(200 + scaled(500));
   });
 
   it('starts over fast after an eviction goes through', async () => {

@@ -5,10 +5,11 @@
  */
 import { createHash } from 'node:crypto';
 import { inputError, type Location } from '../errors.js';
+import { formatPath } from '../util/walk.js';
 import type { EncryptionConfig, EncryptionProvider, EncryptionProviderType, SourceRef } from './model.js';
 import { isRecord } from './validate.js';
 import { decodeBase64, encryptionKeyProblem } from './values.js';
-import { type FieldPath, formatPath, type ParsedDoc, parseYamlDocuments } from './yaml.js';
+import { type FieldPath, type ParsedDoc, parseYamlDocuments } from './yaml.js';
 
 const API_VERSIONS = ['apiserver.config.k8s.io/v1', 'apiserver.k8s.io/v1'];
 const KEYED: readonly EncryptionProviderType[] = ['aescbc', 'aesgcm', 'secretbox'];

@@ -6,6 +6,7 @@
  * moved out of apiServer in v1beta4. Secrets (bootstrap token secrets, certificateKey) are never read.
  */
 import { inputError, type Location } from '../errors.js';
+import { formatPath } from '../util/walk.js';
 import type {
   ClusterConfiguration,
   ComponentConfig,
@@ -23,7 +24,7 @@ import { describeSource } from './model.js';
 import { describeValue, isRecord } from './validate.js';
 import { componentConfigProblem, flagProblem } from './value-kinds.js';
 import { type ValueKind, valueProblem } from './values.js';
-import { type FieldPath, formatPath, type ParsedDoc, parseYamlDocuments } from './yaml.js';
+import { type FieldPath, type ParsedDoc, parseYamlDocuments } from './yaml.js';
 
 export const SUPPORTED_KUBEADM_API_VERSIONS: readonly KubeadmApiVersion[] = [
   'kubeadm.k8s.io/v1beta2',

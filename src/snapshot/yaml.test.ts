@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { thrown } from '../testing-errors.js';
-import { formatPath, parseDocumentsByExtension, parseJsonText, parseYamlDocuments } from './yaml.js';
+import { formatPath } from '../util/walk.js';
+import { parseDocumentsByExtension, parseJsonText, parseYamlDocuments } from './yaml.js';
 
 describe('parseYamlDocuments', () => {
   it('splits documents, skips empty ones and reports where each starts', () => {

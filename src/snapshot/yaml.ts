@@ -1,5 +1,6 @@
 import { isNode, LineCounter, parseAllDocuments, type Tags, type YAMLError } from 'yaml';
 import { inputError, type Location } from '../errors.js';
+import type { Path } from '../util/walk.js';
 
 /** Where a text came from, for error messages: a file, an object (ConfigMap key), or both. */
 export interface TextOrigin {
@@ -7,7 +8,8 @@ export interface TextOrigin {
   object?: string;
 }
 
-export type FieldPath = readonly (string | number)[];
+/** A field path into a parsed document (the walker's path: names and list indexes). */
+export type FieldPath = Path;
 
 /** One parsed YAML (or JSON) document with enough position data to point at a field. */
 export interface ParsedDoc {
@@ -265,14 +267,4 @@ export function parseDocumentsByExtension(text: string, name: string, origin: Te
     return [{ value, line: 1, locate: () => undefined }];
   }
   return parseYamlDocuments(text, origin);
-}
-
-/** Renders a field path the way error messages and SourceRefs quote it: `a.b[0].c`. */
-export function formatPath(path: FieldPath): string {
-  let s = '';
-  for (const p of path) {
-    if (typeof p === 'number') s += `[${p}]`;
-    else s += s === '' ? p : `.${p}`;
-  }
-  return s;
 }

@@ -247,3 +247,16 @@ export async function pathState(
   if (p) throw pathError(path, p, origin);
   return 'present';
 }
+
+/**
+ * Why a file read as text is not text, or undefined when it is: a NUL byte (a binary, a core dump)
+ * or gzip's magic bytes (a rotated log still compressed). Looks at the first 64 KiB only: a log
+ * with a stray control character further on is still a log worth scanning.
+ */
+export function notText(text: string): string | undefined {
+  const head = text.slice(0, 65_536);
+  if (head.startsWith('\u001f\uFFFD')) return 'it is gzip-compressed (a rotated log?)';
+  const nul = head.indexOf('\0');
+  if (nul >= 0) return `it holds a NUL byte at character ${nul + 1}, so it is binary, not a log`;
+  return undefined;
+}

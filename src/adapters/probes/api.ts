@@ -3,7 +3,7 @@
  * sees it: `GET /readyz`, and a write-then-read of a ConfigMap (the write must be readable back
  * at once, whichever apiserver instance answers the read).
  */
-import type { KubeRequester } from '../kube/request.js';
+import { type KubeRequester, MERGE_PATCH } from '../kube/request.js';
 import { ProbeLoop } from './loop.js';
 
 export interface ApiProbeOptions {
@@ -83,7 +83,7 @@ export function writeReadProbe(opts: WriteProbeOptions): ProbeLoop {
   async function patch(n: string): Promise<void> {
     await opts.requester.request('PATCH', `${path}/${name}`, {
       body: { data: { seq: n } },
-      contentType: 'application/merge-patch+json',
+      contentType: MERGE_PATCH,
       timeoutMs,
     });
   }

@@ -5,11 +5,11 @@
  * TalosConfigTemplate and a MachineDeployment with replicas 0 and the MachineSet preflight skip;
  * the infrastructure objects (Proxmox or vSphere) from infra.ts.
  */
+import { CLUSTER_NAME_LABEL, PAUSED_ANNOTATION, SKIP_PREFLIGHT_ANNOTATION } from '../../capi/view.js';
 import { capiNames } from '../../facts/hostnames.js';
 import type { SourceRef } from '../../snapshot/model.js';
 import type { TalosValues } from '../talos/model.js';
 import type { InfraObjects, MachineSize } from './infra.js';
-import { CLUSTER_NAME_LABEL } from './secrets.js';
 
 export const API = {
   cluster: 'cluster.x-k8s.io/v1beta2',
@@ -17,8 +17,6 @@ export const API = {
   bootstrap: 'bootstrap.cluster.x-k8s.io/v1alpha3',
 } as const;
 
-export const PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
-export const SKIP_PREFLIGHT_ANNOTATION = 'machineset.cluster.x-k8s.io/skip-preflight-checks';
 /** On each MachineDeployment: the kubeadm workers its Machines replace (comma-separated). */
 export const REPLACES_ANNOTATION = 'ferry.dev/replaces';
 

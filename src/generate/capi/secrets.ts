@@ -6,13 +6,10 @@
  * because an ownerRef needs the Cluster's UID, which exists only after it is created (H14).
  */
 import { createPublicKey } from 'node:crypto';
+import { CAPI_SECRET_TYPE, CLUSTER_NAME_LABEL, MOVE_LABEL } from '../../capi/view.js';
 import type { TalosSecretsBundle } from '../secrets/bundle.js';
 import { parseTalosPrivateKey } from '../secrets/pem.js';
 import { renderTalosSecretsBundle } from '../secrets/render.js';
-
-export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
-export const MOVE_LABEL = 'clusterctl.cluster.x-k8s.io/move';
-export const CAPI_SECRET_TYPE = 'cluster.x-k8s.io/secret';
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 

@@ -4,8 +4,9 @@
  * InClusterIPPool when the VMs get static addresses (CAPV claims them through IPAM), and
  * VSphereMachineTemplates cloned from the Talos vmware template.
  */
+
+import { CLUSTER_NAME_LABEL } from '../../capi/view.js';
 import type { InfraObjects, MachineSize } from './infra.js';
-import { CLUSTER_NAME_LABEL } from './secrets.js';
 
 export const VSPHERE_API = 'infrastructure.cluster.x-k8s.io/v1beta2';
 export const IPAM_API = 'ipam.cluster.x-k8s.io/v1alpha2';

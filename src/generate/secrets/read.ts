@@ -1,7 +1,8 @@
 import { X509Certificate } from 'node:crypto';
 import { inputError, type Location } from '../../errors.js';
 import { parsePem, spkiDer } from '../../pki/pem.js';
-import { type FieldPath, formatPath, type ParsedDoc, parseYamlDocuments } from '../../snapshot/yaml.js';
+import { type FieldPath, type ParsedDoc, parseYamlDocuments } from '../../snapshot/yaml.js';
+import { formatPath } from '../../util/walk.js';
 import { type CertAndKey, type TalosSecretsBundle, TOKEN_PATTERN } from './bundle.js';
 import { decodeAnyBase64, decodeStdBase64 } from './encoding.js';
 import { parseTalosPrivateKey } from './pem.js';

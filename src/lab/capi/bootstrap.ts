@@ -5,7 +5,7 @@
  * kubeadm etcd has an empty data directory), calls Talos Bootstrap on the first address in sort
  * order — a second etcd cluster. The Talos side is a port: the lab has no Talos API.
  */
-import type { KubeRequester } from '../../adapters/kube/request.js';
+import { type KubeRequester, MERGE_PATCH } from '../../adapters/kube/request.js';
 import { CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, PAUSED_ANNOTATION } from '../../capi/view.js';
 import type { KubeObject } from '../../snapshot/model.js';
 
@@ -56,7 +56,7 @@ export async function reconcileBootstrap(
   await talos.bootstrap(first);
   await api.request('PATCH', `${path}/status`, {
     body: { status: { bootstrapped: true } },
-    contentType: 'application/merge-patch+json',
+    contentType: MERGE_PATCH,
   });
   return { kind: 'bootstrapped', address: first };
 }

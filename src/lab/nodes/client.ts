@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import * as https from 'node:https';
 import { parse as parseYaml } from 'yaml';
 import { FerryError, inputError } from '../../errors.js';
+import { PATCH_CONTENT_TYPES } from '../apiserver/patch.js';
 
 export type ClientCredentials = {
   /** https://HOST:PORT */
@@ -205,11 +206,7 @@ export class LabKubeClient {
     patch: unknown,
     type: 'merge' | 'strategic' | 'json' = 'merge',
   ): Promise<T> {
-    const contentType = {
-      merge: 'application/merge-patch+json',
-      strategic: 'application/strategic-merge-patch+json',
-      json: 'application/json-patch+json',
-    }[type];
+    const contentType = Object.keys(PATCH_CONTENT_TYPES).find((t) => PATCH_CONTENT_TYPES[t] === type);
     return this.request<T>('PATCH', path, { body: patch, contentType });
   }
 

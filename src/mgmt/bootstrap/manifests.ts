@@ -7,15 +7,10 @@
  * built with (Image Factory schematic with qemu-guest-agent: proxmox.ts).
  */
 import { stringify } from 'yaml';
+import { MOVE_LABEL, PAUSED_ANNOTATION, SKIP_PREFLIGHT_ANNOTATION } from '../../capi/view.js';
 import { FerryError } from '../../errors.js';
-import {
-  capiObjects,
-  PAUSED_ANNOTATION,
-  REPLACES_ANNOTATION,
-  SKIP_PREFLIGHT_ANNOTATION,
-} from '../../generate/capi/objects.js';
+import { capiObjects, REPLACES_ANNOTATION } from '../../generate/capi/objects.js';
 import { proxmoxInfra } from '../../generate/capi/proxmox.js';
-import { MOVE_LABEL } from '../../generate/capi/secrets.js';
 import { vsphereInfra } from '../../generate/capi/vsphere.js';
 import type { TalosValues } from '../../generate/talos/model.js';
 import type { SourceRef } from '../../snapshot/model.js';
