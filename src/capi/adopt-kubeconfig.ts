@@ -8,11 +8,10 @@
  * keyed by the Cluster's name, which Cluster API's renewal reads.
  */
 import { stringify } from 'yaml';
-import { CAPI_SECRET_TYPE } from '../generate/capi/secrets.js';
 import { issueCertificate, loadIssued } from '../pki/forge.js';
 import { parsePrivateKeyPem } from '../pki/pem.js';
 import type { KubeObject } from '../snapshot/model.js';
-import { CLUSTER_NAME_LABEL, KUBECONFIG_SECRET_KEY, kubeconfigSecretName } from './view.js';
+import { CAPI_SECRET_TYPE, CLUSTER_NAME_LABEL, KUBECONFIG_SECRET_KEY, kubeconfigSecretName } from './view.js';
 
 /** Who the minted credential is: user (CN), groups (O), lifetime. */
 export const ADOPT_CLIENT = {
