@@ -9,6 +9,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describePauseProblems, pauseProblems } from '../capi/paused.js';
+import { BLOCK_MOVE_ANNOTATION, PAUSED_ANNOTATION } from '../capi/view.js';
 import { FerryError, inputError } from '../errors.js';
 import { inParallel } from '../util/parallel.js';
 import { encrypt } from './age.js';
@@ -16,14 +17,7 @@ import { buildArchive, packArchive } from './archive.js';
 import { sha256Hex } from './canonical.js';
 import { type Selection, selectGraph } from './graph.js';
 import { INVENTORY_CRD, type MgmtKube, refOf } from './kube.js';
-import {
-  BLOCK_MOVE_ANNOTATION,
-  describeObject,
-  type KindInfo,
-  type KubeObject,
-  PAUSED_ANNOTATION,
-  type ProviderEntry,
-} from './model.js';
+import { describeObject, type KindInfo, type KubeObject, type ProviderEntry } from './model.js';
 import { refuseUnresolved } from './references.js';
 import { applyRetention, type RetentionPolicy } from './retention.js';
 import type { S3Location } from './s3-config.js';

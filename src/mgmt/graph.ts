@@ -12,8 +12,8 @@
  */
 import { SOFT_OWNED_SUFFIXES } from '../capi/move-scope.js';
 import { objectReferences, refersTo } from '../capi/refs.js';
-import { MOVE_HIERARCHY_LABEL, MOVE_LABEL, objectName } from '../capi/view.js';
-import { CLUSTER_NAME_LABEL, type KubeObject, type Reason } from './model.js';
+import { CLUSTER_NAME_LABEL, MOVE_HIERARCHY_LABEL, MOVE_LABEL, objectName } from '../capi/view.js';
+import type { KubeObject, Reason } from './model.js';
 
 const ROOT_KINDS = new Set(['Cluster', 'ClusterClass', 'ClusterResourceSet']);
 

@@ -88,7 +88,3 @@ export interface Archive {
 export function describeObject(o: KubeObject): string {
   return objectName({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name });
 }
-
-export const PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
-export const BLOCK_MOVE_ANNOTATION = 'clusterctl.cluster.x-k8s.io/block-move';
-export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';

@@ -3,8 +3,10 @@
  * server-written metadata stripped, ownerRef UIDs rewritten to the new owners' UIDs, Clusters and
  * ClusterClasses created paused so that no controller acts before the statuses are back. Pure.
  */
+
+import { PAUSED_ANNOTATION } from '../capi/view.js';
 import { SERVER_METADATA_FIELDS } from '../util/server-metadata.js';
-import { type Archive, type KubeObject, PAUSED_ANNOTATION } from './model.js';
+import type { Archive, KubeObject } from './model.js';
 
 /** Indexes into `archive.objects` by ownerRef depth: each level only owned by earlier levels. */
 export function restoreLevels(archive: Archive): number[][] {

@@ -8,14 +8,14 @@
  * A write that fails midway deletes what this run created: nothing is left half-applied.
  */
 import { objectReferences } from '../capi/refs.js';
-import { objectName } from '../capi/view.js';
+import { CLUSTER_NAME_LABEL, objectName } from '../capi/view.js';
 import { inputError } from '../errors.js';
 import { decrypt } from './age.js';
 import { unpackArchive } from './archive.js';
 import { META } from './backup.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
 import { INVENTORY_CRD, type MgmtKube } from './kube.js';
-import { type Archive, CLUSTER_NAME_LABEL, describeObject, type KindInfo, type KubeObject } from './model.js';
+import { type Archive, describeObject, type KindInfo, type KubeObject } from './model.js';
 import { describeUnresolved, isCheckedReferrer, unresolvedReferences } from './references.js';
 import { writeArchive } from './restore-write.js';
 import type { S3Location } from './s3-config.js';

@@ -5,12 +5,13 @@
  */
 
 import { isClusterPaused, isReady } from '../capi/paused.js';
+import { CLUSTER_NAME_LABEL, PAUSED_ANNOTATION } from '../capi/view.js';
 import { FerryError } from '../errors.js';
 import { loadIdentities } from './age.js';
 import { requireClusterApi } from './backup.js';
 import { openMgmtKube, openStore } from './connect.js';
 import { INVENTORY_CRD, type MgmtKube } from './kube.js';
-import { CLUSTER_NAME_LABEL, type KubeObject, PAUSED_ANNOTATION } from './model.js';
+import type { KubeObject } from './model.js';
 import { fetchBackup, verifyChecksum } from './restore.js';
 import type { S3Flags, S3Location } from './s3-config.js';
 import type { BackupStore } from './s3-store.js';

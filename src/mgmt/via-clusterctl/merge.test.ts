@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { PAUSED_ANNOTATION } from '../../capi/view.js';
 import type { Selected } from '../graph.js';
-import { type KubeObject, PAUSED_ANNOTATION } from '../model.js';
+import type { KubeObject } from '../model.js';
 import { mergeMoved } from './merge.js';
 
 const obj = (kind: string, name: string, extra: Partial<KubeObject> = {}): KubeObject => ({

@@ -5,8 +5,10 @@
  * the inventory) are added with ferry's reason. Move writes Clusters paused (`spec.paused: true`)
  * and ClusterClasses with the pause annotation: the archive keeps them as they were before. Pure.
  */
+
+import { PAUSED_ANNOTATION } from '../../capi/view.js';
 import type { Selected } from '../graph.js';
-import { type KubeObject, PAUSED_ANNOTATION } from '../model.js';
+import type { KubeObject } from '../model.js';
 
 const key = (o: KubeObject) => `${o.kind}|${o.metadata.namespace ?? ''}|${o.metadata.name}`;
 

@@ -6,10 +6,12 @@
  * object goes in with the `cluster.x-k8s.io/paused` annotation, which ferry removes only after the
  * statuses are in place. Checks the target as the API restore does, before anything is written.
  */
+
+import { PAUSED_ANNOTATION } from '../../capi/view.js';
 import { inputError } from '../../errors.js';
 import type { MgmtKube } from '../kube.js';
 import { refOf } from '../kube.js';
-import { type KubeObject, PAUSED_ANNOTATION } from '../model.js';
+import type { KubeObject } from '../model.js';
 import { checkTarget, type FetchedBackup, type RestoreReport, verifyRestore } from '../restore.js';
 import type { S3Location } from '../s3-config.js';
 import type { Tools } from '../tools/adapter.js';
