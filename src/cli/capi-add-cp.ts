@@ -5,8 +5,7 @@
  * is the count wanted, so typing the command twice adds no second Machine.
  */
 import { resolve } from 'node:path';
-import { capiKubectl, kubectlPrefix, shq } from '../capi/kubectl-commands.js';
-import { PAUSED_ANNOTATION } from '../capi/view.js';
+import { shq } from '../capi/kubectl-commands.js';
 import { type ExitCode, usageError } from '../errors.js';
 import { parseFlags } from './args.js';
 import type { Io } from './io.js';
@@ -64,41 +63,22 @@ export async function addControlPlaneCommand(argv: string[], io: Io): Promise<Ex
   const { addControlPlaneMachine } = await import('../adapters/capi/cp-create.js');
   const req = createRequester(loadKubeconfig(resolve(io.cwd, kubeconfig), values.context));
   const api = MgmtApi.fromKit(req, names, kit.objects);
-  const tcp = await api.controlPlane();
-  const where = `TalosControlPlane ${names.namespace}/${names.controlPlane}`;
-  if (!tcp)
-    throw gateError(
-      `${where} does not exist`,
-      `adopt first: ferry capi adopt ${kitArg} --mgmt-kubeconfig ${kubeconfig}`,
+  const { decideAddControlPlane } = await import('../capi/cp-order.js');
+  const decision = decideAddControlPlane({
+    names,
+    controlPlane: await api.controlPlane(),
+    machines: await api.machines({ controlPlane: true }),
+    want,
+    noWait: values['no-wait'] === true,
+    target: { kubeconfig, kit: kitArg, ...(values.context && { context: values.context }) },
+  });
+  if (decision.kind === 'refuse') throw gateError(decision.reason, decision.remediation);
+  if (decision.kind === 'nothing-to-do') {
+    io.stdout(
+      `TalosControlPlane ${names.namespace}/${names.controlPlane}: ${decision.have} control-plane Machine(s) exist, nothing to do\n`,
     );
-  if (!tcp.paused)
-    throw gateError(
-      `${where} is not paused: unpaused, its etcd audit removes the kubeadm etcd members once a control-plane Machine has a Node`,
-      `pause it (kubectl --kubeconfig ${kubeconfig} -n ${names.namespace} annotate taloscontrolplanes.controlplane.cluster.x-k8s.io ${names.controlPlane} cluster.x-k8s.io/paused=true --overwrite), check the etcd member list, then retry`,
-    );
-  if (tcp.clusterPaused)
-    throw gateError(
-      `Cluster ${names.namespace}/${names.cluster} is paused: no controller would boot the new Machine`,
-      `unpause it (spec.paused and the ${PAUSED_ANNOTATION} annotation both pause it): ${capiKubectl.unpauseCluster(kubectlPrefix({ kubeconfig, ...(values.context && { context: values.context }) }), names.namespace, names.cluster)}; then retry`,
-    );
-  const machines = await api.machines({ controlPlane: true });
-  const have = machines.length;
-  if (have >= want) {
-    io.stdout(`${where}: ${have} control-plane Machine(s) exist, nothing to do\n`);
     return 0;
   }
-  if (want !== have + 1)
-    throw gateError(
-      `${where} has ${have} control-plane Machine(s): --replicas ${want} would add more than one`,
-      `add them one at a time, each once the one before has its Node: --replicas ${have + 1}`,
-    );
-  const { withoutNode } = await import('../capi/cp-order.js');
-  const waiting = withoutNode(machines);
-  if (waiting.length > 0 && !values['no-wait'])
-    throw gateError(
-      `${where}: control-plane Machine ${waiting.join(', ')} has no Node yet: one control plane at a time, each once the one before has its Node and its etcd member is a voter`,
-      `wait for its nodeRef (${capiKubectl.watchMachines(kubectlPrefix({ kubeconfig, ...(values.context && { context: values.context }) }), names.namespace, `cluster.x-k8s.io/cluster-name=${names.cluster},cluster.x-k8s.io/control-plane`)}) and check its etcd member is a voter (talosctl -n NODE etcd members), then retry; --no-wait adds the next one anyway (two joining members at once risk etcd quorum)`,
-    );
   const retry = `ferry capi add-control-plane ${argv.map(shq).join(' ')}`;
   await addControlPlaneMachine(api, CrdValidator.fromSchemas(), {
     target: want,

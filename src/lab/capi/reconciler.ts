@@ -28,7 +28,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { KubeRequester } from '../../adapters/kube/request.js';
+import { type KubeRequester, MERGE_PATCH } from '../../adapters/kube/request.js';
 import {
   CLUSTER_NAME_LABEL,
   CONTROL_PLANE_LABEL,
@@ -115,7 +115,6 @@ const CAPI = '/apis/cluster.x-k8s.io/v1beta2';
 const CAPI_VERSION = 'cluster.x-k8s.io/v1beta2';
 const TCP_API = '/apis/controlplane.cluster.x-k8s.io/v1alpha3';
 const BOOTSTRAP_VERSION = 'bootstrap.cluster.x-k8s.io/v1alpha3';
-const MERGE = 'application/merge-patch+json';
 const MACHINE_FINALIZER = 'machine.cluster.x-k8s.io';
 const DEPLOYMENT_LABEL = 'cluster.x-k8s.io/deployment-name';
 const SET_LABEL = 'cluster.x-k8s.io/set-name';
@@ -287,7 +286,7 @@ export class LabCapiReconciler {
     this.#seen.set(key, { cluster: c.metadata.resourceVersion, ...(tcpRv !== undefined && { tcp: tcpRv }) });
     if (tcp?.status?.['initialized'] !== true) return;
     await this.#api.request('PATCH', `${CAPI}/namespaces/${ns}/clusters/${c.metadata.name}/status`, {
-      contentType: MERGE,
+      contentType: MERGE_PATCH,
       body: {
         status: {
           initialization: { controlPlaneInitialized: true },
@@ -364,7 +363,7 @@ export class LabCapiReconciler {
     // reach the workload cluster through it.
     const reachable = await this.#ensureKubeconfig(ns, cluster, tcp);
     await this.#api.request('PATCH', `${path}/status`, {
-      contentType: MERGE,
+      contentType: MERGE_PATCH,
       body: {
         status: {
           replicas: live.length,
@@ -452,7 +451,7 @@ export class LabCapiReconciler {
       })) as KubeObject;
     } else if (Number(ms.spec?.['replicas'] ?? 0) !== replicas) {
       ms = (await this.#api.request('PATCH', `${CAPI}/namespaces/${ns}/machinesets/${ms.metadata.name}`, {
-        contentType: MERGE,
+        contentType: MERGE_PATCH,
         body: { spec: { replicas } },
       })) as KubeObject;
     }
@@ -521,12 +520,12 @@ export class LabCapiReconciler {
         .join(','),
     };
     await this.#api.request('PATCH', `${CAPI}/namespaces/${ns}/machinesets/${msName}/status`, {
-      contentType: MERGE,
+      contentType: MERGE_PATCH,
       body: { status },
     });
     const phase = live.length < replicas ? 'ScalingUp' : live.length > replicas ? 'ScalingDown' : 'Running';
     await this.#api.request('PATCH', `${CAPI}/namespaces/${ns}/machinedeployments/${mdName}/status`, {
-      contentType: MERGE,
+      contentType: MERGE_PATCH,
       body: { status: { ...status, phase } },
     });
   }
@@ -675,7 +674,7 @@ export class LabCapiReconciler {
         'PATCH',
         `${apiBase(infra.version)}/namespaces/${ns}/${plural(infra.kind)}/${name}/status`,
         {
-          contentType: MERGE,
+          contentType: MERGE_PATCH,
           body: {
             status: {
               ...infraProvisioned(infra.version),
@@ -685,7 +684,7 @@ export class LabCapiReconciler {
         },
       );
       const updated = (await this.#api.request('PATCH', `${mpath}/status`, {
-        contentType: MERGE,
+        contentType: MERGE_PATCH,
         body: {
           status: {
             phase: 'Provisioned',
@@ -702,7 +701,7 @@ export class LabCapiReconciler {
     } catch (err) {
       const message = (err as Error).message;
       await this.#api.request('PATCH', `${mpath}/status`, {
-        contentType: MERGE,
+        contentType: MERGE_PATCH,
         body: { status: { phase: 'Failed' } },
       });
       this.#record({ kind: 'machine-failed', namespace: ns, machine: name, message });
@@ -776,7 +775,7 @@ export class LabCapiReconciler {
     const providerID = `${scheme}://${m.metadata.uid}`;
     if (node.spec?.['providerID'] === undefined)
       await this.#api.request('PATCH', `/api/v1/nodes/${encodeURIComponent(name)}`, {
-        contentType: MERGE,
+        contentType: MERGE_PATCH,
         body: { spec: { providerID } },
       });
     const infraVersion = await this.#apiVersion(infra.apiGroup ?? '', infra.kind);
@@ -784,14 +783,14 @@ export class LabCapiReconciler {
       'PATCH',
       `${apiBase(infraVersion)}/namespaces/${ns}/${plural(infra.kind)}/${name}`,
       {
-        contentType: MERGE,
+        contentType: MERGE_PATCH,
         body: { spec: { providerID } },
       },
     );
     const mpath = `${CAPI}/namespaces/${ns}/machines/${name}`;
-    await this.#api.request('PATCH', mpath, { contentType: MERGE, body: { spec: { providerID } } });
+    await this.#api.request('PATCH', mpath, { contentType: MERGE_PATCH, body: { spec: { providerID } } });
     await this.#api.request('PATCH', `${mpath}/status`, {
-      contentType: MERGE,
+      contentType: MERGE_PATCH,
       body: { status: { nodeRef: { name }, phase: 'Running' } },
     });
     this.#record({ kind: 'node-ref', namespace: ns, machine: name, node: name, providerID });
@@ -849,7 +848,7 @@ export class LabCapiReconciler {
       nodeDeleted = true;
     }
     await this.#api.request('PATCH', `${CAPI}/namespaces/${ns}/machines/${name}`, {
-      contentType: MERGE,
+      contentType: MERGE_PATCH,
       body: {
         metadata: {
           finalizers: ((m.metadata['finalizers'] as string[] | undefined) ?? []).filter(
@@ -883,7 +882,7 @@ export class LabCapiReconciler {
    */
   async #drain(node: string): Promise<boolean> {
     await this.#api.request('PATCH', `/api/v1/nodes/${encodeURIComponent(node)}`, {
-      contentType: MERGE,
+      contentType: MERGE_PATCH,
       body: { spec: { unschedulable: true } },
     });
     const pods = (
