@@ -34,7 +34,7 @@ export function capiAdoptStep(kit: string | null, n: CapiNames | null): DraftSte
     expect: {},
     action: {
       summary:
-        "Apply the kit's Cluster API objects in the order that keeps Cluster API's controllers off the running cluster, verifying each: namespace, the PKI Secrets, the Cluster paused, the infrastructure cluster and templates, the TalosControlPlane with 0 replicas and paused, its status.bootstrapped, the MachineDeployments with 0 replicas and the preflight skip, the Secrets owned by the Cluster, the Cluster unpaused. The TalosControlPlane stays paused while kubeadm etcd members exist: its etcd audit would remove them",
+        "Apply the kit's Cluster API objects in the order that keeps Cluster API's controllers off the running cluster, verifying each: namespace, the PKI Secrets, the Cluster paused, the infrastructure cluster and templates, the TalosControlPlane with 0 replicas and paused, its status.bootstrapped, the MachineDeployments with 0 replicas and the preflight skip, the <cluster>-kubeconfig Secret the paused provider would write (a client certificate minted from the cluster's CA), the Secrets owned by the Cluster, the TalosControlPlane's initialized status (the field core Cluster API reads for ControlPlaneInitialized), the Cluster unpaused and touched so that it reads that status: without the Secret and the status no Machine gets its Node. The TalosControlPlane stays paused while kubeadm etcd members exist: its etcd audit would remove them",
       performer: 'ferry',
       commands: [
         cmd(
