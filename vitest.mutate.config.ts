@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 // The tests Stryker runs against its mutants (npm run mutate): the unit tests of the run's safety
 // code (gates, handlers, orchestrator, resume, drains), the plan (its order, its steps, its worker
 // batches, the runbook rendered from them), the Cluster API core and the backup's and restore's
-// pure halves, plus the drain against the in-process lab API server. The suites that start a lab
+// pure halves. The suites that start a lab
 // with etcd, the lab Cluster API or moto (faults, kill-resume, rehearse, the crash sweep, the capi
 // hazards, the backup round trip) stay out: minutes per run would make a mutation run take days on
 // two cores; CI runs them.
@@ -16,7 +16,6 @@ export default defineConfig({
       'src/run/orchestrator*.test.ts',
       'src/run/resume*.test.ts',
       'src/run/drain-pacing.test.ts',
-      'src/run/drain-nodes.real.test.ts',
       'src/run/measured-timing.test.ts',
       'src/plan/*.test.ts',
       'src/plan/batches/*.test.ts',
