@@ -156,7 +156,12 @@ describe('collectSnapshot decisions (fake ports)', () => {
         resource: 'nodes',
         message: 'nodes is forbidden: User "u" cannot list resource "nodes"',
       },
-      expect.objectContaining({ input: 'cronjobs', reason: 'not-served', group: 'batch', resource: 'cronjobs' }),
+      expect.objectContaining({
+        input: 'cronjobs',
+        reason: 'not-served',
+        group: 'batch',
+        resource: 'cronjobs',
+      }),
       expect.objectContaining({
         input: 'anonymousBindings',
         reason: 'forbidden',
