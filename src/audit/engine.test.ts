@@ -199,7 +199,11 @@ describe('audit engine', () => {
       },
     ];
     // Both would pass on an empty list; only the one that does not read PDBs may.
-    const readsPdbs: Rule = { ...passing, id: 'workload.needs-pdbs', reads: ['pods', 'poddisruptionbudgets'] };
+    const readsPdbs: Rule = {
+      ...passing,
+      id: 'workload.needs-pdbs',
+      reads: ['pods', 'poddisruptionbudgets'],
+    };
     const readsNodes: Rule = { ...passing, id: 'nodes.needs-nodes', reads: ['nodes'] };
     const { report } = audit([readsPdbs, readsNodes], {}, snapshot);
     expect(report.rules.map((r) => [r.id, r.outcome])).toEqual([
