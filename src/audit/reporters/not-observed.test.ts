@@ -72,6 +72,10 @@ describe('a rule skipped because its input was not observed', () => {
     expect(r.counts).toMatchObject({ passed: 0, skipped: 1, failed: 1 });
   });
 
+  it('is checked below in every format there is', () => {
+    expect([...REPORT_FORMATS].sort()).toEqual(['html', 'json', 'junit', 'md', 'sarif', 'table', 'yaml']);
+  });
+
   const render = (f: ReportFormat) => renderReport(r, f, { color: false });
 
   it.each(['json', 'yaml'] as const)('%s: the skip, its reason and the refused read', (f) => {
