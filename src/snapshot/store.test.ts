@@ -223,6 +223,18 @@ describe('saved snapshots', () => {
       expect(back.manifest.warnings).toEqual(warnings);
     });
 
+    it('an unobserved record that names no input a snapshot has', async () => {
+      const dir = await copy('bad-unobserved');
+      const m = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'));
+      const unobserved = [
+        { input: 'secrets', reason: 'forbidden', verb: 'list', group: '', resource: 'secrets', message: 'x' },
+      ];
+      await writeFile(join(dir, 'manifest.json'), JSON.stringify({ ...m, unobserved }));
+      const e = await rejected(readSavedSnapshot(dir), 2);
+      expect(e.location).toEqual({ file: join(dir, 'manifest.json'), field: 'unobserved[0].input' });
+      expect(e.message).toContain('bootstrapTokens');
+    });
+
     it('a missing resources file reads as an empty list', async () => {
       const dir = await copy('noresource');
       await rm(join(dir, 'resources', 'nodes.json'));
