@@ -153,25 +153,21 @@ export const command: Command = {
  * --allow-partial the snapshot is kept, marked partial; its audit skips the rules that need them.
  */
 async function refuseUnobserved(snapshot: Snapshot, allowPartial: boolean, io: Io): Promise<void> {
-  const unobserved = snapshot.manifest.unobserved ?? [];
-  if (unobserved.length === 0) return;
-  const [{ ALL_RULES }, { inputsOf }, rbac, { describeNotObserved }] = await Promise.all([
+  if ((snapshot.manifest.unobserved ?? []).length === 0) return;
+  const [{ ALL_RULES }, { unobservedForAudit }, rbac, { describeNotObserved }] = await Promise.all([
     import('../audit/rules/index.js'),
-    import('../audit/engine.js'),
+    import('../audit/unobserved-gate.js'),
     import('../snapshot/rbac.js'),
     import('../snapshot/model.js'),
   ]);
-  const needed = new Set(ALL_RULES.flatMap(inputsOf));
-  const blocking = unobserved.filter((n) => needed.has(n.input));
-  if (blocking.length === 0) return;
+  const missing = unobservedForAudit(snapshot.manifest, ALL_RULES);
+  if (missing.reads.length === 0) return;
   if (allowPartial) {
     snapshot.manifest.partial = true;
     return;
   }
-  const rules = ALL_RULES.filter((r) => inputsOf(r).some((i) => blocking.some((n) => n.input === i)));
-  const inputs = [...new Set(blocking.map((n) => n.input))];
-  const forbidden = blocking.filter((n) => n.reason === 'forbidden');
-  const notServed = blocking.filter((n) => n.reason === 'not-served');
+  const forbidden = missing.reads.filter((n) => n.reason === 'forbidden');
+  const notServed = missing.reads.filter((n) => n.reason === 'not-served');
   const said: string[] = [];
   if (forbidden.length)
     said.push(`the API server refused (HTTP 403) ${forbidden.map(describeNotObserved).join(', ')}`);
@@ -179,11 +175,10 @@ async function refuseUnobserved(snapshot: Snapshot, allowPartial: boolean, io: I
     said.push(`the API server does not serve (HTTP 404) ${notServed.map(describeNotObserved).join(', ')}`);
   const subject = forbidden.map((n) => rbac.subjectFromForbidden(n.message)).find((x) => x !== undefined);
   if (forbidden.length) io.stdout(rbac.renderRbac(rbac.collectionRbac(subject), subject));
+  const source = snapshot.manifest.source;
   throw inputError(
-    `${said.join('; ')}: the snapshot would not know ${inputs.join(', ')}, which ${rules.length} audit rule(s) read; no snapshot was written`,
-    {
-      object: `kubeconfig context ${snapshot.manifest.source.kind === 'live' ? (snapshot.manifest.source.context ?? '') : ''}`,
-    },
+    `${said.join('; ')}: the snapshot would not know ${missing.inputs.join(', ')}, which ${missing.rules.length} audit rule(s) read; no snapshot was written`,
+    { object: source.kind === 'live' ? `kubeconfig context ${source.context ?? ''}` : source.path },
     [
       ...(forbidden.length
         ? [
