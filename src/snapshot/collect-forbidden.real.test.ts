@@ -10,6 +10,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { AuditReport } from '../audit/engine.js';
@@ -189,5 +190,29 @@ describe('ferry snapshot with a user the server does not authorise', () => {
     expect(table.out).toMatch(
       /^ {2}bootstrap\.token-ttl {2}not observed: bootstrapTokens \(list secrets in kube-system forbidden \(HTTP 403\)\)$/m,
     );
+
+    // What derives the cluster from every input refuses it rather than plan 0 nodes.
+    for (const argv of [
+      ['plan', dir, '-o', join(lab.dir, 'plan-out.json')],
+      ['facts', dir],
+      [
+        'generate',
+        dir,
+        '--pki',
+        fileURLToPath(new URL('../../examples/lab-cluster/pki', import.meta.url)),
+        '-o',
+        join(lab.dir, 'kit-out'),
+      ],
+    ]) {
+      const r = await cli(...argv);
+      expect(r.code, `${argv[0]}: ${r.err}`).toBe(2);
+      expect(r.err, argv[0]).toContain(
+        `the snapshot did not observe 8 read(s) ferry ${argv[0]} depends on (list nodes;`,
+      );
+      expect(r.err, argv[0]).toContain('ferry snapshot --print-clusterrole');
+      expect(r.out, argv[0]).toBe('');
+    }
+    expect(existsSync(join(lab.dir, 'plan-out.json'))).toBe(false);
+    expect(existsSync(join(lab.dir, 'kit-out'))).toBe(false);
   });
 });

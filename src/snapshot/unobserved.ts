@@ -3,8 +3,16 @@
  * that did not happen. Also reads format 1 manifests, which kept a refused or unserved list only
  * as a warning, back into the same records (so an old snapshot is not read as "all observed").
  */
+
+import { inputError } from '../errors.js';
 import { RESOURCE_TYPES } from '../ports/kube-kinds.js';
-import type { NotObserved, SnapshotInput, SnapshotManifest } from './model.js';
+import {
+  describeNotObserved,
+  type NotObserved,
+  type Snapshot,
+  type SnapshotInput,
+  type SnapshotManifest,
+} from './model.js';
 import { COLLECTION_GETS, COLLECTION_LISTS, describeList } from './reads.js';
 
 /** The inputs a manifest says were not observed, each with the reads that did not happen. */
@@ -58,4 +66,21 @@ export function unobservedFromWarnings(warnings: readonly string[]): NotObserved
     });
   }
   return out;
+}
+
+/**
+ * plan, generate, facts and rehearse derive the cluster from every input, so a snapshot that
+ * did not observe one (kept with --allow-partial, or a format 1 snapshot whose lists were refused)
+ * would be planned as if its nodes, pods or Secrets did not exist. Only the audit, which skips the
+ * rules it cannot decide, reads such a snapshot; these refuse it (exit 2).
+ */
+export function refuseUnobserved(snapshot: Snapshot, command: string, shown: string): void {
+  const missing = snapshot.manifest.unobserved ?? [];
+  if (missing.length === 0) return;
+  const reads = [...new Set(missing.map(describeNotObserved))];
+  throw inputError(
+    `the snapshot did not observe ${reads.length} read(s) ${command} depends on (${reads.join('; ')}): it would take what was not read for absent`,
+    { file: shown },
+    `take the snapshot again with credentials allowed those reads (ferry snapshot --print-clusterrole prints the RBAC), without --allow-partial; ferry audit ${shown} reads this one, skipping what it cannot decide`,
+  );
 }
