@@ -18,7 +18,7 @@ the <cluster>-kubeconfig Secret (a client certificate CN=ferry-capi-adopt, O=sys
 days, minted from the kit's cluster CA, unless one exists), the Secrets owned by the Cluster, the
 TalosControlPlane's initialized status (the fields the CRD's contract names), the Cluster unpaused
 and asked to reconcile: without the last four no Machine gets its Node while the TalosControlPlane
-is paused (docs/knowledge/capi.md §4.9). The TalosControlPlane stays paused: its etcd
+is paused. The TalosControlPlane stays paused: its etcd
 audit would remove the kubeadm members. Unpause it only when no kubeadm etcd member remains
 (\`kubectl -n NAMESPACE annotate taloscontrolplane NAME cluster.x-k8s.io/paused-\`). Steps the
 management cluster already shows are skipped; a second run does nothing and says so.
