@@ -325,7 +325,7 @@ describe('restore', () => {
       const text = describeError(err);
       // The server's own message, as the lab's RBAC words it.
       expect(text).toContain(
-        'HTTP 403 Forbidden: forbidden: User "kubernetes-admin" cannot post resource "taloscontrolplanes" in API group "controlplane.cluster.x-k8s.io"',
+        'HTTP 403 Forbidden: taloscontrolplanes.controlplane.cluster.x-k8s.io is forbidden: User "kubernetes-admin" cannot create resource "taloscontrolplanes" in API group "controlplane.cluster.x-k8s.io" in the namespace "adopted"',
       );
       expect(text).not.toContain('fix the cause below');
       expect(await inNamespace(kube, 'adopted')).toEqual([]);

@@ -251,11 +251,9 @@ export class LabApiServer {
         this.#forbidden.has(`${route.group}/${route.plural}`) &&
         (this.#forbiddenUser === undefined || this.#forbiddenUser === user.name)
       ) {
-        const verb =
-          (req.method ?? 'GET') === 'GET' ? (route.name ? 'get' : 'list') : (req.method ?? '').toLowerCase();
         throw forbiddenResource(
           user.name,
-          verb,
+          resourceVerb(req.method ?? 'GET', route.name !== undefined, url.searchParams.get('watch')),
           { group: route.group, resource: route.plural },
           { namespace: route.namespace, name: route.name },
         );
@@ -351,4 +349,23 @@ function notFoundPath(): ApiError {
     details: {},
     code: 404,
   });
+}
+
+/**
+ * The RBAC verb of a resource request, as kube-apiserver's request-info resolver names it: GET is
+ * get, list or watch, POST create, PUT update, PATCH patch, DELETE delete or deletecollection.
+ */
+function resourceVerb(method: string, named: boolean, watch: string | null): string {
+  switch (method) {
+    case 'GET':
+      return watch === 'true' || watch === '1' ? 'watch' : named ? 'get' : 'list';
+    case 'POST':
+      return 'create';
+    case 'PUT':
+      return 'update';
+    case 'DELETE':
+      return named ? 'delete' : 'deletecollection';
+    default:
+      return method.toLowerCase();
+  }
 }
