@@ -258,8 +258,8 @@ describe('resumePoint: a stop that restored a cordon rewinds the cordon and the 
     expect(unfinished.inFlight.map((f) => f.stepId)).toEqual([drain.id]);
   });
 
-  it('only a cordon-restored observation rewinds (the cordon state recorded before does not)', () => {
-    const before = obs('cordon-before', 0, { node: 'w1', subject: 'w1', unschedulable: false });
+  it('only a cordon-restored observation rewinds (a cordon state recorded, even after the steps, does not)', () => {
+    const before = obs('cordon-before', 10, { node: 'w1', subject: 'w1', unschedulable: false });
     const p = resumePoint([...done(cordon.id, 1), ...done(drain.id, 2)], [before], [cordon, drain]);
     expect(p.rewound).toEqual([]);
     expect(p.finished.size).toBe(2);
@@ -385,6 +385,15 @@ describe('inFlightVerdict', () => {
       expect(err.message).toContain('nodes w1: expected cordoned, saw schedulable');
       expect(err.message).toContain('(unknown) machines w2: expected decommissioned, saw cannot tell');
       expect(err.remediation).toContain(`--retry ${stopper.id}`);
+    });
+    it('a stop step stops even when the world was seen clearly not done, destructive or not', () => {
+      gateStop(() => inFlightVerdict(stopper, [mismatch('w1')], none));
+      const gentle = step({
+        id: '3.1.provision.w1',
+        kind: 'provision',
+        idempotencyCheck: { description: 'machine provisioned', doneWhen: {}, ifNotDone: 'stop' },
+      });
+      gateStop(() => inFlightVerdict(gentle, [mismatch('w1')], none));
     });
   });
 });
