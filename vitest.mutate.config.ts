@@ -15,6 +15,7 @@ export default defineConfig({
       'src/run/unobserved.real.test.ts',
       'src/run/orchestrator*.test.ts',
       'src/run/resume*.test.ts',
+      'src/run/observe*.test.ts',
       'src/run/drain-pacing.test.ts',
       'src/run/measured-timing.test.ts',
       'src/plan/*.test.ts',
