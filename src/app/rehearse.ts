@@ -41,6 +41,7 @@ import { type ReportCheck, renderReportHtml, renderReportMarkdown } from '../run
 import { reportInputFromJournal } from '../run/report-input.js';
 import { loadSnapshot } from '../snapshot/load.js';
 import type { Snapshot } from '../snapshot/model.js';
+import { refuseUnobserved } from '../snapshot/unobserved.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { assemble, type CapiConnection } from './assemble.js';
 import { CANARY_PROBE, canaryCheck, phaseWindows } from './rehearse-canary.js';
@@ -312,6 +313,7 @@ export async function prepareLabRun(
   await clearEarlierRehearsal(join(o.dir, 'plan.json'));
   await clearKeptLab(rehearsalLabDir(o.dir));
   const snapshot = await loadSnapshot(resolve(o.snapshotPath), { strictPki: false });
+  refuseUnobserved(snapshot, 'ferry rehearse', o.snapshotPath);
   const notes: string[] = [];
   log(`lab: starting from ${o.snapshotPath} on 127.0.${o.subnet}.0/24`);
   const lab = await LabCluster.fromSnapshot(snapshot, {

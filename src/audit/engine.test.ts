@@ -15,6 +15,7 @@ const perNode: Rule = {
   severity: 'risk',
   title: 'Example per-node rule',
   inputs: ['api'],
+  reads: [],
   check: (ctx) =>
     ctx.snapshot.resources.nodes.map((n) => ({
       message: `node ${n.metadata.name}`,
@@ -32,6 +33,7 @@ const needsEtcd: Rule = {
   severity: 'blocker',
   title: 'needs etcd',
   inputs: ['etcd'],
+  reads: [],
   check: () => {
     throw new Error('must not run without etcd');
   },
@@ -42,6 +44,7 @@ const needsMgmt: Rule = {
   severity: 'blocker',
   title: 'needs mgmt',
   inputs: ['mgmt'],
+  reads: [],
   notApplicable: (t) => (t.provisioner === 'capi' ? undefined : 'Cluster API mode only'),
   check: () => [],
 };
@@ -51,6 +54,7 @@ const dynamicSkip: Rule = {
   severity: 'blocker',
   title: 'dynamic skip',
   inputs: ['node'],
+  reads: [],
   requires: ['resources'],
   check: () => skip(['encryption'], 'add encryption-config.yaml'),
 };
@@ -65,6 +69,7 @@ const crashing: Rule = {
   severity: 'risk',
   title: 'crashes',
   inputs: ['api'],
+  reads: [],
   check: () => {
     throw new Error('boom');
   },
@@ -75,6 +80,7 @@ const duplicate: Rule = {
   severity: 'info',
   title: 'two findings, one object',
   inputs: ['api'],
+  reads: [],
   check: () => [
     {
       message: 'first',
@@ -164,14 +170,84 @@ describe('audit engine', () => {
     expect(report.skipped).toEqual([
       {
         ruleId: 'etcd.example',
+        because: 'input-missing',
         missing: ['etcd'],
         howToProvide: expect.stringContaining('etcd/member-list.json'),
       },
-      { ruleId: 'encryption.example', missing: ['encryption'], howToProvide: 'add encryption-config.yaml' },
+      {
+        ruleId: 'encryption.example',
+        because: 'input-missing',
+        missing: ['encryption'],
+        howToProvide: 'add encryption-config.yaml',
+      },
     ]);
     expect(report.notApplicable).toEqual([{ ruleId: 'capi.example', reason: 'Cluster API mode only' }]);
     expect(report.rules.map((r) => r.outcome)).toEqual(['skipped', 'skipped', 'not-applicable']);
     expect(report.counts.passed).toBe(0);
+  });
+
+  it('skips, never passes, a rule whose input the server refused; runs the rules that read what was observed', () => {
+    const snapshot = snapshotWithNodes();
+    snapshot.manifest.unobserved = [
+      {
+        input: 'poddisruptionbudgets',
+        reason: 'forbidden',
+        verb: 'list',
+        group: 'policy',
+        resource: 'poddisruptionbudgets',
+        message: 'poddisruptionbudgets.policy is forbidden: User "u" cannot list resource …',
+      },
+    ];
+    // Both would pass on an empty list; only the one that does not read PDBs may.
+    const readsPdbs: Rule = {
+      ...passing,
+      id: 'workload.needs-pdbs',
+      reads: ['pods', 'poddisruptionbudgets'],
+    };
+    const readsNodes: Rule = { ...passing, id: 'nodes.needs-nodes', reads: ['nodes'] };
+    const { report } = audit([readsPdbs, readsNodes], {}, snapshot);
+    expect(report.rules.map((r) => [r.id, r.outcome])).toEqual([
+      ['workload.needs-pdbs', 'skipped'],
+      ['nodes.needs-nodes', 'passed'],
+    ]);
+    expect(report.skipped).toEqual([
+      {
+        ruleId: 'workload.needs-pdbs',
+        because: 'not-observed',
+        missing: ['poddisruptionbudgets'],
+        howToProvide: expect.stringMatching(
+          /^the server refused list poddisruptionbudgets\.policy \(HTTP 403\): grant it .*ferry snapshot --print-clusterrole/,
+        ),
+        notObserved: snapshot.manifest.unobserved,
+      },
+    ]);
+    expect(report.counts).toMatchObject({ passed: 1, skipped: 1 });
+    expect(report.snapshot.unobserved).toEqual(snapshot.manifest.unobserved);
+  });
+
+  it('a part whose ConfigMap was refused skips its rules as not observed, not as not given', () => {
+    const snapshot = snapshotWithNodes();
+    snapshot.manifest.unobserved = [
+      {
+        input: 'configmap kube-system/kubeadm-config',
+        reason: 'forbidden',
+        verb: 'get',
+        group: '',
+        resource: 'configmaps',
+        namespace: 'kube-system',
+        name: 'kubeadm-config',
+        message: 'configmaps "kubeadm-config" is forbidden',
+      },
+    ];
+    const needsKubeadm: Rule = { ...passing, id: 'network.needs-kubeadm', inputs: ['kubeadm'], reads: [] };
+    const { report } = audit([needsKubeadm], {}, snapshot);
+    expect(report.skipped).toEqual([
+      expect.objectContaining({
+        because: 'not-observed',
+        missing: ['configmap kube-system/kubeadm-config'],
+        howToProvide: expect.stringContaining('get configmaps kubeadm-config in kube-system'),
+      }),
+    ]);
   });
 
   it('skips a CAPI rule in CAPI mode because the management cluster is not in the snapshot', () => {

@@ -11,7 +11,15 @@ import type { Target } from '../facts/target.js';
 import { snapshotMismatch } from '../kit/match.js';
 import type { KitContents } from '../kit/read.js';
 import type { InputTag } from '../knowledge/rule-catalog.js';
-import { RESOURCE_KEYS, type Snapshot, type SnapshotPart } from '../snapshot/model.js';
+import {
+  describeNotObserved,
+  type NotObserved,
+  RESOURCE_KEYS,
+  type Snapshot,
+  type SnapshotInput,
+  type SnapshotPart,
+} from '../snapshot/model.js';
+import { unobservedInputs } from '../snapshot/unobserved.js';
 import { VERSION } from '../version.js';
 import { applyBaseline } from './baseline.js';
 import {
@@ -46,10 +54,39 @@ export interface RuleMeta {
   findings: number;
 }
 
-export interface SkippedRule {
-  ruleId: string;
-  missing: string[];
-  howToProvide: string;
+/**
+ * A rule that did not run. `input-missing`: a part was not given (or the rule found it could not
+ * decide); `not-observed`: the snapshot tried to read an input and the server refused or does not
+ * serve it, so the rule's answer would rest on a list never read (never a pass, never an absence).
+ */
+export type SkippedRule =
+  | { ruleId: string; because: 'input-missing'; missing: string[]; howToProvide: string }
+  | {
+      ruleId: string;
+      because: 'not-observed';
+      /** The snapshot inputs not observed. */
+      missing: string[];
+      howToProvide: string;
+      /** The reads that did not happen, as the snapshot recorded them. */
+      notObserved: NotObserved[];
+    };
+
+/**
+ * Inputs a part comes from in a live snapshot: a rule that requires the part also depends on
+ * them, so a refused kubeadm-config skips a kubeadm rule as "not observed", not as "not given".
+ */
+const PART_INPUTS: Partial<Record<Requirement, readonly SnapshotInput[]>> = {
+  kubeadm: ['configmap kube-system/kubeadm-config'],
+  kubelet: ['configmap kube-system/kubelet-config'],
+  'kube-proxy': ['configmap kube-system/kube-proxy'],
+  flags: ['pods'],
+};
+
+/** Every snapshot input a rule depends on: what it reads, and what its required parts come from. */
+export function inputsOf(rule: Rule): SnapshotInput[] {
+  const out = new Set<SnapshotInput>(rule.reads);
+  for (const r of requirementsOf(rule)) for (const i of PART_INPUTS[r] ?? []) out.add(i);
+  return [...out];
 }
 
 export interface SnapshotSummary {
@@ -57,6 +94,10 @@ export interface SnapshotSummary {
   createdAt: string;
   parts: SnapshotPart[];
   warnings: string[];
+  /** What the snapshot could not read (reported before anything else). */
+  unobserved: NotObserved[];
+  /** The snapshot was kept although some inputs were not observed (--allow-partial). */
+  partial: boolean;
   /** Object counts per resource kind, e.g. {nodes: 8, pods: 120}. */
   objects: Record<string, number>;
 }
@@ -130,6 +171,7 @@ export function runAuditDetailed(input: AuditInput): { report: AuditReport; unsu
   const index = input.index ?? buildIndex(snapshot);
   const targetSummary = summarizeTarget(target);
   const present = new Set<Requirement>(snapshot.manifest.parts);
+  const unobserved = unobservedInputs(snapshot.manifest);
 
   const all: Finding[] = [];
   const rules: RuleMeta[] = [];
@@ -159,11 +201,26 @@ export function runAuditDetailed(input: AuditInput): { report: AuditReport; unsu
       notApplicable.push({ ruleId: rule.id, reason: na });
       continue;
     }
+    // Before the parts: a part missing because its ConfigMap was refused is "not observed".
+    const unread = inputsOf(rule).filter((i) => unobserved.has(i));
+    if (unread.length > 0) {
+      meta.outcome = 'skipped';
+      const notObserved = unread.flatMap((i) => unobserved.get(i) ?? []);
+      skipped.push({
+        ruleId: rule.id,
+        because: 'not-observed',
+        missing: unread,
+        howToProvide: howToObserve(notObserved),
+        notObserved,
+      });
+      continue;
+    }
     const missing = requires.filter((r) => !present.has(r));
     if (missing.length > 0) {
       meta.outcome = 'skipped';
       skipped.push({
         ruleId: rule.id,
+        because: 'input-missing',
         missing,
         howToProvide: missing.map((m) => HOW_TO_PROVIDE[m]).join('; '),
       });
@@ -181,7 +238,12 @@ export function runAuditDetailed(input: AuditInput): { report: AuditReport; unsu
     if (!Array.isArray(result)) {
       if (result.kind === 'skipped') {
         meta.outcome = 'skipped';
-        skipped.push({ ruleId: rule.id, missing: result.missing, howToProvide: result.howToProvide });
+        skipped.push({
+          ruleId: rule.id,
+          because: 'input-missing',
+          missing: result.missing,
+          howToProvide: result.howToProvide,
+        });
       } else {
         meta.outcome = 'not-applicable';
         notApplicable.push({ ruleId: rule.id, reason: result.reason });
@@ -249,6 +311,22 @@ export function runAuditDetailed(input: AuditInput): { report: AuditReport; unsu
     counts,
   };
   return { report, unsuppressed: sortFindings(sup.active) };
+}
+
+/** What to grant (or why it cannot be read) and how to read it again. */
+function howToObserve(reads: readonly NotObserved[]): string {
+  const forbidden = [...new Set(reads.filter((n) => n.reason === 'forbidden').map(describeNotObserved))];
+  const notServed = [...new Set(reads.filter((n) => n.reason === 'not-served').map(describeNotObserved))];
+  const out: string[] = [];
+  if (forbidden.length)
+    out.push(
+      `the server refused ${forbidden.join(', ')} (HTTP 403): grant it to the snapshot's user (\`ferry snapshot --print-clusterrole\` prints the ClusterRole) and take the snapshot again`,
+    );
+  if (notServed.length)
+    out.push(
+      `the server does not serve ${notServed.join(', ')} (HTTP 404): the rule cannot be checked against this API server`,
+    );
+  return out.join('; ');
 }
 
 function toFindings(
@@ -337,6 +415,8 @@ function summarizeSnapshot(s: Snapshot): SnapshotSummary {
     createdAt: s.manifest.createdAt,
     parts: [...s.manifest.parts],
     warnings: [...s.manifest.warnings],
+    unobserved: [...(s.manifest.unobserved ?? [])],
+    partial: s.manifest.partial === true,
     objects,
   };
 }

@@ -24,6 +24,7 @@ const rules: Rule[] = [
     severity: 'blocker',
     title: 'kube-proxy',
     inputs: ['api'],
+    reads: [],
     check: () => [
       {
         message: 'Talos would start kube-proxy',
@@ -39,6 +40,7 @@ const rules: Rule[] = [
     severity: 'risk',
     title: 'kubelet',
     inputs: ['api'],
+    reads: [],
     check: () => [
       {
         message: 'maxPods',
@@ -61,6 +63,7 @@ const rules: Rule[] = [
     severity: 'blocker',
     title: 'pdb',
     inputs: ['api'],
+    reads: [],
     check: () => [
       { message: 'pdb blocks', evidence: [{ kind: 'node', node: 'w-1' }], remediation: 'scale up' },
     ],

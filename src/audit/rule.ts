@@ -6,7 +6,7 @@
 import type { Facts } from '../facts/model.js';
 import type { Target } from '../facts/target.js';
 import type { InputTag } from '../knowledge/rule-catalog.js';
-import type { Snapshot, SnapshotPart } from '../snapshot/model.js';
+import type { Snapshot, SnapshotInput, SnapshotPart } from '../snapshot/model.js';
 import type { Evidence, Severity, Subject } from './findings.js';
 import type { KitCheck } from './kit-checks.js';
 import type { SnapshotIndex } from './snapshot-index.js';
@@ -70,6 +70,13 @@ export interface Rule {
   family: string;
   /** The blockers.md input tags, for documentation and reports. */
   inputs: InputTag[];
+  /**
+   * The snapshot inputs the rule reads, directly or through the facts derived from them
+   * (`[]` for none). Mandatory, so that no rule can forget it: when one was not observed (the
+   * server refused or does not serve its list) the engine skips the rule with the reason,
+   * instead of letting it pass or report an absence from a list that was never read.
+   */
+  reads: readonly SnapshotInput[];
   /**
    * The snapshot parts without which the rule cannot decide. Default: derived from `inputs`
    * (REQUIREMENTS_BY_INPUT). Mandatory when `inputs` has 'node': "host files" maps to no single part.

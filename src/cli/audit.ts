@@ -24,7 +24,8 @@ const usage = `usage: ferry audit SNAPSHOT [flags]
 
 Finds what would break a kubeadm -> Talos migration, before anything changes. SNAPSHOT is a saved
 snapshot or a files directory (docs/snapshot-layout.md); --kubeconfig audits a live cluster.
-Rules whose inputs are missing are reported as skipped, with what to provide.
+Rules whose inputs are missing, or were not observed (the server refused or does not serve their
+list), are reported as skipped, with what to provide.
 
 output:
   -o, --output FORMAT      the report format, one of:

@@ -52,7 +52,7 @@ describe('collectProgress', () => {
     p.show({ kind: 'list-skipped', list: 'csidrivers', why: 'forbidden' });
     p.clear();
     expect(io.err).toBe(
-      'pods: the continue token expired\nlisted pods: 30,000 in 9.2 s\ncsidrivers: left out (forbidden)\n',
+      'pods: the continue token expired\nlisted pods: 30,000 in 9.2 s\ncsidrivers: not observed (forbidden)\n',
     );
   });
 });

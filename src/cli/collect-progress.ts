@@ -73,7 +73,7 @@ export function collectProgress(io: Io, lists: number, clock: () => number = Dat
           done++;
           current = 0;
           currentList = '';
-          say(`${e.list}: left out (${e.why})`);
+          say(`${e.list}: not observed (${e.why})`);
           return;
         case 'list-retry':
           say(`${e.list}: ${e.what}`);

@@ -52,6 +52,8 @@ export function makeFactsCommand(load: SnapshotLoader = defaultLoader): Command 
         throw usageError(`unexpected argument "${positionals[1]}"`, `see usage:\n${usage.trim()}`);
       }
       const snapshot = await load(path, io.cwd);
+      const { refuseUnobserved } = await import('../snapshot/unobserved.js');
+      refuseUnobserved(snapshot, 'ferry facts', path);
       io.stdout(renderFacts(deriveFacts(snapshot, target), format));
       return 0;
     },

@@ -112,6 +112,8 @@ export const command: Command = {
       ...new Set([...CATALOG_IDS, ...ALL_RULES.map((r) => r.id)]),
     ]);
     const snapshot = await loadSnapshot(path(snapshotArg), { strictPki: false });
+    const { refuseUnobserved } = await import('../snapshot/unobserved.js');
+    refuseUnobserved(snapshot, 'ferry plan', snapshotArg);
     const facts = deriveFacts(snapshot, kit ? { ...kitTarget(kit), ...flagTarget } : flagTarget);
     if (kit) checkKitTarget(kit, facts.target);
     // No plan exists for an external etcd: exit 2 before the audit gate, which would say exit 1.

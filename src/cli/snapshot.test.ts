@@ -170,10 +170,25 @@ describe('ferry snapshot (live)', () => {
     ],
     [['--from', 'x', '--kubeconfig', 'y', '-o', 'o'], /--from cannot be combined with --kubeconfig/],
     [['-o', 'o'], /missing --kubeconfig/],
+    [['--from', 'x', '-o', 'o', '--allow-partial'], /--allow-partial applies to a live cluster only/],
+    [['--print-clusterrole', '-o', 'o'], /--print-clusterrole cannot be combined with --output/],
   ])('usage error for %j', async (args, message) => {
     const io = memoryIo({ cwd: cluster.dir });
     expect(await runCli(['snapshot', ...args], io)).toBe(2);
     expect(io.err).toMatch(message);
+  });
+});
+
+describe('ferry snapshot --print-clusterrole', () => {
+  it('prints the RBAC for what the collection reads, unbound, and contacts nothing', async () => {
+    const io = memoryIo({ cwd: cluster.dir });
+    const before = cluster.api.requests.length;
+    expect(await runCli(['snapshot', '--print-clusterrole'], io)).toBe(0);
+    expect(io.out).toMatch(/^# What ferry's live collection/);
+    expect(io.out).toContain('kind: ClusterRole\n');
+    expect(io.out).toContain('kubectl create clusterrolebinding ferry-snapshot');
+    expect(io.out).not.toContain('kind: ClusterRoleBinding');
+    expect(cluster.api.requests.length).toBe(before);
   });
 });
 

@@ -1,16 +1,17 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { usageError } from '../errors.js';
+import { inputError, usageError } from '../errors.js';
 import type { Snapshot } from '../snapshot/model.js';
 import { parseFlags } from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
 import { collectLive, liveFlagsGiven } from './live.js';
 
-const usage = `usage: ferry snapshot --kubeconfig FILE [--context NAME] -o DIR [--force]
+const usage = `usage: ferry snapshot --kubeconfig FILE [--context NAME] -o DIR [--force] [--allow-partial]
                      [--etcd-endpoints URL,... --etcd-cacert FILE --etcd-cert FILE --etcd-key FILE]
                      [--pki DIR] [--mgmt-kubeconfig FILE [--mgmt-context NAME]]
        ferry snapshot --from FILES_DIR -o DIR [--force] [--mgmt-kubeconfig FILE]
+       ferry snapshot --print-clusterrole
 
 Captures a live cluster (or assembles one from a files directory, see docs/snapshot-layout.md)
 into a snapshot directory, the input of every offline command.
@@ -19,6 +20,10 @@ into a snapshot directory, the input of every offline command.
   --context NAME          kubeconfig context (default: its current-context)
   -o, --output DIR        snapshot directory to write
   --force                 replace DIR if it exists
+  --allow-partial         keep the snapshot although the server refused (403) or does not serve
+                          (404) something the audit reads: it is marked partial, and the audit
+                          skips the rules that need what is missing (default: exit 2, nothing written)
+  --print-clusterrole     print the least-privilege RBAC for what the collection reads, and exit
   --etcd-endpoints LIST   etcd client URLs, comma-separated (https://10.0.0.11:2379,...)
   --etcd-cacert FILE      etcd CA (kubeadm: /etc/kubernetes/pki/etcd/ca.crt)
   --etcd-cert FILE        etcd client certificate (kubeadm: pki/etcd/healthcheck-client.crt)
@@ -35,6 +40,8 @@ const options = {
   context: { type: 'string' },
   output: { type: 'string', short: 'o' },
   force: { type: 'boolean' },
+  'allow-partial': { type: 'boolean' },
+  'print-clusterrole': { type: 'boolean' },
   'etcd-endpoints': { type: 'string' },
   'etcd-cacert': { type: 'string' },
   'etcd-cert': { type: 'string' },
@@ -53,6 +60,17 @@ export const command: Command = {
     const { values, positionals } = parseFlags(argv, options, usage);
     if (positionals.length > 0)
       throw usageError(`unexpected argument "${positionals[0]}"`, `see usage:\n${usage.trim()}`);
+    if (values['print-clusterrole'] === true) {
+      const given = Object.keys(values).filter((k) => k !== 'print-clusterrole');
+      if (given.length > 0)
+        throw usageError(
+          `--print-clusterrole cannot be combined with ${given.map((f) => `--${f}`).join(', ')}`,
+          'run `ferry snapshot --print-clusterrole` alone',
+        );
+      const { collectionRbac, renderRbac } = await import('../snapshot/rbac.js');
+      io.stdout(renderRbac(collectionRbac()));
+      return 0;
+    }
     if (values.output === undefined)
       throw usageError('missing -o DIR', 'say where to write the snapshot: -o DIR');
     const path = (p: string) => resolve(io.cwd, p);
@@ -64,6 +82,11 @@ export const command: Command = {
     }
 
     if (values.from !== undefined) {
+      if (values['allow-partial'] === true)
+        throw usageError(
+          '--allow-partial applies to a live cluster only',
+          'a files directory holds what it holds: drop --allow-partial',
+        );
       const live = liveFlagsGiven(values);
       if (live.length > 0) {
         throw usageError(
@@ -105,6 +128,7 @@ export const command: Command = {
             strictPki: true,
             sink: files,
           });
+          await refuseUnobserved(snapshot, values['allow-partial'] === true, io);
           await withMgmt(snapshot, values, path);
           files.close();
           await writeSnapshotParts(snapshot, tmp);
@@ -122,6 +146,49 @@ export const command: Command = {
     return 0;
   },
 };
+
+/**
+ * Fail closed: a list or read the audit needs that the server refused or does not serve ends the
+ * command with exit 2 (nothing written) naming them, with the RBAC that grants them on stdout. With
+ * --allow-partial the snapshot is kept, marked partial; its audit skips the rules that need them.
+ */
+async function refuseUnobserved(snapshot: Snapshot, allowPartial: boolean, io: Io): Promise<void> {
+  if ((snapshot.manifest.unobserved ?? []).length === 0) return;
+  const [{ ALL_RULES }, { unobservedForAudit }, rbac, { describeNotObserved }] = await Promise.all([
+    import('../audit/rules/index.js'),
+    import('../audit/unobserved-gate.js'),
+    import('../snapshot/rbac.js'),
+    import('../snapshot/model.js'),
+  ]);
+  const missing = unobservedForAudit(snapshot.manifest, ALL_RULES);
+  if (missing.reads.length === 0) return;
+  if (allowPartial) {
+    snapshot.manifest.partial = true;
+    return;
+  }
+  const forbidden = missing.reads.filter((n) => n.reason === 'forbidden');
+  const notServed = missing.reads.filter((n) => n.reason === 'not-served');
+  const said: string[] = [];
+  if (forbidden.length)
+    said.push(`the API server refused (HTTP 403) ${forbidden.map(describeNotObserved).join(', ')}`);
+  if (notServed.length)
+    said.push(`the API server does not serve (HTTP 404) ${notServed.map(describeNotObserved).join(', ')}`);
+  const subject = forbidden.map((n) => rbac.subjectFromForbidden(n.message)).find((x) => x !== undefined);
+  if (forbidden.length) io.stdout(rbac.renderRbac(rbac.collectionRbac(subject), subject));
+  const source = snapshot.manifest.source;
+  throw inputError(
+    `${said.join('; ')}: the snapshot would not know ${missing.inputs.join(', ')}, which ${missing.rules.length} audit rule(s) read; no snapshot was written`,
+    { object: source.kind === 'live' ? `kubeconfig context ${source.context ?? ''}` : source.path },
+    [
+      ...(forbidden.length
+        ? [
+            'grant the reads with the RBAC printed on stdout (ferry snapshot --print-clusterrole prints it too; apply it with an admin kubeconfig: kubectl apply -f FILE), or use an admin kubeconfig',
+          ]
+        : []),
+      'or pass --allow-partial to keep a snapshot marked partial, whose audit skips the rules that need what is missing',
+    ].join('; '),
+  );
+}
 
 /** Objects written per resource file, when they were streamed rather than held. */
 type Counts = { nodes: number; pods: number };
@@ -174,5 +241,9 @@ export function summary(s: Snapshot, out: string, what: string, counts?: Counts)
   if (s.etcd) parts.push(`etcd ${n(s.etcd.members.length, 'member')}`);
   if (s.mgmt) parts.push(`management cluster ${n(s.mgmt.objects.length, 'object')}`);
   const warnings = s.manifest.warnings.length;
-  return `snapshot of ${what} written to ${out}: ${parts.join(', ')}${warnings > 0 ? `; ${n(warnings, 'warning')} (above)` : ''}`;
+  const unobserved = [...new Set((s.manifest.unobserved ?? []).map((u) => u.input))];
+  const partial = s.manifest.partial
+    ? `; partial (--allow-partial): not observed ${unobserved.join(', ')}, the audit skips the rules that need them`
+    : '';
+  return `snapshot of ${what} written to ${out}: ${parts.join(', ')}${partial}${warnings > 0 ? `; ${n(warnings, 'warning')} (above)` : ''}`;
 }

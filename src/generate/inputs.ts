@@ -13,6 +13,7 @@ import type { TargetInput } from '../facts/target.js';
 import { assumedFactsNote } from '../knowledge/talos.js';
 import { loadSnapshot } from '../snapshot/load.js';
 import type { Snapshot } from '../snapshot/model.js';
+import { refuseUnobserved } from '../snapshot/unobserved.js';
 import { pathState, readOptionalTextFile, readTextFile } from '../util/input-file.js';
 import { VERSION } from '../version.js';
 import type { MissingInput } from './artifact.js';
@@ -61,6 +62,7 @@ export async function prepareContext(
     strictPki: false,
     ...(opts.cwd !== undefined && { cwd: opts.cwd }),
   });
+  refuseUnobserved(snapshot, 'ferry generate', opts.snapshotPath);
   const facts = deriveFacts(snapshot, opts.target);
   const missing: MissingInput[] = [];
   const notes: KitNote[] = [];

@@ -69,6 +69,8 @@ export class KubeApiError extends Error {
   readonly continueToken: string | undefined;
   /** Retry-After header on 429/503, in seconds. */
   readonly retryAfterSeconds: number | undefined;
+  /** The server's own words (Status.message), without the address and path. */
+  readonly serverMessage: string;
 
   constructor(opts: {
     status: number;
@@ -89,6 +91,7 @@ export class KubeApiError extends Error {
     this.address = opts.address;
     this.continueToken = opts.continueToken;
     this.retryAfterSeconds = opts.retryAfterSeconds;
+    this.serverMessage = opts.message;
   }
 }
 

@@ -128,6 +128,93 @@ describe('collectSnapshot decisions (fake ports)', () => {
     expect((err as FerryError).message).toMatch(/rejected the credentials of context "admin"/);
   });
 
+  it('records a refused or unserved list as not observed, with what to grant, never as empty', async () => {
+    const refuse = (status: number, resource: string) =>
+      new KubeApiError({
+        status,
+        reason: status === 403 ? 'Forbidden' : 'NotFound',
+        message: `${resource} is forbidden: User "u" cannot list resource "${resource}"`,
+        path: `/${resource}`,
+        address: 'a:1',
+      });
+    const s = await collectSnapshot({
+      kube: emptyKube({
+        list: async (kind) => {
+          if (kind === 'nodes' || kind === 'rolebindings') throw refuse(403, kind);
+          if (kind === 'cronjobs') throw refuse(404, kind);
+          return [];
+        },
+      }),
+      fetchPeerCertificate: noTls,
+    });
+    expect(s.manifest.unobserved).toEqual([
+      {
+        input: 'nodes',
+        reason: 'forbidden',
+        verb: 'list',
+        group: '',
+        resource: 'nodes',
+        message: 'nodes is forbidden: User "u" cannot list resource "nodes"',
+      },
+      expect.objectContaining({
+        input: 'cronjobs',
+        reason: 'not-served',
+        group: 'batch',
+        resource: 'cronjobs',
+      }),
+      expect.objectContaining({
+        input: 'anonymousBindings',
+        reason: 'forbidden',
+        group: 'rbac.authorization.k8s.io',
+        resource: 'rolebindings',
+      }),
+    ]);
+    expect(s.manifest.warnings).toContain(
+      'v1 nodes: forbidden for this user (HTTP 403): not observed, the snapshot does not know what it holds (grant list, see `ferry snapshot --print-clusterrole`)',
+    );
+  });
+
+  it('a forbidden kubeadm-config is one warning saying so, not also "not found"', async () => {
+    const s = await collectSnapshot({
+      kube: emptyKube({
+        get: async (_kind, ns, name) => {
+          if (name === 'kubeadm-config')
+            throw new KubeApiError({
+              status: 403,
+              reason: 'Forbidden',
+              message: `configmaps "${name}" is forbidden`,
+              path: `/api/v1/namespaces/${ns}/configmaps/${name}`,
+              address: 'a:1',
+            });
+          return undefined;
+        },
+      }),
+      fetchPeerCertificate: noTls,
+    });
+    const about = s.manifest.warnings.filter((w) => w.includes('kubeadm-config'));
+    expect(about).toEqual([
+      'ConfigMap kube-system/kubeadm-config: forbidden for this user (HTTP 403): not observed, the snapshot does not know what it holds (grant get, see `ferry snapshot --print-clusterrole`)',
+    ]);
+    expect(s.manifest.unobserved).toEqual([
+      {
+        input: 'configmap kube-system/kubeadm-config',
+        reason: 'forbidden',
+        verb: 'get',
+        group: '',
+        resource: 'configmaps',
+        namespace: 'kube-system',
+        name: 'kubeadm-config',
+        message: 'configmaps "kubeadm-config" is forbidden',
+      },
+    ]);
+    // Absent (404) stays an answer: the not-found text, and nothing unobserved.
+    const absent = await collectSnapshot({ kube: emptyKube(), fetchPeerCertificate: noTls });
+    expect(absent.manifest.unobserved).toEqual([]);
+    expect(absent.manifest.warnings.filter((w) => w.includes('kubeadm-config'))).toEqual([
+      expect.stringContaining('kubeadm-config not found'),
+    ]);
+  });
+
   it('checks the values ferry takes from live objects too: a cilium-config pool that is no CIDR', async () => {
     const kube = emptyKube({
       get: async (_kind, ns, name) =>

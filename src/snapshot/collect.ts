@@ -3,15 +3,18 @@
  * a TLS peer-certificate fetcher). No client library is imported here; the CLI wires adapters in
  * and tests can wire fakes.
  *
- * What cannot be read (an API group the server does not serve, a list this user may not see, an
- * endpoint that refuses the handshake) becomes a manifest warning, never a silent gap; what makes
- * the whole snapshot meaningless (unreachable server, rejected credentials) is an error.
+ * What ferry reads is the one list in reads.ts. A list or read the server refuses (403) or does
+ * not serve (404) is recorded as not observed (manifest.unobserved, with the verb and resource to
+ * grant) and warned about once, never kept as an empty list: the audit skips what needs it and
+ * `ferry snapshot` refuses to write it unless told (--allow-partial). An endpoint that refuses the
+ * handshake is a warning; what makes the whole snapshot meaningless (unreachable server, rejected
+ * credentials) is an error.
  */
 
 import { FerryError, inputError } from '../errors.js';
 import type { EtcdReader } from '../ports/etcd.js';
 import { isKubeApiError, type KubeReader, type ServerVersion } from '../ports/kube.js';
-import { apiVersionOf, RESOURCE_TYPES, type ResourceKind } from '../ports/kube-kinds.js';
+import { RESOURCE_TYPES } from '../ports/kube-kinds.js';
 import { VERSION } from '../version.js';
 import { lastFlag } from './flags.js';
 import { parseKubeadmDocuments } from './kubeadm.js';
@@ -21,6 +24,7 @@ import {
   emptyResources,
   type KubeadmConfig,
   type KubeObject,
+  type NotObserved,
   type PkiInventory,
   RESOURCE_KEYS,
   type ResourceKey,
@@ -35,6 +39,13 @@ import {
 } from './model.js';
 import { objectShapeProblem } from './object-shapes.js';
 import { certificateInfoFromDer } from './pki.js';
+import {
+  COLLECTION_GETS,
+  COLLECTION_LISTS,
+  type CollectionGet,
+  type CollectionList,
+  describeList,
+} from './reads.js';
 import {
   BOOTSTRAP_TOKEN_SECRET_TYPE,
   bootstrapTokenFromSecret,
@@ -93,51 +104,20 @@ export function memorySink(r: Resources): ResourceSink {
   };
 }
 
-interface ListSpec {
-  kind: ResourceKind;
-  namespace?: string;
-  fieldSelector?: string;
-  /** Ingest filter: applied per item as pages arrive. */
-  map?: (o: KubeObject) => KubeObject | undefined;
-}
-
-const LISTS: readonly ListSpec[] = [
-  { kind: 'namespaces' },
-  { kind: 'nodes' },
-  { kind: 'pods' },
-  { kind: 'deployments' },
-  { kind: 'replicasets' },
-  { kind: 'statefulsets' },
-  { kind: 'daemonsets' },
-  { kind: 'jobs' },
-  { kind: 'cronjobs' },
-  { kind: 'poddisruptionbudgets' },
-  { kind: 'services' },
-  { kind: 'endpointslices' },
-  { kind: 'persistentvolumes' },
-  { kind: 'csidrivers' },
-  { kind: 'storageclasses' },
-  { kind: 'clusterrolebindings', map: keepAnonymousBinding },
-  { kind: 'rolebindings', map: keepAnonymousBinding },
-  {
-    kind: 'secrets',
-    namespace: 'kube-system',
-    fieldSelector: `type=${BOOTSTRAP_TOKEN_SECRET_TYPE}`,
-    map: bootstrapTokenSecretWithoutSecret,
-  },
-];
-
 /** How many lists a collection makes (progress: "n of LIST_COUNT"). */
-export const LIST_COUNT = LISTS.length;
+export const LIST_COUNT = COLLECTION_LISTS.length;
 
-const CONFIGMAPS: readonly [namespace: string, name: string][] = [
-  ['kube-system', 'kubeadm-config'],
-  ['kube-system', 'kubelet-config'],
-  ['kube-system', 'kube-proxy'],
-  ['kube-system', 'coredns'],
-  ['kube-system', 'cilium-config'],
-  ['kube-public', 'cluster-info'],
-];
+/** The ingest filter of a list, applied per item as pages arrive. */
+function ingestFilter(l: CollectionList): ((o: KubeObject) => KubeObject | undefined) | undefined {
+  switch (l.ingest) {
+    case undefined:
+      return undefined;
+    case 'anonymous-bindings':
+      return keepAnonymousBinding;
+    case 'bootstrap-token-secrets':
+      return bootstrapTokenSecretWithoutSecret;
+  }
+}
 
 /**
  * The API server types its objects, but not the values ferry takes from them (a cilium-config pool
@@ -167,6 +147,7 @@ export async function collectSnapshot(deps: CollectDeps): Promise<Snapshot> {
   const sink = deps.sink ?? memorySink(resources);
   // Kept apart from the sink: the static pods and served certificates are read from them.
   const mirrorPods: KubeObject[] = [];
+  const unobserved: NotObserved[] = [];
   const keep = (o: KubeObject): void => {
     const route = routeOf(o);
     if ('skip' in route) return;
@@ -178,8 +159,9 @@ export async function collectSnapshot(deps: CollectDeps): Promise<Snapshot> {
     if (route.keep === 'pods' && isMirrorPod(o)) mirrorPods.push(o);
     sink.add(route.keep, o);
   };
-  for (const spec of LISTS) await listInto(deps, spec, keep, sink, mirrorPods, warnings, emit);
-  const configMaps = await readConfigMaps(kube, version, warnings, progress);
+  const lists = { deps, keep, sink, mirrorPods, warnings, unobserved, emit };
+  for (const spec of COLLECTION_LISTS) await listInto(lists, spec);
+  const configMaps = await readConfigMaps(kube, version, warnings, unobserved, progress);
   for (const cm of configMaps) keep(cm);
 
   const { kubeadm, kubelet, kubeProxy } = componentConfigs(configMaps, warnings);
@@ -214,6 +196,7 @@ export async function collectSnapshot(deps: CollectDeps): Promise<Snapshot> {
       ferryVersion: VERSION,
       parts,
       warnings,
+      unobserved,
     },
     kubeadm,
     staticPods,
@@ -238,23 +221,28 @@ function serverVersionInfo(server: string, v: ServerVersion): ServerVersionInfo 
 // ---------------------------------------------------------------------------------------------
 // Lists
 
+interface ListContext {
+  deps: CollectDeps;
+  keep: (o: KubeObject) => void;
+  sink: ResourceSink;
+  mirrorPods: KubeObject[];
+  warnings: string[];
+  unobserved: NotObserved[];
+  emit: (e: CollectEvent) => void;
+}
+
 /**
  * One list, its objects handed to `keep` page by page (nothing of it held here). A list that starts
  * over (expired continue token) first drops what it had handed on; retries and restarts are
- * reported. Not served or forbidden is a warning; anything else ends the collection naming the list.
+ * reported. Not served or forbidden is recorded as not observed; anything else ends the
+ * collection naming the list.
  */
-async function listInto(
-  deps: CollectDeps,
-  spec: ListSpec,
-  keep: (o: KubeObject) => void,
-  sink: ResourceSink,
-  mirrorPods: KubeObject[],
-  warnings: string[],
-  emit: (e: CollectEvent) => void,
-): Promise<void> {
+async function listInto(ctx: ListContext, spec: CollectionList): Promise<void> {
+  const { deps, keep, sink, mirrorPods, emit } = ctx;
   const t = RESOURCE_TYPES[spec.kind];
-  const what = `${apiVersionOf(t)} ${t.plural}${spec.namespace ? ` in ${spec.namespace}` : ''}`;
+  const what = describeList(spec);
   const list = `${t.plural}${spec.namespace ? ` in ${spec.namespace}` : ''}`;
+  const map = ingestFilter(spec);
   const started = Date.now();
   let rewind = sink.checkpoint();
   const mirrors = mirrorPods.length;
@@ -267,7 +255,7 @@ async function listInto(
         ...(deps.pageSize !== undefined && { pageSize: deps.pageSize }),
         map: (o) => {
           const clean = stripIngestNoise(o);
-          const kept = spec.map ? spec.map(clean) : clean;
+          const kept = map ? map(clean) : clean;
           if (kept !== undefined) {
             keep(kept);
             objects++;
@@ -290,16 +278,19 @@ async function listInto(
   } catch (err) {
     rewind();
     mirrorPods.length = mirrors;
-    if (isKubeApiError(err, 404)) {
-      warnings.push(`${what}: not served by this API server (HTTP 404); left out of the snapshot`);
-      emit({ kind: 'list-skipped', list, why: 'not served' });
-      return;
-    }
-    if (isKubeApiError(err, 403)) {
-      warnings.push(
-        `${what}: forbidden for this user (HTTP 403); left out of the snapshot — use an admin kubeconfig`,
-      );
-      emit({ kind: 'list-skipped', list, why: 'forbidden' });
+    const refused = refusal(err);
+    if (refused) {
+      ctx.unobserved.push({
+        input: spec.input,
+        reason: refused.reason,
+        verb: 'list',
+        group: t.group,
+        resource: t.plural,
+        ...(spec.namespace !== undefined && { namespace: spec.namespace }),
+        message: refused.message,
+      });
+      ctx.warnings.push(`${what}: ${refusalText(refused.reason, 'list')}`);
+      emit({ kind: 'list-skipped', list, why: refused.reason === 'forbidden' ? 'forbidden' : 'not served' });
       return;
     }
     if (err instanceof FerryError && err.kind === 'input') throw err; // already says what to fix
@@ -311,6 +302,23 @@ async function listInto(
           : 'check the API server and take the snapshot again',
       cause: err,
     });
+  }
+}
+
+/** A 403 or 404 answer: the read did not happen, and the server said why. */
+function refusal(err: unknown): { reason: NotObserved['reason']; message: string } | undefined {
+  if (isKubeApiError(err, 403)) return { reason: 'forbidden', message: err.serverMessage };
+  if (isKubeApiError(err, 404)) return { reason: 'not-served', message: err.serverMessage };
+  return undefined;
+}
+
+/** The one thing a warning says about a read that did not happen. */
+function refusalText(reason: NotObserved['reason'], verb: NotObserved['verb']): string {
+  switch (reason) {
+    case 'forbidden':
+      return `forbidden for this user (HTTP 403): not observed, the snapshot does not know what it holds (grant ${verb}, see \`ferry snapshot --print-clusterrole\`)`;
+    case 'not-served':
+      return 'not served by this API server (HTTP 404): not observed, the snapshot does not know what it holds';
   }
 }
 
@@ -354,24 +362,28 @@ export function bootstrapTokenSecretWithoutSecret(o: KubeObject): KubeObject | u
 // ---------------------------------------------------------------------------------------------
 // ConfigMaps and component configuration
 
+/**
+ * The ConfigMaps of COLLECTION_GETS. Absent (404) is observed: the cluster has no such ConfigMap.
+ * Forbidden is not observed, and says only that: no "not found" about the same object.
+ */
 async function readConfigMaps(
   kube: KubeReader,
   version: ServerVersion,
   warnings: string[],
+  unobserved: NotObserved[],
   progress: (line: string) => void,
 ): Promise<KubeObject[]> {
   progress('reading configuration ConfigMaps');
   const out: KubeObject[] = [];
-  for (const [ns, name] of CONFIGMAPS) {
-    let cm = await getOrWarn(kube, ns, name, warnings);
-    if (!cm && name === 'kubelet-config') {
-      // kubeadm before 1.24 named it after the minor version.
-      const minor = (version.minor ?? '').replace(/\D+$/, '');
-      if (version.major === '1' && /^\d+$/.test(minor))
-        cm = await getOrWarn(kube, ns, `kubelet-config-1.${minor}`, warnings);
-    }
-    if (cm) out.push(stripIngestNoise(cm));
-    else if (name === 'kubeadm-config') {
+  for (const spec of COLLECTION_GETS) {
+    const got = await getConfigMap(kube, spec, namesToAsk(spec, version));
+    if (got.kind === 'found') out.push(stripIngestNoise(got.object));
+    else if (got.kind === 'refused') {
+      unobserved.push(got.unobserved);
+      warnings.push(
+        `ConfigMap ${spec.namespace}/${got.unobserved.name}: ${refusalText(got.unobserved.reason, 'get')}`,
+      );
+    } else if (spec.input === 'configmap kube-system/kubeadm-config') {
       warnings.push(
         'ConfigMap kube-system/kubeadm-config not found: no kubeadm ClusterConfiguration in the snapshot (is this a kubeadm cluster?)',
       );
@@ -380,21 +392,43 @@ async function readConfigMaps(
   return out;
 }
 
-async function getOrWarn(
-  kube: KubeReader,
-  ns: string,
-  name: string,
-  warnings: string[],
-): Promise<KubeObject | undefined> {
-  try {
-    return await unauthorizedAsInput(kube, () => kube.get('configmaps', ns, name));
-  } catch (err) {
-    if (isKubeApiError(err, 403)) {
-      warnings.push(`ConfigMap ${ns}/${name}: forbidden for this user (HTTP 403); left out of the snapshot`);
-      return undefined;
+/** The first name; then the fallback this server's version would have used, if it is one. */
+function namesToAsk(spec: CollectionGet, version: ServerVersion): string[] {
+  const [first, ...fallbacks] = spec.names;
+  const minor = (version.minor ?? '').replace(/\D+$/, '');
+  const versioned = version.major === '1' && /^\d+$/.test(minor) ? `${first}-1.${minor}` : undefined;
+  return [first!, ...fallbacks.filter((n) => n === versioned)];
+}
+
+type ConfigMapRead =
+  | { kind: 'found'; object: KubeObject }
+  | { kind: 'absent' }
+  | { kind: 'refused'; unobserved: NotObserved };
+
+async function getConfigMap(kube: KubeReader, spec: CollectionGet, names: string[]): Promise<ConfigMapRead> {
+  for (const name of names) {
+    try {
+      const cm = await unauthorizedAsInput(kube, () => kube.get('configmaps', spec.namespace, name));
+      if (cm) return { kind: 'found', object: cm };
+    } catch (err) {
+      // A 404 is an answer (get gives undefined); only a refusal is left.
+      if (!isKubeApiError(err, 403)) throw err;
+      return {
+        kind: 'refused',
+        unobserved: {
+          input: spec.input,
+          reason: 'forbidden',
+          verb: 'get',
+          group: '',
+          resource: 'configmaps',
+          namespace: spec.namespace,
+          name,
+          message: err.serverMessage,
+        },
+      };
     }
-    throw err;
   }
+  return { kind: 'absent' };
 }
 
 function componentConfigs(

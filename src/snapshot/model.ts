@@ -7,7 +7,11 @@
  * Every piece carries a `source` so that facts derived from it can say where they came from.
  */
 
-export const SNAPSHOT_FORMAT_VERSION = 1;
+/**
+ * 2: the manifest records what collection could not observe (`unobserved`) and whether the user
+ * kept a partial snapshot (`partial`). Format 1 had neither; it is still read (validate.ts).
+ */
+export const SNAPSHOT_FORMAT_VERSION = 2;
 
 // ---------------------------------------------------------------------------------------------
 // Provenance
@@ -55,6 +59,53 @@ export interface SnapshotManifest {
   parts: SnapshotPart[];
   /** Non-fatal problems met while collecting (e.g. an endpoint that refused the TLS handshake). */
   warnings: string[];
+  /**
+   * The lists and reads the server refused (403) or does not serve (404): their inputs are
+   * unknown, never empty. Absent in format 1 snapshots; reading one derives it from the warnings
+   * format 1 wrote for such lists (validate.ts), so an old snapshot is as honest as a new one.
+   */
+  unobserved?: NotObserved[];
+  /** Set when the user kept a snapshot with unobserved inputs (`ferry snapshot --allow-partial`). */
+  partial?: boolean;
+}
+
+/** The ConfigMaps collection reads by name, as "namespace/name". */
+export const CONFIG_MAP_INPUTS = [
+  'kube-system/kubeadm-config',
+  'kube-system/kubelet-config',
+  'kube-system/kube-proxy',
+  'kube-system/coredns',
+  'kube-system/cilium-config',
+  'kube-public/cluster-info',
+] as const;
+
+export type ConfigMapInput = (typeof CONFIG_MAP_INPUTS)[number];
+
+/**
+ * One thing a snapshot holds that a list or read fills: a resources key (all its objects), the
+ * bootstrap tokens, or one ConfigMap. The unit a rule declares it reads, and the audit skips on.
+ */
+export type SnapshotInput =
+  | Exclude<ResourceKey, 'configmaps'>
+  | 'bootstrapTokens'
+  | `configmap ${ConfigMapInput}`;
+
+/** Why an input is unknown. */
+export type NotObservedReason = 'forbidden' | 'not-served';
+
+/** A list or read that did not happen: what it would have filled, and what the server needs to allow. */
+export interface NotObserved {
+  input: SnapshotInput;
+  reason: NotObservedReason;
+  verb: 'list' | 'get';
+  /** API group, "" for the core group. */
+  group: string;
+  /** The resource (plural), e.g. "nodes". */
+  resource: string;
+  namespace?: string;
+  name?: string;
+  /** The server's answer, as it gave it. */
+  message: string;
 }
 
 export type SnapshotPart =
@@ -476,6 +527,21 @@ export interface MgmtSnapshot {
   source: SourceRef;
   objects: KubeObject[];
   crds: MgmtCrd[];
+}
+
+/** Every SnapshotInput, in collection order. */
+export const SNAPSHOT_INPUTS: readonly SnapshotInput[] = [
+  ...RESOURCE_KEYS.filter((k): k is Exclude<ResourceKey, 'configmaps'> => k !== 'configmaps'),
+  'bootstrapTokens',
+  ...CONFIG_MAP_INPUTS.map((c) => `configmap ${c}` as const),
+];
+
+/** "list nodes", "get configmaps kubeadm-config in kube-system": what the server must allow. */
+export function describeNotObserved(n: NotObserved): string {
+  const group = n.group === '' ? '' : `.${n.group}`;
+  const name = n.name !== undefined ? ` ${n.name}` : '';
+  const where = n.namespace !== undefined ? ` in ${n.namespace}` : '';
+  return `${n.verb} ${n.resource}${group}${name}${where}`;
 }
 
 export function emptyResources(): Resources {

@@ -189,14 +189,50 @@ describe('saved snapshots', () => {
     };
 
     it('a format version this ferry does not read', async () => {
-      const dir = await copy('v2');
+      const dir = await copy('v3');
       const m = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'));
-      await writeFile(join(dir, 'manifest.json'), JSON.stringify({ ...m, formatVersion: 2 }));
+      await writeFile(join(dir, 'manifest.json'), JSON.stringify({ ...m, formatVersion: 3 }));
       const e = await rejected(readSavedSnapshot(dir), 2);
-      expect(e.message).toContain('unsupported snapshot format version 2');
-      expect(e.message).toContain('this ferry reads format version 1');
+      expect(e.message).toContain('unsupported snapshot format version 3');
+      expect(e.message).toContain('this ferry reads format versions 1 to 2');
       expect(e.location).toEqual({ file: join(dir, 'manifest.json'), field: 'formatVersion' });
       expect(e.remediation).toContain('ferry snapshot');
+    });
+
+    it('format 1: the lists and reads its warnings say were refused or unserved read as not observed', async () => {
+      const dir = await copy('v1');
+      const m = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'));
+      const { unobserved: _u, partial: _p, ...v1 } = m;
+      const warnings = [
+        'v1 nodes: forbidden for this user (HTTP 403); left out of the snapshot — use an admin kubeconfig',
+        'v1 secrets in kube-system: forbidden for this user (HTTP 403); left out of the snapshot — use an admin kubeconfig',
+        'batch/v1 cronjobs: not served by this API server (HTTP 404); left out of the snapshot',
+        'ConfigMap kube-system/kubeadm-config: forbidden for this user (HTTP 403); left out of the snapshot',
+        'ConfigMap kube-system/kubeadm-config not found: no kubeadm ClusterConfiguration in the snapshot (is this a kubeadm cluster?)',
+        'served certificate of 10.0.0.1:6443 (endpoint): ECONNREFUSED',
+      ];
+      await writeFile(join(dir, 'manifest.json'), JSON.stringify({ ...v1, formatVersion: 1, warnings }));
+      const back = await readSavedSnapshot(dir);
+      expect(back.manifest.formatVersion).toBe(2);
+      expect(back.manifest.unobserved?.map((n) => [n.input, n.reason, n.verb, n.group, n.resource])).toEqual([
+        ['nodes', 'forbidden', 'list', '', 'nodes'],
+        ['bootstrapTokens', 'forbidden', 'list', '', 'secrets'],
+        ['cronjobs', 'not-served', 'list', 'batch', 'cronjobs'],
+        ['configmap kube-system/kubeadm-config', 'forbidden', 'get', '', 'configmaps'],
+      ]);
+      expect(back.manifest.warnings).toEqual(warnings);
+    });
+
+    it('an unobserved record that names no input a snapshot has', async () => {
+      const dir = await copy('bad-unobserved');
+      const m = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'));
+      const unobserved = [
+        { input: 'secrets', reason: 'forbidden', verb: 'list', group: '', resource: 'secrets', message: 'x' },
+      ];
+      await writeFile(join(dir, 'manifest.json'), JSON.stringify({ ...m, unobserved }));
+      const e = await rejected(readSavedSnapshot(dir), 2);
+      expect(e.location).toEqual({ file: join(dir, 'manifest.json'), field: 'unobserved[0].input' });
+      expect(e.message).toContain('bootstrapTokens');
     });
 
     it('a missing resources file reads as an empty list', async () => {

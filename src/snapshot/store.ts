@@ -26,10 +26,12 @@ import {
   type ResourceKey,
   type ServedCertificate,
   type ServerVersionInfo,
+  SNAPSHOT_FORMAT_VERSION,
   type Snapshot,
   type SnapshotPart,
   type StaticPod,
 } from './model.js';
+import { unobservedFromWarnings } from './unobserved.js';
 import {
   validateAuditLogFile,
   validateBootstrapToken,
@@ -206,7 +208,15 @@ export async function readSavedSnapshot(dir: string): Promise<Snapshot> {
       'give a directory written by `ferry snapshot`, or a files directory (docs/snapshot-layout.md)',
     );
   }
-  const manifest = validateManifest(manifestValue, manifestPath);
+  let manifest = validateManifest(manifestValue, manifestPath);
+  if (manifest.formatVersion === 1) {
+    // Format 1 recorded a refused or unserved list only as a warning: read it as not observed.
+    manifest = {
+      ...manifest,
+      formatVersion: SNAPSHOT_FORMAT_VERSION,
+      unobserved: unobservedFromWarnings(manifest.warnings),
+    };
+  }
   for (const part of manifest.parts) {
     const file = PART_FILES[part];
     if (file && !(await fileExists(join(dir, file)))) {

@@ -7,7 +7,9 @@ import { inputError, type Location } from '../errors.js';
 import { formatPath, isRecord, type Path, type Problem, Walk } from '../util/walk.js';
 import {
   type KubeObject,
+  type NotObserved,
   SNAPSHOT_FORMAT_VERSION,
+  SNAPSHOT_INPUTS,
   type SnapshotManifest,
   type SnapshotPart,
 } from './model.js';
@@ -159,9 +161,9 @@ export function validateManifest(v: unknown, file: string): SnapshotManifest {
   const w = walkFile(v, file);
   const o = w.object();
   const fv = o.formatVersion;
-  if (fv !== SNAPSHOT_FORMAT_VERSION) {
+  if (fv !== SNAPSHOT_FORMAT_VERSION && fv !== 1) {
     throw inputError(
-      `unsupported snapshot format version ${JSON.stringify(fv)}: this ferry reads format version ${SNAPSHOT_FORMAT_VERSION}`,
+      `unsupported snapshot format version ${JSON.stringify(fv)}: this ferry reads format versions 1 to ${SNAPSHOT_FORMAT_VERSION}`,
       { file, field: 'formatVersion' },
       `take the snapshot again with this ferry (\`ferry snapshot\`), or read it with the ferry version named in its ferryVersion field`,
     );
@@ -182,7 +184,23 @@ export function validateManifest(v: unknown, file: string): SnapshotManifest {
   }
   for (const p of w.at('parts').items()) p.oneOf(SNAPSHOT_PARTS);
   strings(w.at('warnings'));
-  return o as unknown as SnapshotManifest;
+  const manifest = o as unknown as SnapshotManifest;
+  // Format 1 has neither field; store.ts derives `unobserved` from its warnings.
+  if (fv === 1) return manifest;
+  w.at('partial').given()?.bool();
+  const unobserved = w.at('unobserved').given();
+  for (const n of unobserved?.items() ?? []) {
+    n.object();
+    n.at('input').oneOf(SNAPSHOT_INPUTS);
+    n.at('reason').oneOf(['forbidden', 'not-served'] satisfies NotObserved['reason'][]);
+    n.at('verb').oneOf(['list', 'get'] satisfies NotObserved['verb'][]);
+    n.at('group').string();
+    n.at('resource').string();
+    n.at('namespace').given()?.string();
+    n.at('name').given()?.string();
+    n.at('message').string();
+  }
+  return manifest;
 }
 
 function validateComponentConfig(w: Walk): void {

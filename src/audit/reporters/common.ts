@@ -1,7 +1,8 @@
 /** Small pieces every renderer shares, so the formats word things the same way. */
 
+import { describeNotObserved, type NotObserved } from '../../snapshot/model.js';
 import { escapeHtml } from '../../util/escape-html.js';
-import type { AuditReport } from '../engine.js';
+import type { AuditReport, SkippedRule } from '../engine.js';
 import type { Severity, TargetSummary } from '../findings.js';
 
 export interface RenderOptions {
@@ -62,4 +63,32 @@ export function escapeMd(s: string): string {
     .replace(/[\\`*_[\]|~]/g, '\\$&')
     .replace(/</g, '&lt;')
     .replace(/\r?\n/g, ' ');
+}
+
+/** Why a rule was skipped, in one phrase: the same in every format. */
+export function skipReason(s: SkippedRule): string {
+  switch (s.because) {
+    case 'input-missing':
+      return `missing ${s.missing.join(', ')}`;
+    case 'not-observed':
+      return `not observed: ${s.missing.join(', ')} (${[...new Set(s.notObserved.map(notObservedWhy))].join('; ')})`;
+  }
+}
+
+function notObservedWhy(n: NotObserved): string {
+  return `${describeNotObserved(n)} ${n.reason === 'forbidden' ? 'forbidden (HTTP 403)' : 'not served (HTTP 404)'}`;
+}
+
+/**
+ * What the snapshot did not read, one line each, said before any finding: every result below
+ * stands on what was read, and the rules that needed the rest are skipped.
+ */
+export function unobservedLines(r: AuditReport): string[] {
+  const out = r.snapshot.unobserved.map((n) => `${n.input}: ${notObservedWhy(n)}: ${n.message}`);
+  if (out.length && r.snapshot.partial) out.unshift('the snapshot is partial (taken with --allow-partial)');
+  return out;
+}
+
+export function unobservedHeading(r: AuditReport): string {
+  return `Not observed (${r.snapshot.unobserved.length}) - the server refused or does not serve these; rules that need them are skipped`;
 }

@@ -21,7 +21,16 @@ import {
   severityRank,
 } from '../findings.js';
 import { describeSuppression } from '../suppressions.js';
-import { describeTarget, plural, resolvedHeading, SEVERITY_LABEL, summaryLine } from './common.js';
+import {
+  describeTarget,
+  plural,
+  resolvedHeading,
+  SEVERITY_LABEL,
+  skipReason,
+  summaryLine,
+  unobservedHeading,
+  unobservedLines,
+} from './common.js';
 import {
   bySeverity,
   detailed,
@@ -81,6 +90,11 @@ export function renderHtml(r: AuditReport, opts: { expand?: readonly string[] } 
     '<div class="filterbar"><input id="filter" type="search" placeholder="Filter by rule id, namespace or object name" aria-label="filter"><span id="filter-status"></span></div>',
     ...toc(groups),
   ];
+  if (r.snapshot.unobserved.length) {
+    body.push(`<section class="group" id="unobserved"><h2>${h(unobservedHeading(r))}</h2><ul>`);
+    for (const l of unobservedLines(r)) body.push(`<li>${h(l)}</li>`);
+    body.push('</ul></section>');
+  }
   if (r.findings.length === 0)
     body.push(`<p>${r.counts.baselined ? 'No new findings.' : 'No findings.'}</p>`);
   for (const { severity, groups: list } of bySeverity(groups)) {
@@ -136,11 +150,11 @@ export function renderHtml(r: AuditReport, opts: { expand?: readonly string[] } 
   if (r.skipped.length) {
     body.push(
       `<h2>Skipped rules (${r.skipped.length})</h2>`,
-      '<table><tr><th>rule</th><th>missing</th><th>how to provide</th></tr>',
+      '<table><tr><th>rule</th><th>why</th><th>how to provide</th></tr>',
     );
     for (const s of r.skipped)
       body.push(
-        `<tr><td><code>${h(s.ruleId)}</code></td><td>${h(s.missing.join(', '))}</td><td>${h(s.howToProvide)}</td></tr>`,
+        `<tr><td><code>${h(s.ruleId)}</code></td><td>${h(skipReason(s))}</td><td>${h(s.howToProvide)}</td></tr>`,
       );
     body.push('</table>');
   }

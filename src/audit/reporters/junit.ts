@@ -9,7 +9,7 @@
 import type { AuditReport, RuleMeta } from '../engine.js';
 import { describeEvidence, describeSubject, type Finding } from '../findings.js';
 import { describeSuppression } from '../suppressions.js';
-import { describeTarget, escapeXml, summaryLine } from './common.js';
+import { describeTarget, escapeXml, skipReason, summaryLine } from './common.js';
 
 export function renderJunit(r: AuditReport): string {
   const families = [...new Set(r.rules.map((m) => m.family))];
@@ -117,7 +117,7 @@ function failure(f: Finding): string {
 
 function skipMessage(r: AuditReport, m: RuleMeta): string | undefined {
   const s = r.skipped.find((x) => x.ruleId === m.id);
-  if (s) return `missing ${s.missing.join(', ')}: ${s.howToProvide}`;
+  if (s) return `${skipReason(s)}: ${s.howToProvide}`;
   const na = r.notApplicable.find((x) => x.ruleId === m.id);
   if (na) return `not applicable: ${na.reason}`;
   return undefined;

@@ -9,7 +9,10 @@ import {
   type RenderOptions,
   resolvedHeading,
   SEVERITY_LABEL,
+  skipReason,
   summaryLine,
+  unobservedHeading,
+  unobservedLines,
 } from './common.js';
 import {
   bySeverity,
@@ -39,6 +42,11 @@ export function renderMarkdown(r: AuditReport, opts: RenderOptions = { color: fa
     `| ${c.blocker} | ${c.risk} | ${c.info} | ${c.suppressed} | ${c.baselined} | ${c.skipped} | ${c.notApplicable} | ${c.passed} |`,
     '',
   ];
+  if (r.snapshot.unobserved.length) {
+    out.push(`## ${escapeMd(unobservedHeading(r))}`, '');
+    for (const l of unobservedLines(r)) out.push(`- ${escapeMd(l)}`);
+    out.push('');
+  }
   if (r.findings.length === 0) out.push(r.counts.baselined ? 'No new findings.' : 'No findings.', '');
   const expand = opts.expand ?? [];
   for (const { severity, groups } of bySeverity(groupByRule(r.findings, (f) => f, { expand }))) {
@@ -110,11 +118,11 @@ export function renderMarkdown(r: AuditReport, opts: RenderOptions = { color: fa
     out.push(
       `## Skipped rules (${r.skipped.length})`,
       '',
-      '| rule | missing | how to provide |',
+      '| rule | why | how to provide |',
       '|---|---|---|',
     );
     for (const s of r.skipped)
-      out.push(`| \`${s.ruleId}\` | ${escapeMd(s.missing.join(', '))} | ${escapeMd(s.howToProvide)} |`);
+      out.push(`| \`${s.ruleId}\` | ${escapeMd(skipReason(s))} | ${escapeMd(s.howToProvide)} |`);
     out.push('');
   }
   if (r.errors.length) {

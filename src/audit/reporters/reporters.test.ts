@@ -26,6 +26,7 @@ function fixtureReport(): AuditReport {
       severity: 'blocker',
       title: 'Apiserver example',
       inputs: ['flags'],
+      reads: [],
       requires: [],
       description: 'Why it breaks.',
       docs: 'docs/rules.md#apiserver.example',
@@ -55,6 +56,7 @@ function fixtureReport(): AuditReport {
       severity: 'risk',
       title: 'Workload example',
       inputs: ['api'],
+      reads: [],
       check: () => [
         {
           message: 'Deployment shop/web has one replica',
@@ -101,6 +103,7 @@ function fixtureReport(): AuditReport {
       severity: 'info',
       title: 'etcd example',
       inputs: ['api'],
+      reads: [],
       check: () => [
         {
           message: 'db size 12 MiB',
@@ -132,6 +135,7 @@ function fixtureReport(): AuditReport {
       severity: 'blocker',
       title: 'Needs etcd',
       inputs: ['etcd'],
+      reads: [],
       check: () => [],
     },
     {
@@ -140,6 +144,7 @@ function fixtureReport(): AuditReport {
       severity: 'risk',
       title: 'CAPI only',
       inputs: ['mgmt'],
+      reads: [],
       notApplicable: () => 'Cluster API mode only',
       check: () => [],
     },
@@ -402,6 +407,7 @@ describe('an untabled Talos patch as the target', () => {
       severity: 'info',
       title: 'Example',
       inputs: ['api'],
+      reads: [],
       check: () => [{ message: 'm', evidence: [], remediation: 'r' }],
     };
     return runAudit({
@@ -438,6 +444,7 @@ describe('a rule with many findings', () => {
     severity: 'risk',
     title: 'Many',
     inputs: ['api'],
+    reads: [],
     check: () =>
       Array.from({ length: 45 }, (_, i) => ({
         message: `Deployment team-${i % 3}/svc-${i} has no PDB`,

@@ -22,6 +22,7 @@ const rules: Rule[] = [
     severity: 'blocker',
     title: 'Talos would start kube-proxy',
     inputs: ['api'],
+    reads: [],
     check: () => [
       {
         message: 'the cluster runs no kube-proxy <b>',
@@ -44,6 +45,7 @@ const rules: Rule[] = [
     severity: 'blocker',
     title: 'PDB blocks a drain',
     inputs: ['api'],
+    reads: [],
     check: () => [{ message: 'pdb', evidence: [{ kind: 'node', node: 'w-1' }], remediation: 'scale up' }],
   },
 ];

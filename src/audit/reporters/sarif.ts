@@ -17,7 +17,7 @@ import {
   type Severity,
 } from '../findings.js';
 import type { Suppression } from '../suppressions.js';
-import { describeTarget, summaryLine } from './common.js';
+import { describeTarget, skipReason, summaryLine } from './common.js';
 
 const LEVEL: Record<Severity, Result.level> = { blocker: 'error', risk: 'warning', info: 'note' };
 /** Locations per result are capped: a finding about 5,000 nodes lists the first ones. */
@@ -83,7 +83,7 @@ export function sarifLog(r: AuditReport): Log {
               ...r.skipped.map((s) => ({
                 level: 'warning' as const,
                 descriptor: { id: s.ruleId, index: ruleIndex.get(s.ruleId) ?? -1 },
-                message: { text: `skipped: missing ${s.missing.join(', ')}. ${s.howToProvide}` },
+                message: { text: `skipped: ${skipReason(s)}. ${s.howToProvide}` },
               })),
               ...r.expiredSuppressions.map((e) => ({
                 level: 'note' as const,

@@ -11,7 +11,10 @@ import {
   type RenderOptions,
   resolvedHeading,
   SEVERITY_LABEL,
+  skipReason,
   summaryLine,
+  unobservedHeading,
+  unobservedLines,
 } from './common.js';
 import {
   bySeverity,
@@ -40,6 +43,11 @@ export function renderTable(r: AuditReport, opts: RenderOptions): string {
   out.push(`target: ${describeTarget(r.target)}`);
   if (r.baseline) out.push(`baseline: ${r.baseline.file} (${r.baseline.known} known findings hidden)`);
   out.push('');
+  if (r.snapshot.unobserved.length) {
+    out.push(paint('yellow', paint('bold', unobservedHeading(r))));
+    for (const l of unobservedLines(r)) out.push(`  ${l}`);
+    out.push('');
+  }
 
   const expand = opts.expand ?? [];
   for (const { severity, groups } of bySeverity(groupByRule(r.findings, (f) => f, { expand }))) {
@@ -104,7 +112,7 @@ export function renderTable(r: AuditReport, opts: RenderOptions): string {
       paint('bold', `Skipped rules (${r.skipped.length}) - not checked, provide the input to run them`),
     );
     for (const s of r.skipped) {
-      out.push(`  ${s.ruleId}  missing: ${s.missing.join(', ')}`);
+      out.push(`  ${s.ruleId}  ${skipReason(s)}`);
       out.push(paint('dim', `    ${s.howToProvide}`));
     }
     out.push('');

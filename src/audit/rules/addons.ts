@@ -12,6 +12,7 @@ import { compareVersions, parseVersion } from '../../util/semver.js';
 import type { Evidence } from '../findings.js';
 import { type KitValueRef, patchChecks, settingText, type ValueTest } from '../kit-checks.js';
 import { notApplicable, type Rule, type RuleFinding } from '../rule.js';
+import { CILIUM_CONFIG, COREDNS_CONFIG, KUBE_PROXY_CONFIG } from '../rule-reads.js';
 import { KIT } from './kit-paths.js';
 import { factEvidence, isMultidoc, list, objectEvidence, skipFact } from './shared.js';
 
@@ -38,6 +39,7 @@ export const kubeProxySelector: Rule = {
   severity: 'risk',
   title: "kube-proxy selector differs from Talos's",
   inputs: ['api'],
+  reads: ['daemonsets', KUBE_PROXY_CONFIG],
   description:
     "A DaemonSet's selector is immutable; Talos's kube-proxy selects {k8s-app: kube-proxy, tier: node}, so the first talosctl upgrade-k8s fails with \"field is immutable\" on kubeadm's DaemonSet (siderolabs/talos#11973).",
   docs: DOCS('addons.kube-proxy-selector'),
@@ -92,6 +94,7 @@ export const kubeProxyConflict: Rule = {
   severity: 'blocker',
   title: 'Talos would deploy kube-proxy the cluster does not run, or in another mode',
   inputs: ['api', 'target'],
+  reads: ['daemonsets', CILIUM_CONFIG, KUBE_PROXY_CONFIG],
   description:
     'Talos creates kube-proxy when it is missing (e.g. next to Cilium kube-proxy replacement) and renders its own proxy mode; both change how every Service is routed.',
   docs: DOCS('addons.kube-proxy-conflict'),
@@ -212,6 +215,7 @@ export const corednsConflict: Rule = {
   severity: 'risk',
   title: 'Cluster DNS that Talos-managed CoreDNS would duplicate or overwrite',
   inputs: ['api', 'target'],
+  reads: ['deployments', 'services', COREDNS_CONFIG],
   description:
     "Talos creates the CoreDNS objects that are missing; from v1.13 existing ones join its inventory and the next talosctl upgrade-k8s re-applies Talos's spec, losing customisations.",
   docs: DOCS('addons.coredns-conflict'),
@@ -339,6 +343,7 @@ export const bootstrapObjects: Rule = {
   severity: 'info',
   title: 'Objects the first Talos control plane creates',
   inputs: ['api', 'target'],
+  reads: ['deployments', 'daemonsets', 'services', COREDNS_CONFIG, KUBE_PROXY_CONFIG],
   description:
     'The first Talos control plane applies its bootstrap manifests: missing objects are created, existing ones are left alone (from v1.13 recorded in an inventory ConfigMap).',
   docs: DOCS('addons.bootstrap-objects'),

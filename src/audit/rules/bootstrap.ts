@@ -26,6 +26,7 @@ export const tokenTtl: Rule = {
   severity: 'blocker',
   title: 'No non-expiring bootstrap token for Talos nodes',
   inputs: ['api'],
+  reads: ['bootstrapTokens'],
   description:
     'Talos kubelets bootstrap with the token from the secrets bundle; it must exist as a kube-system/bootstrap-token-<id> Secret without expiration before the first Talos node boots (≤v1.13 Talos runs tokencleaner, and expired tokens are rejected).',
   docs: 'docs/rules.md#bootstrap.token-ttl',
@@ -78,6 +79,7 @@ export const tokenGroups: Rule = {
   severity: 'risk',
   title: 'Bootstrap token groups are bound only by kubeadm RBAC',
   inputs: ['api'],
+  reads: ['bootstrapTokens'],
   description:
     'kubeadm tokens authenticate as kubeadm groups bound by kubeadm RBAC; Talos binds system:bootstrappers:nodes. Removing the kubeadm bindings during or after the migration breaks Talos nodes that join with a kubeadm token.',
   docs: 'docs/rules.md#bootstrap.token-groups',

@@ -91,6 +91,7 @@ export const movePausedOrUnstable: Rule = {
   severity: 'risk',
   title: 'Management cluster not steady enough to move or back up',
   inputs: ['mgmt'],
+  reads: [],
   requires: ['mgmt'],
   description:
     'clusterctl move refuses a paused Cluster and one whose Machines lack a Node, and carries no status: a move or backup of a cluster that is paused, not Ready, or rolling its Machines fails or restores an inconsistent state.',
@@ -195,6 +196,7 @@ export const operatorInventory: Rule = {
   severity: 'info',
   title: 'Providers installed by the CAPI Operator have no clusterctl inventory',
   inputs: ['mgmt'],
+  reads: [],
   requires: ['mgmt'],
   description:
     'clusterctl finds providers through its inventory (providers.clusterctl.cluster.x-k8s.io), which the CAPI Operator does not write: clusterctl move --to-kubeconfig into such a cluster fails "provider not found in the target cluster", and clusterctl upgrade does not see them.',

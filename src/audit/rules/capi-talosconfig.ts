@@ -28,6 +28,7 @@ export const talosconfigDrift: Rule = {
   severity: 'risk',
   title: "A control-plane Machine's TalosConfig differs from its TalosControlPlane",
   inputs: ['mgmt'],
+  reads: [],
   requires: ['mgmt'],
   description:
     "CACPPT compares each control-plane Machine's TalosConfig spec with the TalosControlPlane's controlPlaneConfig.controlplane; any difference marks the Machine outdated: with RollingUpdate it is replaced, with OnDelete it is the first removed on a scale-down.",
@@ -132,6 +133,7 @@ export const jsonPatchesMultidoc: Rule = {
   severity: 'risk',
   title: 'JSON patches (configPatches) against a multi-document Talos config',
   inputs: ['mgmt'],
+  reads: [],
   requires: ['mgmt'],
   description:
     'CABPT applies configPatches (RFC 6902 JSON patches) to the first document of the machine config only; from Talos 1.12 the config has several documents, so those patches fail or miss their target. strategicPatches address every document.',

@@ -61,6 +61,7 @@ export const tcpEtcdAudit: Rule = {
   severity: 'blocker',
   title: "TalosControlPlane's etcd audit would remove kubeadm members",
   inputs: ['mgmt'],
+  reads: [],
   requires: ['mgmt'],
   description:
     'CACPPT removes every etcd member whose name matches no control-plane Machine once all its Machines have a Node: an unpaused TalosControlPlane next to kubeadm members kills the kubeadm apiservers.',
@@ -128,6 +129,7 @@ export const bootstrapSplitBrain: Rule = {
   severity: 'blocker',
   title: 'TalosControlPlane not marked bootstrapped',
   inputs: ['mgmt'],
+  reads: [],
   requires: ['mgmt'],
   description:
     'With status.bootstrapped false CACPPT calls Talos Bootstrap on a control plane still waiting to join: a second etcd cluster.',
@@ -162,6 +164,7 @@ export const secretsNotPrecreated: Rule = {
   severity: 'blocker',
   title: 'PKI Secrets missing in the management cluster',
   inputs: ['mgmt'],
+  reads: [],
   requires: ['mgmt'],
   description:
     'CABPT generates a new secrets bundle when <cluster>-talos is missing, and Cluster API a new CA without <cluster>-ca: nodes with new CAs cannot join.',
@@ -205,6 +208,7 @@ export const secretNotMoved: Rule = {
   severity: 'risk',
   title: 'A cluster Secret clusterctl move would leave behind',
   inputs: ['mgmt'],
+  reads: [],
   requires: ['mgmt'],
   description:
     'clusterctl move carries only Secrets with an ownerRef chain to a Cluster, a known <cluster>-<purpose> name, or the move label; <cluster>-talos is none of these by default.',
@@ -242,6 +246,7 @@ export const machinesetPreflightHold: Rule = {
   severity: 'risk',
   title: 'MachineDeployment without the preflight skip',
   inputs: ['mgmt'],
+  reads: [],
   requires: ['mgmt'],
   description:
     'MachineSets stay on hold while the control plane is provisioning — a TalosControlPlane without Machines is — unless the ControlPlaneIsStable preflight check is skipped.',
@@ -283,6 +288,7 @@ export const providerIdMissing: Rule = {
   severity: 'blocker',
   title: 'Nothing sets spec.providerID on the Talos nodes',
   inputs: ['mgmt', 'api'],
+  reads: ['nodes'],
   requires: ['mgmt', 'resources'],
   description:
     'Talos never sets spec.providerID; without a cloud-controller-manager (and CAPMOX provider-ID injection) Machines stay Provisioned, waiting for a Node with their providerID.',
@@ -341,6 +347,7 @@ export const contractV1beta1: Rule = {
   severity: 'risk',
   title: 'Cluster API without the v1beta1 contract CACPPT needs',
   inputs: ['mgmt'],
+  reads: [],
   requires: ['mgmt'],
   description:
     'CACPPT speaks only the v1beta1 contract; Cluster API plans to drop it in v1.16. Pin core Cluster API at v1.15 or older.',

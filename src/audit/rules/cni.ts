@@ -10,6 +10,7 @@ import type { KubeObject } from '../../snapshot/model.js';
 import { type Evidence, evidenceFromSource } from '../findings.js';
 import { type KitCheck, patchChecks, type ValueTest } from '../kit-checks.js';
 import { notApplicable, type Rule, type RuleFinding } from '../rule.js';
+import { CILIUM_CONFIG, CLUSTER_INFO } from '../rule-reads.js';
 import { BOTH_PATCHES, KIT } from './kit-paths.js';
 import { factEvidence, isMultidoc, skipFact } from './shared.js';
 
@@ -23,6 +24,7 @@ export const talosDefaultFlannel: Rule = {
   severity: 'blocker',
   title: 'Talos would deploy flannel next to the cluster CNI',
   inputs: ['api', 'target'],
+  reads: ['daemonsets', CILIUM_CONFIG],
   description:
     'Without an explicit "no CNI", the Talos bootstrap manifests create DaemonSet kube-system/kube-flannel (create-if-missing) beside the CNI the cluster already runs.',
   docs: DOCS('cni.talos-default-flannel'),
@@ -126,6 +128,7 @@ export const ciliumValues: Rule = {
   severity: 'risk',
   title: 'Cilium values that do not work on Talos and kubeadm nodes alike',
   inputs: ['api'],
+  reads: ['daemonsets', 'nodes', CILIUM_CONFIG, CLUSTER_INFO],
   description:
     'Talos forbids module loading by workloads and mounts cgroup v2 and bpffs itself; KubePrism (localhost:7445) exists only on Talos nodes. Cilium values are cluster-wide, so they must suit both node types during coexistence.',
   docs: DOCS('cni.cilium-values'),
@@ -290,6 +293,7 @@ export const ciliumUpdateStrategy: Rule = {
   severity: 'risk',
   title: 'Cilium agent rollout takes pod networking down on several nodes at once',
   inputs: ['api'],
+  reads: ['daemonsets', 'nodes', CILIUM_CONFIG],
   description:
     'The pre-migration values change restarts every Cilium agent; more than one unavailable agent at a time drops pod networking on several nodes together, and OnDelete never rolls the change out.',
   docs: DOCS('cni.cilium-update-strategy'),

@@ -109,6 +109,7 @@ export const absent: Rule = {
   severity: 'blocker',
   title: 'kubeadm stores Secrets in plaintext; a generated Talos config would encrypt them',
   inputs: ['flags', 'target'],
+  reads: [],
   description:
     'Without --encryption-provider-config the kubeadm apiservers cannot read Secrets a Talos apiserver writes with the secretbox key every generated Talos config carries; the v1.14 generated document even lacks `identity`, so Talos could not read the existing plaintext Secrets either.',
   docs: 'docs/rules.md#encryption.absent',
@@ -156,6 +157,7 @@ export const keyName: Rule = {
   severity: 'blocker',
   title: 'Encryption key names differ from the ones Talos ≤v1.13 fixes',
   inputs: ['node', 'etcd', 'target'],
+  reads: [],
   // The EncryptionConfiguration (a host file) decides; the rule says when it is missing. Sampling
   // etcd for stored prefixes would confirm read keys, but a snapshot does not carry stored values.
   requires: [],
@@ -215,6 +217,7 @@ export const providerUnsupported: Rule = {
   severity: 'blocker',
   title: 'Encryption configuration has a shape Talos ≤v1.13 cannot express',
   inputs: ['node'],
+  reads: [],
   requires: [],
   description:
     'The ≤v1.13 Talos template covers only `secrets`, with at most one secretbox and one aescbc key plus identity: kms, aesgcm, several keys per provider or other encrypted resources cannot be carried.',
@@ -295,6 +298,7 @@ export const v114GeneratedDoc: Rule = {
   severity: 'risk',
   title: "Talos v1.14's generated KubeEtcdEncryptionConfig does not match the cluster",
   inputs: ['target'],
+  reads: [],
   requires: [],
   description:
     'The KubeEtcdEncryptionConfig that Talos v1.14 generates has only secretbox "key2" and no identity, and it emits an AES-CBC secret as secretbox "key1" (siderolabs/talos#13885): it must be written from the live configuration instead.',

@@ -9,6 +9,7 @@ import { EXCLUDE_FROM_LB_LABEL } from '../../knowledge/talos-config.js';
 import type { KubeObject, StaticPod } from '../../snapshot/model.js';
 import { type Evidence, evidenceFromSource, type Subject } from '../findings.js';
 import { HOW_TO_PROVIDE, notApplicable, type Rule, type RuleFinding, skip } from '../rule.js';
+import { CLUSTER_INFO, WORKLOADS } from '../rule-reads.js';
 import { factEvidence, list, objectEvidence, skipFact } from './shared.js';
 
 const DOCS = (id: string) => `docs/rules.md#${id}`;
@@ -21,6 +22,7 @@ export const controlPlaneEndpointMissing: Rule = {
   severity: 'blocker',
   title: 'No stable control-plane endpoint',
   inputs: ['kubeadm'],
+  reads: [CLUSTER_INFO],
   description:
     'Talos nodes (and every kubeconfig) need an endpoint that survives the removal of each kubeadm control plane: a load balancer or VIP, not one node.',
   docs: DOCS('endpoint.control-plane-endpoint-missing'),
@@ -113,6 +115,7 @@ export const vipOnControlPlane: Rule = {
   severity: 'risk',
   title: 'Endpoint VIP or load balancer runs on the kubeadm control planes',
   inputs: ['api', 'node'],
+  reads: [...WORKLOADS, 'nodes', CLUSTER_INFO],
   requires: ['resources'],
   description:
     'When keepalived/haproxy/kube-vip on the old control planes hold the endpoint, turning them off causes apiserver downtime, and a Talos VIP and VRRP cannot hold the same IP at once.',
@@ -194,6 +197,7 @@ export const lbBackends: Rule = {
   severity: 'info',
   title: 'Load-balancer backends to swap during the migration',
   inputs: ['node'],
+  reads: ['nodes', CLUSTER_INFO],
   // The backends are the control planes' apiserver addresses (Nodes or manifests); the LB itself is not read.
   requires: [],
   description:

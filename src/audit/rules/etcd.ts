@@ -131,6 +131,7 @@ export const versionTooOld: Rule = {
   severity: 'blocker',
   title: 'etcd older than 3.5',
   inputs: ['etcd'],
+  reads: [],
   // Member status is best, but the static pods' image tags also tell the version.
   requires: [],
   description:
@@ -168,6 +169,7 @@ export const versionLearnerBug: Rule = {
   severity: 'blocker',
   title: 'etcd 3.5 patch affected by the learner-promotion bug',
   inputs: ['etcd', 'target'],
+  reads: [],
   requires: [],
   description:
     'etcd 3.5.1–3.5.19 did not persist learner promotion; a 3.6 member then fails with "membership: too many learner members" (etcd#19557, #20793). The etcd docs require 3.5.26+ before 3.6.',
@@ -205,6 +207,7 @@ export const versionSkew: Rule = {
   severity: 'blocker',
   title: "Target Talos etcd is more than one minor away from the cluster's",
   inputs: ['etcd', 'target'],
+  reads: [],
   requires: [],
   description:
     'etcd upgrades one minor at a time; a learner of a newer minor joining an older cluster is not supported beyond one minor, and Talos v1.14 runs flags that need etcd 3.6 or newer.',
@@ -289,6 +292,7 @@ export const unhealthy: Rule = {
   severity: 'blocker',
   title: 'etcd member unhealthy, unstarted, learner or without a node',
   inputs: ['etcd'],
+  reads: [],
   description:
     'Learner-first swaps assume every member is started and healthy with one leader; unstarted or stale members and leftover learners block joins (cluster-api#5509, kubernetes/kubeadm#1432).',
   docs: DOCS('etcd.unhealthy'),
@@ -417,6 +421,7 @@ export const memberCount: Rule = {
   severity: 'risk',
   title: 'etcd voting member count is 1, 2 or even',
   inputs: ['etcd'],
+  reads: [],
   description:
     'Two voters: removing either is unsafe. One voter: adding a voter stalls the cluster until it connects. Even counts tolerate no more failures than the odd count below.',
   docs: DOCS('etcd.member-count'),
@@ -486,6 +491,7 @@ export const memberNameCollision: Rule = {
   severity: 'blocker',
   title: 'Planned Talos hostname equals an etcd member or Node name',
   inputs: ['etcd', 'api', 'target'],
+  reads: ['nodes'],
   requires: ['etcd'],
   description:
     'A joining Talos control plane removes any etcd member whose name equals its hostname before adding itself; kubeadm names members after node hostnames, so reusing one removes a live member.',
@@ -562,6 +568,7 @@ export const external: Rule = {
   severity: 'blocker',
   title: 'External etcd',
   inputs: ['kubeadm', 'flags'],
+  reads: [],
   // Either input tells the topology; the fact says what is missing.
   requires: [],
   description:
@@ -603,6 +610,7 @@ export const v2Enabled: Rule = {
   severity: 'risk',
   title: 'etcd v2 API enabled',
   inputs: ['flags'],
+  reads: [],
   description:
     'etcd 3.6 removes --enable-v2 and --experimental-enable-v2v3; custom v2 data must be migrated or purged before any 3.6 member (every Talos release from v1.11).',
   docs: DOCS('etcd.v2-enabled'),
@@ -707,6 +715,7 @@ export const extraArgs: Rule = {
   severity: 'risk',
   title: 'etcd flags Talos would not carry over',
   inputs: ['flags'],
+  reads: [],
   // The running manifests or kubeadm-config's etcd.local.extraArgs: either tells the flags.
   requires: [],
   description:
@@ -772,6 +781,7 @@ export const dbSize: Rule = {
   severity: 'info',
   title: 'etcd database size',
   inputs: ['etcd'],
+  reads: [],
   description:
     'A joining learner receives a snapshot of the whole database; its size decides how long catch-up and promotion take.',
   docs: DOCS('etcd.db-size'),

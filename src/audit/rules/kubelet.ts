@@ -12,6 +12,7 @@ import type { ComponentConfig, Flag, KubeObject, SourceRef, StaticPod } from '..
 import { type Evidence, evidenceFromSource } from '../findings.js';
 import { patchChecks } from '../kit-checks.js';
 import { type AuditContext, HOW_TO_PROVIDE, type Rule, type RuleFinding, skip } from '../rule.js';
+import { KUBELET_CONFIG } from '../rule-reads.js';
 import { BOTH_PATCHES } from './kit-paths.js';
 import { describeObj, isRecord, listSome, objectEvidence, templatesOf } from './workload-pods.js';
 
@@ -237,6 +238,7 @@ export const configCarryover: Rule = {
   severity: 'risk',
   title: 'Kubelet settings Talos defaults would replace',
   inputs: ['kubeadm', 'node', 'api'],
+  reads: ['nodes', KUBELET_CONFIG],
   requires: ['kubelet'],
   description:
     "A Talos kubelet runs with Talos's defaults (e.g. systemReserved memory 512Mi on control planes, 384Mi on workers) unless the cluster's settings are carried in the machine config; some keys are protected and cannot be carried at all.",
@@ -401,6 +403,7 @@ export const sysctls: Rule = {
   severity: 'risk',
   title: 'Pods set unsafe sysctls',
   inputs: ['api', 'node'],
+  reads: ['nodes', KUBELET_CONFIG],
   requires: ['resources'],
   description:
     "Unsafe sysctls in a pod's securityContext are accepted only by kubelets that list them in allowedUnsafeSysctls; Talos kubelets list none unless configured, so such pods fail with SysctlForbidden on Talos nodes.",
@@ -481,6 +484,7 @@ export const staticPods: Rule = {
   severity: 'risk',
   title: 'Static pods besides the control plane',
   inputs: ['api'],
+  reads: ['pods'],
   description:
     'Talos has no manifests directory (disableManifestsDirectory: true): static pods such as keepalived, haproxy, kube-vip or node agents disappear from replaced nodes unless re-declared.',
   docs: DOCS('kubelet.static-pods'),

@@ -11,6 +11,7 @@ import { TALOS_NETWORK_DEFAULTS } from '../../knowledge/talos.js';
 import { nthIp, parseCidr } from '../../util/ip.js';
 import type { Evidence } from '../findings.js';
 import { type Rule, type RuleFinding, type RuleResult, skip } from '../rule.js';
+import { CILIUM_CONFIG, KUBELET_CONFIG } from '../rule-reads.js';
 import { BOTH_PATCHES, KIT } from './kit-paths.js';
 import { capped, factEvidence, isMultidoc, list, skipFact, talosField } from './shared.js';
 
@@ -101,6 +102,7 @@ export const podCidrMismatch: Rule = {
   severity: 'blocker',
   title: 'Pod CIDR differs from the Talos default or between sources',
   inputs: ['kubeadm', 'flags', 'api', 'target'],
+  reads: ['nodes', CILIUM_CONFIG],
   // kubeadm-config, the KCM flags or the Node objects each suffice: the fact says what is missing.
   requires: [],
   description:
@@ -145,6 +147,7 @@ export const serviceCidrMismatch: Rule = {
   severity: 'blocker',
   title: 'Service CIDR differs from the Talos default or between sources',
   inputs: ['kubeadm', 'flags', 'api', 'target'],
+  reads: ['services'],
   requires: [],
   description:
     'A wrong service CIDR gives Talos apiservers a wrong kubernetes Service IP SAN (intermittent TLS failures) and Talos kubelets a wrong cluster DNS IP.',
@@ -179,6 +182,7 @@ export const dnsDomainMismatch: Rule = {
   severity: 'blocker',
   title: 'DNS domain differs from the Talos default or between sources',
   inputs: ['kubeadm', 'target'],
+  reads: [],
   requires: [],
   description:
     'Pods on Talos nodes get a resolv.conf search path for the Talos dnsDomain (default cluster.local) and the apiserver SAN kubernetes.default.svc.<domain> changes.',
@@ -218,6 +222,7 @@ export const kubeDnsIp: Rule = {
   severity: 'blocker',
   title: 'Cluster DNS IP is not the 10th address of the service CIDR',
   inputs: ['api', 'kubeadm', 'target'],
+  reads: ['services', KUBELET_CONFIG],
   requires: [],
   description:
     'Talos kubelets point clusterDNS at the 10th address of each service CIDR unless told otherwise; a cluster whose DNS listens elsewhere loses DNS on Talos nodes, and a kube-dns Service on another IP later breaks talosctl upgrade-k8s (siderolabs/talos#12618).',
@@ -274,6 +279,7 @@ export const nodeCidrMask: Rule = {
   severity: 'risk',
   title: 'Node pod-CIDR mask size differs from the Talos default',
   inputs: ['flags', 'api', 'target'],
+  reads: ['nodes'],
   requires: [],
   description:
     'A Talos kube-controller-manager allocates /24 (IPv4) and /64 (IPv6) node CIDRs unless told otherwise; nodes joining under a Talos KCM would get differently sized ranges.',
@@ -315,6 +321,7 @@ export const portReachability: Rule = {
   severity: 'risk',
   title: 'Ports between kubeadm and Talos nodes are not verified',
   inputs: ['node'],
+  reads: ['nodes'],
   // Needs probes from the Talos nodes' network position; no snapshot part holds them.
   requires: [],
   description:

@@ -22,6 +22,7 @@ import type { KubeObject, Taint } from '../../snapshot/model.js';
 import type { Evidence } from '../findings.js';
 import { patchChecks, settingText } from '../kit-checks.js';
 import { type AuditContext, type Rule, type RuleFinding, skip } from '../rule.js';
+import { WORKLOADS } from '../rule-reads.js';
 import { KIT } from './kit-paths.js';
 import {
   describeObj,
@@ -56,6 +57,7 @@ export const cpSchedulable: Rule = {
   severity: 'risk',
   title: 'Control planes run workloads but Talos control planes are tainted',
   inputs: ['api', 'target'],
+  reads: ['nodes', 'pods'],
   description: `Talos control planes register with the ${CONTROL_PLANE_TAINT}:NoSchedule taint and the ${EXCLUDE_FROM_LB_LABEL} label; workloads that run on untainted kubeadm control planes lose that capacity.`,
   docs: DOCS('nodes.cp-schedulable'),
   artifacts: [KIT.controlPlanePatch],
@@ -223,6 +225,7 @@ export const labelsTaintsCarryover: Rule = {
   severity: 'risk',
   title: 'Node labels and taints the workloads depend on',
   inputs: ['api'],
+  reads: ['nodes', ...WORKLOADS],
   description:
     "Replacement nodes carry only the labels and taints in their machine config; workloads selecting, spreading over or tolerating the old nodes' custom labels and taints stay Pending or land on the wrong nodes.",
   docs: DOCS('nodes.labels-taints-carryover'),
@@ -405,6 +408,7 @@ export const nameReuse: Rule = {
   severity: 'blocker',
   title: 'Planned Talos node name equals a live Node',
   inputs: ['api', 'target'],
+  reads: ['nodes'],
   requires: ['resources'],
   description:
     'A Talos node joining under the name of a Node that still exists takes over that Node object; a control plane also removes the etcd member of that name (see etcd.member-name-collision).',

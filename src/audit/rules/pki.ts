@@ -166,6 +166,7 @@ function caMissingRule(
     severity: 'blocker',
     title,
     inputs: id === 'pki.etcd-ca-missing' ? ['pki', 'kubeadm'] : ['pki'],
+    reads: [],
     // kubeadm only adds context (external etcd); the files decide.
     requires: ['pki'],
     description,
@@ -229,6 +230,7 @@ export const saKeyMissing: Rule = {
   severity: 'blocker',
   title: 'Service-account signing key missing',
   inputs: ['pki'],
+  reads: [],
   description:
     'Talos apiservers sign and verify service-account tokens with sa.key; a different key makes every token from one side invalid on the other.',
   docs: 'docs/rules.md#pki.sa-key-missing',
@@ -253,6 +255,7 @@ export const keyTypeUnsupported: Rule = {
   severity: 'blocker',
   title: 'Imported key is encrypted or of an unsupported type',
   inputs: ['pki'],
+  reads: [],
   description: `Talos reads the CA and service-account keys only as ${SUPPORTED_KEY_PEM}; anything else fails with "unsupported key type".`,
   docs: 'docs/rules.md#pki.key-type-unsupported',
   check(ctx) {
@@ -291,6 +294,7 @@ export const certKeyMismatch: Rule = {
   severity: 'blocker',
   title: 'CA certificate and key (or sa.pub and sa.key) do not pair',
   inputs: ['pki'],
+  reads: [],
   description:
     'Talos only parses the imported files and never checks that a key belongs to its certificate: a mismatched pair is accepted and every leaf Talos issues is unverifiable.',
   docs: 'docs/rules.md#pki.cert-key-mismatch',
@@ -355,6 +359,7 @@ export const caInvalid: Rule = {
   severity: 'blocker',
   title: 'CA certificate expired, not yet valid, not a CA, or expiring during the migration',
   inputs: ['pki'],
+  reads: [],
   description:
     'Talos does not check expiry or the CA flag of the imported CAs. An expired CA or a certificate without CA:TRUE/keyCertSign breaks every leaf; one that expires during the migration needs a CA rotation first.',
   docs: 'docs/rules.md#pki.ca-invalid',
@@ -439,6 +444,7 @@ export const intermediateCa: Rule = {
   severity: 'blocker',
   title: 'Intermediate CA instead of a self-signed root',
   inputs: ['pki', 'flags'],
+  reads: [],
   // Flags only add evidence (KCM signing files); the certificates decide.
   requires: ['pki'],
   description:
@@ -542,6 +548,7 @@ export const caBundleMultiple: Rule = {
   severity: 'risk',
   title: 'CA file holds several certificates',
   inputs: ['pki'],
+  reads: [],
   description:
     'Talos imports only the first PEM block of a CA file: other CAs the cluster trusts (a rotation in progress, concatenated trust) are dropped.',
   docs: 'docs/rules.md#pki.ca-bundle-multiple',
@@ -580,6 +587,7 @@ export const saExtraVerifyKeys: Rule = {
   severity: 'risk',
   title: 'Service-account tokens are verified with more than one key',
   inputs: ['flags', 'pki'],
+  reads: [],
   // Either input shows extra keys; the rule says itself when it has neither.
   requires: [],
   description:
@@ -640,6 +648,7 @@ export const leafExpiry: Rule = {
   severity: 'risk',
   title: 'kubeadm leaf certificate expires before the migration ends',
   inputs: ['pki'],
+  reads: [],
   description:
     'kubeadm nodes must stay healthy until they are removed; a leaf certificate that expires mid-migration takes a control plane or etcd member down.',
   docs: 'docs/rules.md#pki.leaf-expiry',

@@ -7,6 +7,7 @@ import { atField } from '../../facts/sources.js';
 import { TALOS_DISCOVERY_ENDPOINT } from '../../knowledge/talos-config.js';
 import { type Evidence, evidenceFromSource } from '../findings.js';
 import type { Rule, RuleFinding } from '../rule.js';
+import { WORKLOADS } from '../rule-reads.js';
 import { isMultidoc, objectEvidence } from './shared.js';
 
 const DOCS = (id: string) => `docs/rules.md#${id}`;
@@ -20,6 +21,7 @@ export const discoveryEgress: Rule = {
   severity: 'risk',
   title: 'Generated config uses the public Talos discovery service',
   inputs: ['target'],
+  reads: [],
   description:
     'Generated Talos configs enable cluster discovery through https://discovery.talos.dev/; it feeds KubePrism upstreams and etcd join endpoints, so nodes without Internet egress need it off or self-hosted.',
   docs: DOCS('talos.discovery-egress'),
@@ -87,6 +89,7 @@ export const workloadIsolation: Rule = {
   severity: 'risk',
   title: 'Workloads sensitive to v1.14 workload isolation',
   inputs: ['api', 'target'],
+  reads: [...WORKLOADS, 'csidrivers', 'persistentvolumes'],
   description:
     'Talos v1.14 generates SecurityProfileConfig.workloadIsolation: true: CRI, kubelet and pods run in a separate mount and PID namespace (sandboxd). In-tree iSCSI breaks; host mounts propagated back to the host are unverified.',
   docs: DOCS('talos.workload-isolation'),

@@ -34,6 +34,7 @@ export const k8sOutsideTalosWindow: Rule = {
   severity: 'blocker',
   title: "Kubernetes version outside the target Talos release's window",
   inputs: ['api', 'target'],
+  reads: ['nodes'],
   // The apiserver image (flags), kubeadm-config or the Node objects each tell a version.
   requires: [],
   description:
@@ -108,6 +109,7 @@ export const k8sPatchMismatch: Rule = {
   severity: 'risk',
   title: 'Talos control-plane version differs from the running kubeadm components',
   inputs: ['api', 'target'],
+  reads: ['nodes'],
   requires: [],
   description:
     'During coexistence kubeadm and Talos apiservers and controller-managers serve the same cluster; they should run the same version, and upgrades happen after the migration.',

@@ -6,6 +6,7 @@
 import type { KubeObject } from '../../snapshot/model.js';
 import { pinsOf } from '../../util/node-pins.js';
 import type { AuditContext, Rule, RuleFinding } from '../rule.js';
+import { WORKLOADS } from '../rule-reads.js';
 import type { IndexedPdb } from '../snapshot-index.js';
 import { pvNodes } from './workload-hostpath.js';
 import { pdbBlocks, pdbModel } from './workload-pdb.js';
@@ -53,6 +54,7 @@ export const pdbBlocking: Rule = {
   severity: 'blocker',
   title: 'PodDisruptionBudget blocks node drains',
   inputs: ['api'],
+  reads: [...WORKLOADS, 'poddisruptionbudgets'],
   description:
     'A PDB that allows no disruption (disruptionsAllowed 0, minAvailable ≥ expected pods, maxUnavailable 0, unhealthy pods under IfHealthyBudget) makes every drain of a node running its pods hang forever.',
   docs: DOCS('workload.pdb-blocking'),
@@ -98,6 +100,7 @@ export const pdbMissing: Rule = {
   severity: 'risk',
   title: 'Workload without a usable PodDisruptionBudget',
   inputs: ['api'],
+  reads: [...WORKLOADS, 'poddisruptionbudgets'],
   description:
     'A multi-replica workload without a PDB can lose all its pods at once when drains overlap; a single-replica workload is down while its node drains; a PDB selecting no pods protects nothing.',
   docs: DOCS('workload.pdb-missing'),
@@ -193,6 +196,7 @@ export const undrainablePods: Rule = {
   severity: 'risk',
   title: 'Pods that lose data or cannot move when drained',
   inputs: ['api'],
+  reads: [...WORKLOADS, 'nodes', 'persistentvolumes', 'poddisruptionbudgets'],
   description:
     'Bare pods are deleted by a drain and never come back; emptyDir contents are deleted; pods on node-local PersistentVolumes cannot start anywhere else.',
   docs: DOCS('workload.undrainable-pods'),
@@ -300,6 +304,7 @@ export const nodePinned: Rule = {
   severity: 'risk',
   title: 'Workload pinned to named nodes',
   inputs: ['api'],
+  reads: [...WORKLOADS, 'nodes'],
   description:
     'spec.nodeName, a kubernetes.io/hostname nodeSelector or required node affinity naming old nodes keeps pods Pending forever once those nodes are replaced.',
   docs: DOCS('workload.node-pinned'),

@@ -8,6 +8,7 @@ import type { TalosRelease } from '../../knowledge/talos.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import type { Evidence } from '../findings.js';
 import type { AuditContext, Rule, RuleFinding } from '../rule.js';
+import { WORKLOADS } from '../rule-reads.js';
 import { judgeHostPath, normalizeHostPath, under } from './workload-paths.js';
 import {
   addedCapabilities,
@@ -72,6 +73,7 @@ export const kernelModules: Rule = {
   severity: 'risk',
   title: 'Workload loads kernel modules',
   inputs: ['api'],
+  reads: [...WORKLOADS],
   description:
     'Talos forbids module loading by workloads: containers with SYS_MODULE, writable /lib/modules mounts, modprobe/insmod, or software known to need modules (WireGuard, iSCSI, RBD) need the modules declared in the machine config.',
   docs: DOCS('workload.kernel-modules'),
@@ -154,6 +156,7 @@ export const hostBinaries: Rule = {
   severity: 'risk',
   title: 'Workload runs host binaries',
   inputs: ['api'],
+  reads: [...WORKLOADS],
   description:
     'Talos has no shell, no package manager and no distro binaries: pods that nsenter/chroot into the host or mount /usr/bin, /bin or /sbin to run host tools stop working.',
   docs: DOCS('workload.host-binaries'),
@@ -262,6 +265,7 @@ export const csiDriver: Rule = {
   severity: 'risk',
   title: 'CSI driver needs host paths, tools or modules',
   inputs: ['api'],
+  reads: [...WORKLOADS, 'csidrivers'],
   description:
     'CSI node plugins often need host tools (iSCSI, NVMe-oF, RBD, NFS, ZFS, LVM), kernel modules or host files; Talos provides tools only through system extensions, and v1.14 workload isolation breaks in-tree iSCSI.',
   docs: DOCS('workload.csi-driver'),

@@ -7,6 +7,7 @@ import type { TalosRelease } from '../../knowledge/talos.js';
 import type { KubeObject } from '../../snapshot/model.js';
 import type { Evidence } from '../findings.js';
 import type { AuditContext, Rule, RuleFinding } from '../rule.js';
+import { WORKLOADS } from '../rule-reads.js';
 import type { SnapshotIndex } from '../snapshot-index.js';
 import {
   FLEXVOLUME_DIR,
@@ -159,6 +160,7 @@ export const hostpathReadonlyRoot: Rule = {
   severity: 'blocker',
   title: 'hostPath on the read-only Talos root filesystem is written or created',
   inputs: ['api', 'target'],
+  reads: [...WORKLOADS, 'persistentvolumes'],
   description:
     "Talos's root filesystem is a read-only squashfs: only /var, /opt, /etc/cni, /etc/kubernetes, /run and /tmp are writable. A hostPath there that a pod writes, or that the kubelet must create (DirectoryOrCreate/FileOrCreate), fails with 'read-only file system'.",
   docs: DOCS('workload.hostpath-readonly-root'),
@@ -190,6 +192,7 @@ export const hostpathAbsent: Rule = {
   severity: 'risk',
   title: 'hostPath that does not exist on Talos',
   inputs: ['api'],
+  reads: [...WORKLOADS, 'persistentvolumes'],
   description:
     "Talos has no Docker socket, no systemd journal, no distro paths and none of kubeadm's files (admin.conf, pki keys, static pod manifests, cloud.conf); a pod mounting them fails to start or reads nothing.",
   docs: DOCS('workload.hostpath-absent'),
@@ -231,6 +234,7 @@ export const flexvolume: Rule = {
   severity: 'blocker',
   title: 'FlexVolume plugin (host path removed in Talos v1.14)',
   inputs: ['api'],
+  reads: [...WORKLOADS, 'persistentvolumes'],
   description: `FlexVolume drivers live in ${FLEXVOLUME_PLUGIN_DIR}; Talos v1.14 removes ${FLEXVOLUME_DIR} ("FlexVolume Host Path Removed"). Up to v1.13 it is a writable overlay and FlexVolume still works.`,
   docs: DOCS('workload.flexvolume'),
   check(ctx) {

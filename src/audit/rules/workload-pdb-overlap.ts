@@ -6,6 +6,7 @@
  */
 import type { KubeObject } from '../../snapshot/model.js';
 import type { Rule, RuleFinding } from '../rule.js';
+import { WORKLOADS } from '../rule-reads.js';
 import type { IndexedPdb } from '../snapshot-index.js';
 import { pdbModel } from './workload-pdb.js';
 import { isFinished, isMirrorPod, listSome, objectEvidence } from './workload-pods.js';
@@ -24,6 +25,7 @@ export const pdbOverlap: Rule = {
   severity: 'blocker',
   title: 'Pods selected by more than one PodDisruptionBudget',
   inputs: ['api'],
+  reads: [...WORKLOADS, 'poddisruptionbudgets'],
   description:
     'The Eviction API refuses (HTTP 500) to evict a pod that more than one PodDisruptionBudget selects, whatever the budgets allow: the drain of every node running such a pod cannot finish.',
   docs: 'docs/rules.md#workload.pdb-overlap',

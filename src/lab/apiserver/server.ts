@@ -16,7 +16,7 @@ import { parseRoute, type Route, sendJson, sendStatus, sendText, toApiError } fr
 import type { ListFault } from './list-fault.js';
 import { Registry, type RequestUser } from './registry.js';
 import { handleResource } from './rest.js';
-import { ApiError, forbidden, serviceUnavailable, unauthorized } from './status.js';
+import { ApiError, forbidden, forbiddenResource, serviceUnavailable, unauthorized } from './status.js';
 import type { Store } from './store.js';
 import type { EvictionFault } from './subresources.js';
 
@@ -88,6 +88,7 @@ export class LabApiServer {
   #evictionFault: EvictionFault | undefined;
   #listFault: ListFault | undefined;
   #forbidden = new Set<string>();
+  #forbiddenUser: string | undefined;
   #stopped = false;
   #compactor: NodeJS.Timeout | undefined;
 
@@ -174,10 +175,17 @@ export class LabApiServer {
 
   /**
    * Fault injection: RBAC that does not let the client read a resource (`group/plural`, the core
-   * group as `""/nodes`): every request for it is answered 403 Forbidden as kube-apiserver does.
+   * group as `""/nodes`): every request for it is answered 403 Forbidden as kube-apiserver does
+   * (a Status, reason Forbidden, its message naming user, verb, resource, group and scope). With
+   * `user`, only that user's requests are refused (a ServiceAccount token without bindings, a
+   * `view` user) and every other client reads as before.
    */
-  setForbidden(resources: readonly { group: string; resource: string }[]): void {
+  setForbidden(
+    resources: readonly { group: string; resource: string }[],
+    opts: { user?: string } = {},
+  ): void {
     this.#forbidden = new Set(resources.map((r) => `${r.group}/${r.resource}`));
+    this.#forbiddenUser = opts.user;
   }
 
   /** Fault injection: refuse chosen evictions with 429 whatever their budget says. */
@@ -238,10 +246,19 @@ export class LabApiServer {
       }
       const user: RequestUser =
         who.kind === 'user' ? who.user : { name: 'system:anonymous', groups: ['system:unauthenticated'] };
-      if (route.type === 'resource' && this.#forbidden.has(`${route.group}/${route.plural}`)) {
+      if (
+        route.type === 'resource' &&
+        this.#forbidden.has(`${route.group}/${route.plural}`) &&
+        (this.#forbiddenUser === undefined || this.#forbiddenUser === user.name)
+      ) {
         const verb =
           (req.method ?? 'GET') === 'GET' ? (route.name ? 'get' : 'list') : (req.method ?? '').toLowerCase();
-        throw forbidden(user.name, verb, { group: route.group, resource: route.plural }, url.pathname);
+        throw forbiddenResource(
+          user.name,
+          verb,
+          { group: route.group, resource: route.plural },
+          { namespace: route.namespace, name: route.name },
+        );
       }
       await this.#route(route, req, res, url, user);
     } catch (err) {

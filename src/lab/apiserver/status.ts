@@ -202,6 +202,34 @@ export function forbidden(user: string, verb: string, gr: GroupResource, path: s
   );
 }
 
+/**
+ * RBAC's refusal of a resource request, worded as kube-apiserver's authorizer words it:
+ * `nodes is forbidden: User "u" cannot list resource "nodes" in API group "" at the cluster scope`,
+ * `configmaps "x" is forbidden: … in the namespace "kube-system"`.
+ */
+export function forbiddenResource(
+  user: string,
+  verb: string,
+  gr: GroupResource,
+  where: { namespace?: string | undefined; name?: string | undefined },
+): ApiError {
+  const what = where.name === undefined ? qualifiedResource(gr) : `${qualifiedResource(gr)} "${where.name}"`;
+  const scope =
+    where.namespace === undefined ? 'at the cluster scope' : `in the namespace "${where.namespace}"`;
+  return new ApiError(
+    failure(
+      403,
+      'Forbidden',
+      `${what} is forbidden: User "${user}" cannot ${verb} resource "${gr.resource}" in API group "${gr.group}" ${scope}`,
+      {
+        ...(where.name !== undefined && { name: where.name }),
+        ...(gr.group !== '' && { group: gr.group }),
+        kind: gr.resource,
+      },
+    ),
+  );
+}
+
 /** 403 about one object: `poddisruptionbudgets.policy "web" is forbidden: why`. */
 export function forbiddenObject(gr: GroupResource, name: string, why: string): ApiError {
   return new ApiError(

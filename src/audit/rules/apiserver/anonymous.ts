@@ -9,6 +9,7 @@ import { canonicalIp, cidrContains } from '../../../util/ip.js';
 import type { Evidence } from '../../findings.js';
 import { type KitCheck, patchChecks } from '../../kit-checks.js';
 import { HOW_TO_PROVIDE, type Rule, type RuleFinding, skip } from '../../rule.js';
+import { CILIUM_CONFIG } from '../../rule-reads.js';
 import { KIT } from '../kit-paths.js';
 import { factEvidence, isV114, plural } from './evidence.js';
 
@@ -91,6 +92,7 @@ export const anonymousAuthDependents: Rule = {
   severity: 'risk',
   title: 'Clients depend on anonymous access that Talos apiservers refuse',
   inputs: ['flags', 'audit', 'node'],
+  reads: ['nodes', 'anonymousBindings', CILIUM_CONFIG],
   // The flags decide whether anonymous access exists; the audit log (optional) shows who uses it.
   // Load-balancer configs (node) are not in a snapshot.
   requires: ['flags'],

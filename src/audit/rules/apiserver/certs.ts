@@ -11,6 +11,7 @@ import { canonicalIp, parseIp } from '../../../util/ip.js';
 import type { Evidence, Subject } from '../../findings.js';
 import { type KitCheck, patchChecks, settingPath } from '../../kit-checks.js';
 import { type AuditContext, HOW_TO_PROVIDE, type Rule, type RuleFinding, skip } from '../../rule.js';
+import { CLUSTER_INFO } from '../../rule-reads.js';
 import { KIT } from '../kit-paths.js';
 import { fileEvidence, firstCert, pkiSubject } from '../pki.js';
 import { factEvidence, isV114, targetEvidence } from './evidence.js';
@@ -104,6 +105,7 @@ export const sanLoopback: Rule = {
   severity: 'blocker',
   title: 'kubeadm apiserver certificate lacks 127.0.0.1 (KubePrism)',
   inputs: ['pki', 'target'],
+  reads: ['nodes'],
   // The PKI copy or a served certificate will do; the rule says itself when it has neither.
   requires: [],
   description:
@@ -191,6 +193,7 @@ export const sanEndpoint: Rule = {
   severity: 'blocker',
   title: 'Endpoint or kubernetes Service IP missing from apiserver certificate SANs',
   inputs: ['pki', 'kubeadm'],
+  reads: ['services', CLUSTER_INFO],
   // The endpoint may come from cluster-info, the certificate from served-certs; the rule checks.
   requires: [],
   description:

@@ -54,6 +54,7 @@ export const tls13Clients: Rule = {
   severity: 'risk',
   title: 'Talos components accept TLS 1.3 only',
   inputs: ['target', 'audit'],
+  reads: [],
   // The audit log only adds hints (who calls anonymously); the target decides.
   requires: [],
   description:
@@ -142,6 +143,7 @@ export const coexistenceEndpoints: Rule = {
   severity: 'info',
   title: 'Talos apiservers join default/kubernetes as soon as they run',
   inputs: ['api'],
+  reads: ['endpointslices', 'services', 'nodes'],
   description:
     'Every apiserver adds itself to the default/kubernetes endpoints; in-cluster clients reach a Talos apiserver the moment it starts, so issuer, encryption and PodSecurity must already agree.',
   docs: 'docs/rules.md#apiserver.coexistence-endpoints',

@@ -178,6 +178,7 @@ export const extraArgDenied: Rule = {
   severity: 'blocker',
   title: 'A flag the cluster relies on is on the Talos deny-list',
   inputs: ['flags', 'target'],
+  reads: [],
   // kubeadm-config's extraArgs also show the flags; the rule needs one of the two.
   requires: [],
   description:
@@ -234,6 +235,7 @@ export const extraArgsCarryover: Rule = {
   severity: 'risk',
   title: 'Control-plane flags Talos defaults would silently drop',
   inputs: ['flags', 'kubeadm'],
+  reads: [],
   requires: [],
   description:
     'Talos renders its own kube-apiserver, kube-controller-manager and kube-scheduler command lines; flags kubeadm clusters added (audit, feature gates, admission, bind addresses…) are gone unless carried in extraArgs, and host-file flags need the file on Talos.',

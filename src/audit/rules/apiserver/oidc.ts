@@ -13,6 +13,7 @@ export const oidc: Rule = {
   severity: 'risk',
   title: 'OIDC / structured authentication must be carried to Talos',
   inputs: ['flags'],
+  reads: [],
   description:
     'User logins through OIDC break on Talos apiservers unless the --oidc-* flags (or --authentication-config) are carried over; on v1.14 they must become jwt authenticators of KubeAuthenticationConfig.',
   docs: 'docs/rules.md#apiserver.oidc',

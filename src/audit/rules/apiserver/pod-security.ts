@@ -7,6 +7,7 @@ import { TALOS_POD_SECURITY } from '../../../knowledge/talos.js';
 import type { Evidence, ObjectRef } from '../../findings.js';
 import { patchChecks } from '../../kit-checks.js';
 import type { Rule, RuleFinding } from '../../rule.js';
+import { WORKLOADS } from '../../rule-reads.js';
 import type { Workload } from '../../snapshot-index.js';
 import { baselineViolations } from '../apiserver-baseline.js';
 import { KIT } from '../kit-paths.js';
@@ -42,6 +43,7 @@ export const podSecurityDefault: Rule = {
   severity: 'blocker',
   title: 'Workloads violate the PodSecurity baseline Talos enforces cluster-wide',
   inputs: ['api', 'target'],
+  reads: ['namespaces', ...WORKLOADS],
   description:
     'Talos-generated configs enforce PodSecurity "baseline" in every namespace but kube-system. Once a Talos apiserver admits a pod (a Talos KCM leading, or the endpoint sending a request there), pods that violate baseline in unlabelled namespaces are rejected.',
   docs: 'docs/rules.md#apiserver.podsecurity-default',

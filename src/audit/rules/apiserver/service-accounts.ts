@@ -5,6 +5,7 @@
 import { evidenceFromSource } from '../../findings.js';
 import { type KitCheck, patchChecks } from '../../kit-checks.js';
 import { HOW_TO_PROVIDE, type Rule, type RuleFinding, skip } from '../../rule.js';
+import { CLUSTER_INFO } from '../../rule-reads.js';
 import { KIT } from '../kit-paths.js';
 import { factEvidence, flagEvidence, isV114, talosMinor } from './evidence.js';
 
@@ -18,6 +19,7 @@ export const saIssuer: Rule = {
   severity: 'blocker',
   title: 'Service-account issuer or audiences differ from Talos (endpoint URL)',
   inputs: ['flags', 'target'],
+  reads: [CLUSTER_INFO],
   description:
     'Talos sets --service-account-issuer and --api-audiences to the endpoint URL. Tokens minted by one side are rejected by the other (401 "invalid bearer token", Cilium first) unless both sides list each other.',
   docs: 'docs/rules.md#apiserver.sa-issuer',
@@ -123,6 +125,7 @@ export const saJwksUri: Rule = {
   severity: 'info',
   title: 'kubeadm sets --service-account-jwks-uri (Talos does not)',
   inputs: ['flags'],
+  reads: [],
   description:
     'External OIDC consumers of the service-account discovery document (workload identity federation) read the JWKS URI; Talos never sets it, so it changes unless carried over.',
   docs: 'docs/rules.md#apiserver.sa-jwks-uri',
