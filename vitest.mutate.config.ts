@@ -24,6 +24,8 @@ export default defineConfig({
       'src/adapters/provisioners/*.test.ts',
       'src/adapters/capi/*.test.ts',
       'src/mgmt/graph.test.ts',
+      'src/mgmt/references.test.ts',
+      'src/mgmt/restore-into.test.ts',
       'src/mgmt/backup*.test.ts',
       'src/mgmt/restore-plan.test.ts',
     ],

@@ -1,22 +1,33 @@
 /**
  * Writes the score and the surviving mutants of the last `npm run mutate` into docs/mutation.md,
  * between its <!-- scores --> and <!-- survivors --> markers (the prose around them stays).
+ * Several reports (runs over parts of the scope) are merged, a file taken from the last that holds it.
  *
- *   npx tsx scripts/mutation-report.ts [REPORT.json]   (default .ferry-cache/mutation/mutation.json)
+ *   npx tsx scripts/mutation-report.ts [REPORT.json ...]   (default .ferry-cache/mutation/mutation.json)
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { type MutationReport, renderScores, renderSurvivors } from '../test/support/mutation-report.js';
+import {
+  type MutationReport,
+  mergeReports,
+  renderScores,
+  renderSurvivors,
+} from '../test/support/mutation-report.js';
 
 const root = resolve(import.meta.dirname, '..');
-const reportFile = resolve(process.argv[2] ?? `${root}/.ferry-cache/mutation/mutation.json`);
+const args = process.argv.slice(2);
+const reportFiles = (args.length > 0 ? args : [`${root}/.ferry-cache/mutation/mutation.json`]).map((f) =>
+  resolve(f),
+);
 const doc = `${root}/docs/mutation.md`;
 
-if (!existsSync(reportFile)) {
-  console.error(`error: no mutation report at ${reportFile}\n  fix: run \`npm run mutate\` first`);
-  process.exit(2);
-}
-const report = JSON.parse(readFileSync(reportFile, 'utf8')) as MutationReport;
+for (const f of reportFiles)
+  if (!existsSync(f)) {
+    console.error(`error: no mutation report at ${f}\n  fix: run \`npm run mutate\` first`);
+    process.exit(2);
+  }
+const report = mergeReports(reportFiles.map((f) => JSON.parse(readFileSync(f, 'utf8')) as MutationReport));
+const reportFile = reportFiles.join(', ');
 let text = readFileSync(doc, 'utf8');
 for (const [name, body] of [
   ['scores', renderScores(report)],

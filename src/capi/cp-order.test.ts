@@ -35,6 +35,10 @@ describe('withoutNode', () => {
       machine('b', '2026-12-03T10:01:00Z'),
     ];
     expect(withoutNode(ms)).toEqual(['b', 'c']);
+    // A Machine the server has not stamped yet (never seen in practice) sorts first.
+    const unstamped = { ...machine('u', ''), metadata: { name: 'u', namespace: 'capi' } } as KubeObject;
+    expect(withoutNode([...ms, unstamped])).toEqual(['u', 'b', 'c']);
+    expect(withoutNode([ms[0]!, unstamped])).toEqual(['u', 'c']);
   });
 });
 

@@ -80,12 +80,31 @@ describe('providerIdGate', () => {
       ],
     });
     if (g.kind !== 'stop') throw new Error('expected a stop');
-    expect(g.reason).toContain('providerIDInjection is not true in ProxmoxMachineTemplate off, unset, text');
+    expect(g.reason).toMatch(/providerIDInjection is not true in ProxmoxMachineTemplate off, unset, text$/);
     expect(g.reason).not.toContain('but has not set');
     expect(g.remediation).toContain("deploy the kit's CCM");
     expect(g.remediation).toContain(
       '; then set spec.template.spec.metadataSettings.providerIDInjection: true',
     );
+  });
+
+  it('reads a Machine without status or spec as not stuck, and one without spec as having no providerID', () => {
+    const bare = {
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'Machine',
+      metadata: { name: 'b', namespace: 'capi' },
+    } as KubeObject;
+    expect(gate({ machines: [bare] }).kind).toBe('pass');
+    const noSpec = { ...bare, status: { phase: 'Provisioned' } } as KubeObject;
+    expect(gate({ machines: [noSpec] })).toMatchObject({ kind: 'stop', machines: ['capi/b'] });
+  });
+
+  it('reads a template without metadataSettings as injection off', () => {
+    const t = template('plain', undefined);
+    (t.spec as { template: { spec: Record<string, unknown> } }).template.spec = {};
+    const g = gate({ machines: [machine('w', 'Provisioned')], templates: [t] });
+    expect(g).toMatchObject({ kind: 'stop' });
+    expect((g as { reason: string }).reason).toMatch(/ProxmoxMachineTemplate plain$/);
   });
 
   it('reads a template without a spec as injection off', () => {

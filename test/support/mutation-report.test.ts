@@ -1,5 +1,11 @@
 import { expect, it } from 'vitest';
-import { fileScores, type MutationReport, renderSurvivors, survivors } from './mutation-report.js';
+import {
+  fileScores,
+  type MutationReport,
+  mergeReports,
+  renderSurvivors,
+  survivors,
+} from './mutation-report.js';
 
 const at = (line: number, col: number, endCol: number) => ({
   start: { line, column: col },
@@ -96,4 +102,18 @@ it('lists the survivors and the uncovered with the code they replaced, escaped f
   const md = renderSurvivors(report);
   expect(md).toContain('| src/b.ts:2 (no test runs it) | ArithmeticOperator | `x \\| y` | `x & y` |');
   expect(renderSurvivors({ files: {} })).toBe('No mutant survived.');
+});
+
+it('merges the reports of runs over parts of the scope, each file whole from the last run that has it', () => {
+  const older: MutationReport = {
+    files: {
+      'src/b.ts': { source: 'old', mutants: [] },
+      'src/c.ts': report.files['src/b.ts']!,
+    },
+  };
+  const merged = mergeReports([older, report]);
+  expect(Object.keys(merged.files).sort()).toEqual(['src/a.ts', 'src/b.test.ts', 'src/b.ts', 'src/c.ts']);
+  expect(merged.files['src/b.ts']).toBe(report.files['src/b.ts']);
+  expect(merged.files['src/c.ts']).toBe(older.files['src/c.ts']);
+  expect(mergeReports([]).files).toEqual({});
 });

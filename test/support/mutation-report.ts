@@ -141,3 +141,13 @@ export function renderSurvivors(report: MutationReport): string {
     ),
   ].join('\n');
 }
+
+/**
+ * Several runs' reports as one (Stryker runs a part of the scope at a time on two cores): a file
+ * is taken from the last report that holds it, whole, never mixed from two runs.
+ */
+export function mergeReports(reports: readonly MutationReport[]): MutationReport {
+  const files: MutationReport['files'] = {};
+  for (const r of reports) for (const [name, f] of Object.entries(r.files)) files[name] = f;
+  return { files };
+}
