@@ -29,7 +29,12 @@ export default defineConfig({
       'src/mgmt/backup*.test.ts',
       'src/mgmt/restore-plan.test.ts',
     ],
-    exclude: ['**/node_modules/**', 'src/capi/*.real.test.ts', 'src/adapters/**/*.real.test.ts', 'src/plan/*.real.test.ts'],
+    exclude: [
+      '**/node_modules/**',
+      'src/capi/*.real.test.ts',
+      'src/adapters/**/*.real.test.ts',
+      'src/plan/*.real.test.ts',
+    ],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
