@@ -216,4 +216,21 @@ describe('planAdoption', () => {
     expect(touch(live('8', '7', { initialization: { controlPlaneInitialized: true } })).done).toBe(true);
     expect(touch(live('8', '7')).step).toMatchObject({ controlPlane: 'lab-control-plane' });
   });
+
+  it('the initialized status is done once initialized holds: a not-ready the controller reports is not written over', () => {
+    const kit = labKitObjects();
+    const tcp = kit.find((o) => o.kind === 'TalosControlPlane')!;
+    const step = (status: Record<string, unknown> | undefined, contract: 'v1beta1' | 'v1beta2') => {
+      const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'lab-kubeconfig', namespace: 'lab' } };
+      const p = planAdoption(kit, [{ ...tcp, ...(status && { status }) }, secret], true, { contract });
+      if (p.kind !== 'plan') throw new Error(p.reason);
+      return p.steps.find((x) => x.step.kind === 'tcp-initialized')!;
+    };
+    expect(step({ initialized: true, ready: false }, 'v1beta1').done).toBe(true);
+    expect(step({ ready: true }, 'v1beta1').done).toBe(false);
+    expect(step(undefined, 'v1beta1').done).toBe(false);
+    expect(step({ initialized: true }, 'v1beta2').done).toBe(false);
+    expect(step({ initialization: { controlPlaneInitialized: true } }, 'v1beta2').done).toBe(true);
+    expect(step({ initialization: { controlPlaneInitialized: false } }, 'v1beta2').done).toBe(false);
+  });
 });

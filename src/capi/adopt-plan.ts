@@ -70,6 +70,20 @@ export function initializedStatus(contract: ControlPlaneContract): Record<string
   }
 }
 
+/**
+ * The part of that status that says "initialized": once it holds, the step is done. `ready` is the
+ * controller's to report after that, and a write over a not-ready it reported would be ferry
+ * answering its own wait (the hand-over waits for ready).
+ */
+export function initializedMarker(contract: ControlPlaneContract): Record<string, unknown> {
+  switch (contract) {
+    case 'v1beta1':
+      return { initialized: true };
+    case 'v1beta2':
+      return initializedStatus(contract);
+  }
+}
+
 /** Whether `status` holds every field of `want` (nested objects compared field by field). */
 export function statusHas(status: unknown, want: Record<string, unknown>): boolean {
   const s = (typeof status === 'object' && status !== null ? status : {}) as Record<string, unknown>;
@@ -264,9 +278,10 @@ export function planAdoption(
   });
   const contract = extras.contract ?? 'v1beta1';
   const wantStatus = initializedStatus(contract);
+  const initialized = statusHas(liveTcp?.status, initializedMarker(contract));
   steps.push({
     step: { kind: 'tcp-initialized', namespace: ns, name: tcp.metadata.name, contract, status: wantStatus },
-    done: statusHas(liveTcp?.status, wantStatus),
+    done: initialized,
   });
   steps.push({
     step: { kind: 'unpause-cluster', namespace: ns, name: cluster.metadata.name },
@@ -284,7 +299,7 @@ export function planAdoption(
     },
     done:
       clusterControlPlaneInitialized(liveCluster) ||
-      (statusHas(liveTcp?.status, wantStatus) &&
+      (initialized &&
         tcpVersion !== undefined &&
         liveCluster?.metadata.annotations?.[RECONCILE_ANNOTATION] === tcpVersion),
   });
