@@ -221,7 +221,11 @@ describe('planAdoption', () => {
     const kit = labKitObjects();
     const tcp = kit.find((o) => o.kind === 'TalosControlPlane')!;
     const step = (status: Record<string, unknown> | undefined, contract: 'v1beta1' | 'v1beta2') => {
-      const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'lab-kubeconfig', namespace: 'lab' } };
+      const secret = {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'lab-kubeconfig', namespace: 'lab' },
+      };
       const p = planAdoption(kit, [{ ...tcp, ...(status && { status }) }, secret], true, { contract });
       if (p.kind !== 'plan') throw new Error(p.reason);
       return p.steps.find((x) => x.step.kind === 'tcp-initialized')!;
