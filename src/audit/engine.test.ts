@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { deriveFacts } from '../facts/derive.js';
 import type { Snapshot } from '../snapshot/model.js';
-import { failsAt, runAudit, runAuditDetailed } from './engine.js';
+import { failsAt, runAudit, runAuditDetailed, unobservedAt } from './engine.js';
 import { notApplicable, type Rule, type RuleFinding, skip } from './rule.js';
 import { parseSuppressions } from './suppressions.js';
 import { makeSnapshot, obj } from './testing.js';
@@ -223,6 +223,17 @@ describe('audit engine', () => {
     ]);
     expect(report.counts).toMatchObject({ passed: 1, skipped: 1 });
     expect(report.snapshot.unobserved).toEqual(snapshot.manifest.unobserved);
+    // No finding, yet no pass: a blocker rule that could not read its input fails the audit.
+    expect(report.findings).toEqual([]);
+    const asBlocker = audit([{ ...readsPdbs, severity: 'blocker' }, readsNodes], {}, snapshot).report;
+    expect(unobservedAt(asBlocker, 'blocker')).toEqual(['workload.needs-pdbs']);
+    expect(failsAt(asBlocker, 'blocker')).toBe(true);
+    expect(failsAt(asBlocker, 'never')).toBe(false);
+    // A risk rule not observed fails only a --fail-on that reaches risks.
+    expect(readsPdbs.severity).toBe('risk');
+    expect(failsAt(report, 'blocker')).toBe(false);
+    expect(unobservedAt(report, 'risk')).toEqual(['workload.needs-pdbs']);
+    expect(failsAt(report, 'risk')).toBe(true);
   });
 
   it('a part whose ConfigMap was refused skips its rules as not observed, not as not given', () => {

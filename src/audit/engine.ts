@@ -427,5 +427,19 @@ export type FailOn = Severity | 'never';
 export function failsAt(report: AuditReport, failOn: FailOn): boolean {
   if (failOn === 'never') return false;
   const limit = severityRank(failOn);
-  return report.findings.some((f) => severityRank(f.severity) <= limit);
+  return (
+    report.findings.some((f) => severityRank(f.severity) <= limit) || unobservedAt(report, failOn).length > 0
+  );
+}
+
+/**
+ * Rules at or above `failOn` skipped because their reads were refused: what they would have found
+ * is unknown, so the audit cannot pass on them (fail closed, as the run's gates do). A rule skipped
+ * for an input not given is the operator's choice and does not count.
+ */
+export function unobservedAt(report: AuditReport, failOn: FailOn): string[] {
+  if (failOn === 'never') return [];
+  const limit = severityRank(failOn);
+  const unread = new Set(report.skipped.filter((s) => s.because === 'not-observed').map((s) => s.ruleId));
+  return report.rules.filter((r) => unread.has(r.id) && severityRank(r.severity) <= limit).map((r) => r.id);
 }

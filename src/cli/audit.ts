@@ -34,7 +34,8 @@ ${formatLines}
   --expand RULE            list every object of RULE in the table, md and html reports (which
                            show the first 20 of each rule); repeatable. json and yaml list all
   --fail-on LEVEL          blocker (default) | risk | info | never: exit 1 when a reported
-                           finding is at or above LEVEL
+                           finding is at or above LEVEL, or a rule at or above it could not
+                           read its inputs (the server refused them: not observed is not passed)
 suppressions and baseline:
   --suppressions FILE      accepted findings: rule, scope, reason, expires
                            (default ${DEFAULT_SUPPRESSIONS_FILE} when it exists)
@@ -91,7 +92,7 @@ export const command: Command = {
     if (positionals.length > 1)
       throw usageError(`unexpected argument "${positionals[1]}"`, `see usage:\n${usage.trim()}`);
 
-    const [{ runAuditDetailed, failsAt }, { ALL_RULES }, { validateRules }, { CATALOG_IDS }] =
+    const [{ runAuditDetailed, failsAt, unobservedAt }, { ALL_RULES }, { validateRules }, { CATALOG_IDS }] =
       await Promise.all([
         import('../audit/engine.js'),
         import('../audit/rules/index.js'),
@@ -158,6 +159,11 @@ export const command: Command = {
       io.stderr(`baseline of ${unsuppressed.length} finding(s) written to ${values['write-baseline']}\n`);
     }
     for (const e of report.errors) io.stderr(`error: rule ${e.ruleId} failed: ${e.message}\n`);
+    const unread = unobservedAt(report, failOn);
+    if (unread.length > 0)
+      io.stderr(
+        `not passed: ${unread.length} rule(s) at or above --fail-on ${failOn} could not read their inputs (${unread.join(', ')}): what they would find is unknown; the report says what to grant (ferry snapshot --print-clusterrole)\n`,
+      );
     const code: ExitCode = report.errors.length > 0 ? 4 : failsAt(report, failOn) ? 1 : 0;
     return code;
   },

@@ -191,6 +191,13 @@ describe('ferry snapshot with a user the server does not authorise', () => {
       /^ {2}bootstrap\.token-ttl {2}not observed: bootstrapTokens \(list secrets in kube-system forbidden \(HTTP 403\)\)$/m,
     );
 
+    // Not observed is not passed: at the default --fail-on the audit exits 1 and names the rules.
+    const strict = await cli('audit', dir, '-o', 'json');
+    expect(strict.code, strict.err).toBe(1);
+    expect(strict.err).toMatch(
+      /not passed: \d+ rule\(s\) at or above --fail-on blocker could not read their inputs \(.*bootstrap\.token-ttl/,
+    );
+
     // What derives the cluster from every input refuses it rather than plan 0 nodes.
     for (const argv of [
       ['plan', dir, '-o', join(lab.dir, 'plan-out.json')],
