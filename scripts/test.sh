@@ -11,6 +11,8 @@ bash scripts/install-etcd.sh
 bash scripts/install-chromium.sh
 # A real S3 server (moto, Debian sid, extracted, cached) for the management-cluster backup tests.
 bash scripts/install-moto.sh
+# Debian's Alertmanager for the run's alert gates (src/run/signals.real.test.ts).
+bash scripts/install-alertmanager.sh
 
 npx biome check .
 npx tsc -p tsconfig.json --noEmit

@@ -5,15 +5,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import { basename, dirname, extname, join, resolve } from 'node:path';
+import { Alertmanager } from '../adapters/alertmanager/client.js';
 import type { LabControl } from '../adapters/provisioners/lab-control.js';
 import { FerryError, usageError } from '../errors.js';
 import type { Plan } from '../plan/model.js';
+import type { SignalReading } from '../ports/signals.js';
 import type { RunOptions } from '../run/deps.js';
 import { TerminalOperator } from '../run/operator.js';
 import { renderReportHtml, renderReportMarkdown } from '../run/report.js';
 import { reportInputFromJournal } from '../run/report-input.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { requireFileSync } from '../util/input-file.js';
+import type { LabelMatcher } from '../util/label-match.js';
 import {
   type Assembled,
   type AssembleOptions,
@@ -48,6 +51,8 @@ export interface ExecuteOptions {
   /** Questions at the prompt (stdin and stdout are terminals), else through files beside the plan. */
   interactive: boolean;
   probes: false | { apiIntervalMs?: number | undefined; etcdIntervalMs?: number | undefined };
+  /** `--alertmanager`: its alerts gate every step; with `silenceExpected`, a step's expected alerts are silenced. */
+  alerts?: { url: string; groups?: LabelMatcher[][]; silenceExpected: boolean } | undefined;
   lease: boolean;
   run: RunOptions;
   /** One report file (.md or .html); default PLAN.report.md and PLAN.report.html. */
@@ -62,6 +67,7 @@ export type ExecuteOutcome =
   | {
       kind: 'dry-run';
       etcd: { members: number; leader: string | undefined };
+      alerts?: { name: string; reading: SignalReading };
       api: { server: string; ready: boolean };
     }
   | { kind: 'ran'; session: SessionResult; reports: string[] };
@@ -94,12 +100,18 @@ export async function executeRun(o: ExecuteOptions): Promise<ExecuteOutcome> {
     },
     log: o.log,
   });
+  const am =
+    o.alerts && new Alertmanager({ url: o.alerts.url, ...(o.alerts.groups && { groups: o.alerts.groups }) });
   try {
-    if (o.dryRun) return await dryRun(a);
+    if (o.dryRun) return await dryRun(a, am);
+    if (am)
+      o.log(
+        `alerts: ${am.name}, stopping at a gate on ${am.describeGroups()}${o.alerts?.silenceExpected ? '; expected alerts silenced per step' : ''}`,
+      );
     const session = await runSession({
       planFile: o.planFile,
       plan: o.plan,
-      ports: a.ports,
+      ports: { ...a.ports, ...(am && { signals: [am], ...(o.alerts?.silenceExpected && { silencer: am }) }) },
       probes: a.probes,
       log: o.log,
       ...(o.signal && { signal: o.signal }),
@@ -197,15 +209,17 @@ async function writeReports(
   return targets;
 }
 
-async function dryRun(a: Assembled): Promise<ExecuteOutcome> {
+async function dryRun(a: Assembled, am: Alertmanager | undefined): Promise<ExecuteOutcome> {
   const view = await a.etcd.observe().catch((err: unknown) => {
     throw new FerryError('unreachable', `etcd: ${(err as Error).message}`, {
       remediation: 'check the --etcd-* flags',
     });
   });
   const ready = await a.kube.readyz();
+  const alerts = am && { name: am.name, reading: await am.read() };
   return {
     kind: 'dry-run',
+    ...(alerts && { alerts }),
     etcd: {
       members: view.members.length,
       leader: view.members.find((m) => m.id === view.leaderId)?.name,

@@ -1,8 +1,10 @@
 /** `ferry run`'s flags: what it accepts, and their translation into the settings of a run. */
 import { resolve } from 'node:path';
 import type { ExecuteOptions } from '../app/execute.js';
+import { usageError } from '../errors.js';
 import type { Plan } from '../plan/model.js';
 import { parseAcceptUnobserved } from '../run/unobserved.js';
+import { parseMatcherGroup } from '../util/label-match.js';
 import {
   oneOf,
   parseDrainConcurrency,
@@ -65,6 +67,15 @@ the plan and a Lease kube-system/ferry-run. Probes measure API and etcd availabi
   --drill                      also run the optional drill
   --no-lease                   do not take the cluster Lease (the local lock still applies)
   --no-probes                  do not probe availability
+  --alertmanager URL           the cluster's Alertmanager (http:// or https://): a firing alert that
+                               matches stops the run at the next gate (exit 3), naming it; one that
+                               cannot be read stops it too
+  --alert-matcher M            which alerts stop it, in Alertmanager's syntax: 'severity=critical'
+                               (the default), 'severity=~"critical|warning",namespace!=dev'; the
+                               matchers of one flag all hold; repeatable: any flag's group
+  --silence-expected           silence, for each step's duration, the alerts the step raises by
+                               design (a node going away, an etcd member or leader changing:
+                               KubeNodeNotReady, etcdMembersDown…), scoped to its node; journalled
   --probe-interval-ms MS       pause between API probe requests (default 100)
   --etcd-probe-interval-ms MS  pause between etcd probe writes (default 10, about 100 a second;
                                0 writes back to back, for a lab)
@@ -108,6 +119,9 @@ const options = {
   drill: { type: 'boolean' },
   'no-lease': { type: 'boolean' },
   'no-probes': { type: 'boolean' },
+  alertmanager: { type: 'string' },
+  'alert-matcher': { type: 'string', multiple: true },
+  'silence-expected': { type: 'boolean' },
   'probe-interval-ms': { type: 'string' },
   'etcd-probe-interval-ms': { type: 'string' },
   report: { type: 'string' },
@@ -198,10 +212,48 @@ export function runSettings(
     yes: values.yes === true,
     interactive: io.isTTY && process.stdin.isTTY === true,
     probes: values['no-probes'] ? false : probes,
+    alerts: alertSettings(values),
     lease: values['no-lease'] !== true,
     run,
     report: given(values.report),
     dryRun: values['dry-run'] === true,
     cwd: io.cwd,
   };
+}
+
+/** `--alertmanager`, `--alert-matcher`, `--silence-expected`: each wrong value names its flag. */
+function alertSettings(values: RunFlags): ExecuteOptions['alerts'] {
+  const url = values.alertmanager;
+  const matchers = values['alert-matcher'] ?? [];
+  if (url === undefined) {
+    const stray =
+      matchers.length > 0 ? '--alert-matcher' : values['silence-expected'] ? '--silence-expected' : undefined;
+    if (stray)
+      throw usageError(
+        `${stray} needs --alertmanager URL`,
+        'pass the Alertmanager ferry should read, e.g. --alertmanager http://alertmanager.monitoring:9093',
+      );
+    return undefined;
+  }
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:'))
+    throw usageError(
+      `--alertmanager ${url}: not an http:// or https:// URL`,
+      'give its base URL, e.g. --alertmanager http://127.0.0.1:9093',
+    );
+  const groups = matchers.map((m) => {
+    const g = parseMatcherGroup(m);
+    if ('error' in g)
+      throw usageError(
+        `--alert-matcher ${m}: ${g.error}`,
+        "write matchers as Alertmanager does: 'severity=critical' or 'severity=~\"critical|warning\",namespace!=dev'",
+      );
+    return g;
+  });
+  return { url, ...(groups.length > 0 && { groups }), silenceExpected: values['silence-expected'] === true };
 }

@@ -129,6 +129,36 @@ describe('ferry run: usage', () => {
     expect(io.out).toContain('--evict-bare-pods');
   });
 
+  it('--alertmanager, --alert-matcher and --silence-expected: each bad value is exit 2 naming its flag', async () => {
+    const base = ['run', plan, ...PLACEHOLDER_CONNECTION];
+    const cases: [string[], string][] = [
+      [
+        ['--alertmanager', 'alertmanager:9093'],
+        '--alertmanager alertmanager:9093: not an http:// or https:// URL',
+      ],
+      [['--alertmanager', 'ftp://127.0.0.1:9093'], 'not an http:// or https:// URL'],
+      [['--alert-matcher', 'severity=critical'], '--alert-matcher needs --alertmanager URL'],
+      [['--silence-expected'], '--silence-expected needs --alertmanager URL'],
+      [
+        ['--alertmanager', 'http://127.0.0.1:9', '--alert-matcher', 'severity'],
+        '--alert-matcher severity: "severity" is not NAME=VALUE',
+      ],
+      [
+        ['--alertmanager', 'http://127.0.0.1:9', '--alert-matcher', 'node=~"w-("'],
+        '--alert-matcher node=~"w-(":',
+      ],
+    ];
+    for (const [flags, message] of cases) {
+      const io = memoryIo();
+      expect(await runCli([...base, ...flags], io), flags.join(' ')).toBe(2);
+      expect(io.err, flags.join(' ')).toContain(message);
+    }
+    const io = memoryIo();
+    await runCli(['run', '--help'], io);
+    expect(io.out).toContain('--alertmanager URL');
+    expect(io.out).toContain('--silence-expected');
+  });
+
   it('a missing, directory or dangling --etcd-* file is exit 2 naming the flag and the path', async () => {
     const { mkdir, symlink } = await import('node:fs/promises');
     const ca = join(dir, 'ca.crt');

@@ -14,6 +14,7 @@ import type {
   OperatorPort,
   ProvisionerPort,
 } from '../ports/run.js';
+import type { HealthSignal, Silencer } from '../ports/signals.js';
 import type { Journal, StepTransition } from './journal.js';
 import type { UnobservedAcceptance } from './unobserved.js';
 
@@ -75,6 +76,10 @@ export interface RunDeps {
   signal?: AbortSignal;
   /** Checked before each step: a reason to stop (the cluster Lease was lost), or undefined. */
   interrupt?: () => string | undefined;
+  /** The cluster's own signals (`--alertmanager`, `--probe`): each clear at every gate, or the run stops. */
+  signals?: HealthSignal[];
+  /** `--silence-expected`: where the alerts a step raises by design are silenced while it runs. */
+  silencer?: Silencer;
 }
 
 export interface RunResult {

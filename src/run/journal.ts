@@ -52,6 +52,10 @@ export type ObservationPurpose =
   | 'drain-progress'
   | 'binding'
   | 'probe'
+  /** A health signal (Alertmanager, an operator probe) that was not clear at a gate. */
+  | 'signal'
+  /** A silence made for a step's expected alerts, and its end. */
+  | 'silence'
   | 'note';
 
 export interface RunRow {

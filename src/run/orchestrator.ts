@@ -37,6 +37,7 @@ import type { StepTransition } from './journal.js';
 import { type ObserveDeps, observe } from './observe.js';
 import { probeEndpoints } from './probe-steering.js';
 import { type InFlight, type InFlightVerdict, inFlightVerdict, reobserved, resumePoint } from './resume.js';
+import { holdSignals, silenceFor } from './signals.js';
 import { stepTimeoutSeconds } from './step-timeout.js';
 import { applyAcceptance, checkName } from './unobserved.js';
 
@@ -332,13 +333,15 @@ export class Orchestrator {
     const j = this.#d.journal;
     const attempt = j.nextAttempt(step.id);
     const t = (state: StepTransition, detail?: unknown) => j.transition(step.id, attempt, state, detail);
+    const skip = (reason: string): StepTransition => {
+      t('skipped', { reason });
+      return 'skipped';
+    };
     t('started', { title: step.title, kind: step.kind });
     this.#log(`▶ ${step.id}  ${step.title}`);
     try {
-      if (this.#o.phases && !this.#o.phases.includes(step.phase) && !this.#o.alsoKinds?.includes(step.kind)) {
-        t('skipped', { reason: `phase ${step.phase} not selected` });
-        return 'skipped';
-      }
+      if (this.#o.phases && !this.#o.phases.includes(step.phase) && !this.#o.alsoKinds?.includes(step.kind))
+        return skip(`phase ${step.phase} not selected`);
       if (inFlight?.actionStarted) {
         const v = await this.#resumeInFlight(step);
         if (v.state === 'already-done') {
@@ -348,16 +351,12 @@ export class Orchestrator {
         }
         if (v.note) this.#log(`  resume: ${v.note}`);
       }
-      if (step.optional && !this.#o.drill) {
-        t('skipped', { reason: 'optional: pass --drill to run it' });
-        return 'skipped';
-      }
+      if (step.optional && !this.#o.drill) return skip('optional: pass --drill to run it');
       const h = handlerOf(step);
       const before = await h.beforeGate?.(step, this.#stepContext(step));
       if (before) {
-        t('skipped', { reason: before.skip });
         this.#log(`  skipped: ${before.skip}`);
-        return 'skipped';
+        return skip(before.skip);
       }
       // A non-destructive step whose effect is already there (the lab put a joined node behind the
       // load balancer, a node was cordoned by hand) is not done twice.
@@ -371,10 +370,18 @@ export class Orchestrator {
       }
       await this.#gate(step);
       t('gate-passed');
-      t('action-started', { performer: step.action.performer, summary: step.action.summary });
-      const result = await this.#act(step);
-      t('action-done', result ?? {});
-      await this.#verify(step);
+      const expected = () => h.expectedAlerts?.(step, this.#stepContext(step)) ?? [];
+      const log = (l: string) => this.#log(`  ${l}`);
+      const o = { timeoutMs: this.#timeoutSeconds(step) * 1000, log, signal: this.#ctl.signal };
+      const unsilence = await silenceFor(this.#d, step.id, expected, o);
+      try {
+        t('action-started', { performer: step.action.performer, summary: step.action.summary });
+        const result = await this.#act(step);
+        t('action-done', result ?? {});
+        await this.#verify(step);
+      } finally {
+        await unsilence();
+      }
       t('done');
       return 'done';
     } catch (err) {
@@ -415,8 +422,13 @@ export class Orchestrator {
 
   async #gate(step: Step): Promise<void> {
     const spec = handlerOf(step).gate?.(step, this.#runView()) ?? { expect: step.expect };
-    if (isEmptyExpectation(spec.expect)) return;
     const grace = (this.#o.gateGraceSeconds ?? 30) * 1000;
+    await holdSignals(this.#d, step.id, {
+      graceMs: grace,
+      pollMs: this.#o.pollMs ?? 1000,
+      signal: this.#ctl.signal,
+    });
+    if (isEmptyExpectation(spec.expect)) return;
     const opts = { stableMs: spec.stableMs, ask: true };
     await this.#waitFor(step, spec.expect, 'gate', spec.timeoutMs ?? grace, opts);
   }

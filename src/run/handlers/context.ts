@@ -3,6 +3,8 @@
  * few orchestrator services a handler may call. Handlers act; the orchestrator gates, verifies,
  * journals and resumes around them.
  */
+
+import type { ExpectedAlert } from '../../knowledge/expected-alerts.js';
 import type { ExpectedState, MemberRef, NodeRef } from '../../plan/expected-state.js';
 import type { Step, StepKind, StepOf } from '../../plan/model.js';
 import type { ActionContext, EtcdView } from '../../ports/run.js';
@@ -100,12 +102,22 @@ export type Handler<K extends StepKind> = (
   beforeGate?(step: StepOf<K>, ctx: StepContext): Promise<{ skip: string } | undefined>;
   /** How the gate is observed; without it: `step.expect` within --gate-grace. */
   gate?(step: StepOf<K>, run: RunView): GateSpec;
+  /**
+   * The alerts this step raises by doing its job (src/knowledge/expected-alerts.ts): with
+   * --silence-expected they are silenced while it runs.
+   */
+  expectedAlerts?(step: StepOf<K>, ctx: StepContext): ExpectedAlert[];
   /** What a stop gives back; the orchestrator runs each distinct hook once per stop. */
   readonly onStop?: StopHook;
 };
 
 /** One handler per step kind: a new kind does not compile until it has one. */
 export type Handlers = { readonly [K in StepKind]: Handler<K> };
+
+/** A member as a person names it: its name, or what it replaces while Talos has not named it yet. */
+export function memberName(m: MemberRef): string {
+  return m.name ?? (m.kind === 'talos' ? `the member replacing ${m.replaces}` : m.id);
+}
 
 /** A step a person carries out: the run prints its commands and waits for its verification. */
 export function operatorStep<K extends StepKind>(): Handler<K> {

@@ -4,17 +4,20 @@
  * leader, and a member far behind would stall writes while it catches up: each is skipped.
  */
 
+import { leaderMoveAlerts } from '../../knowledge/expected-alerts.js';
 import type { MemberRef } from '../../plan/expected-state.js';
 import type { EtcdMemberInfo, EtcdView } from '../../ports/run.js';
 import { gateError } from '../../ports/stop.js';
 import { remediationFor } from '../gates.js';
 import type { Handler, StepContext } from './context.js';
+import { memberName } from './context.js';
 
 /** Entries a transferee may lag the leader's index by. */
 export const MAX_TRANSFER_LAG = 1000n;
 
 export const handler: Handler<'etcd-move-leader'> = {
   mode: 'act',
+  expectedAlerts: (step) => leaderMoveAlerts(memberName(step.params.from)),
   /** `if-member-leads`: a member that does not lead has no leadership to hand over. */
   async beforeGate(step, ctx) {
     if (step.condition !== 'if-member-leads') return undefined;

@@ -2,11 +2,15 @@
  * `etcd-remove-member`: MemberRemove, through another member, after the probe has been steered off
  * the member. A member already gone (removed between the gate and now) is nothing to send.
  */
+
+import { memberRemovedAlerts } from '../../knowledge/expected-alerts.js';
 import type { Handler } from './context.js';
+import { memberName } from './context.js';
 
 export const handler: Handler<'etcd-remove-member'> = {
   mode: 'act',
   pointOfNoReturn: true,
+  expectedAlerts: (step) => memberRemovedAlerts(memberName(step.params.member)),
   async act(step, ctx) {
     const view = await ctx.deps.etcd.observe();
     const ref = step.params.member;
