@@ -6,12 +6,14 @@
 import { randomUUID } from 'node:crypto';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { Alertmanager } from '../adapters/alertmanager/client.js';
+import { requestProbe } from '../adapters/probes/http.js';
 import type { LabControl } from '../adapters/provisioners/lab-control.js';
 import { FerryError, usageError } from '../errors.js';
 import type { Plan } from '../plan/model.js';
 import type { SignalReading } from '../ports/signals.js';
 import type { RunOptions } from '../run/deps.js';
 import { TerminalOperator } from '../run/operator.js';
+import { probeBudget } from '../run/probe-budget.js';
 import { renderReportHtml, renderReportMarkdown } from '../run/report.js';
 import { reportInputFromJournal } from '../run/report-input.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
@@ -37,6 +39,16 @@ export interface CapiFlags {
   decommission: Decommissioner;
 }
 
+/** `--probe`: one of the operator's endpoints and its failure budget. */
+export interface UserProbe {
+  url: string;
+  expectStatus: number;
+  /** Failed requests allowed per request since the last gate, 0..1. */
+  maxFailRatio: number;
+  intervalMs: number;
+  timeoutMs: number;
+}
+
 export interface ExecuteOptions {
   planFile: string;
   plan: Plan;
@@ -53,6 +65,8 @@ export interface ExecuteOptions {
   probes: false | { apiIntervalMs?: number | undefined; etcdIntervalMs?: number | undefined };
   /** `--alertmanager`: its alerts gate every step; with `silenceExpected`, a step's expected alerts are silenced. */
   alerts?: { url: string; groups?: LabelMatcher[][]; silenceExpected: boolean } | undefined;
+  /** `--probe`: the operator's own endpoints, probed throughout and gated on their failure budget. */
+  userProbes?: UserProbe[];
   lease: boolean;
   run: RunOptions;
   /** One report file (.md or .html); default PLAN.report.md and PLAN.report.html. */
@@ -102,6 +116,12 @@ export async function executeRun(o: ExecuteOptions): Promise<ExecuteOutcome> {
   });
   const am =
     o.alerts && new Alertmanager({ url: o.alerts.url, ...(o.alerts.groups && { groups: o.alerts.groups }) });
+  const user = (o.userProbes ?? []).map((u) => {
+    const probe = requestProbe({ ...u, name: probeName(u.url) });
+    const quietMs = 2 * (u.timeoutMs + u.intervalMs) + 1000;
+    return { probe, signal: probeBudget(probe, { maxFailRatio: u.maxFailRatio, quietMs }) };
+  });
+  const signals = [...(am ? [am] : []), ...user.map((u) => u.signal)];
   try {
     if (o.dryRun) return await dryRun(a, am);
     if (am)
@@ -111,8 +131,8 @@ export async function executeRun(o: ExecuteOptions): Promise<ExecuteOutcome> {
     const session = await runSession({
       planFile: o.planFile,
       plan: o.plan,
-      ports: { ...a.ports, ...(am && { signals: [am], ...(o.alerts?.silenceExpected && { silencer: am }) }) },
-      probes: a.probes,
+      ports: { ...a.ports, signals, ...(am && o.alerts?.silenceExpected && { silencer: am }) },
+      probes: [...a.probes, ...user.map((u) => u.probe)],
       log: o.log,
       ...(o.signal && { signal: o.signal }),
       lease: o.lease,
@@ -226,4 +246,10 @@ async function dryRun(a: Assembled, am: Alertmanager | undefined): Promise<Execu
     },
     api: { server: a.kube.server, ready },
   };
+}
+
+/** A probe's name in the report and the stop message: host and path, no scheme or query. */
+function probeName(url: string): string {
+  const u = new URL(url);
+  return `${u.host}${u.pathname === '/' ? '' : u.pathname}`;
 }

@@ -1,6 +1,6 @@
 /** `ferry run`'s flags: what it accepts, and their translation into the settings of a run. */
 import { resolve } from 'node:path';
-import type { ExecuteOptions } from '../app/execute.js';
+import type { ExecuteOptions, UserProbe } from '../app/execute.js';
 import { usageError } from '../errors.js';
 import type { Plan } from '../plan/model.js';
 import { parseAcceptUnobserved } from '../run/unobserved.js';
@@ -73,6 +73,11 @@ the plan and a Lease kube-system/ferry-run. Probes measure API and etcd availabi
   --alert-matcher M            which alerts stop it, in Alertmanager's syntax: 'severity=critical'
                                (the default), 'severity=~"critical|warning",namespace!=dev'; the
                                matchers of one flag all hold; repeatable: any flag's group
+  --probe URL[,OPTION…]        one of your own HTTP(S) endpoints, requested throughout the run (a new
+                               connection each time) and in its report; at each gate, more failed
+                               requests since the last gate than allowed stop the run (exit 3).
+                               Options: expect=STATUS (default 200), max-fail=PERCENT (default 0%),
+                               interval=MS (default 250), timeout=MS (default 2000); repeatable
   --silence-expected           silence, for each step's duration, the alerts the step raises by
                                design (a node going away, an etcd member or leader changing:
                                KubeNodeNotReady, etcdMembersDown…), scoped to its node; journalled
@@ -120,6 +125,7 @@ const options = {
   'no-lease': { type: 'boolean' },
   'no-probes': { type: 'boolean' },
   alertmanager: { type: 'string' },
+  probe: { type: 'string', multiple: true },
   'alert-matcher': { type: 'string', multiple: true },
   'silence-expected': { type: 'boolean' },
   'probe-interval-ms': { type: 'string' },
@@ -213,6 +219,7 @@ export function runSettings(
     interactive: io.isTTY && process.stdin.isTTY === true,
     probes: values['no-probes'] ? false : probes,
     alerts: alertSettings(values),
+    userProbes: (values.probe ?? []).map(parseProbeFlag),
     lease: values['no-lease'] !== true,
     run,
     report: given(values.report),
@@ -256,4 +263,52 @@ function alertSettings(values: RunFlags): ExecuteOptions['alerts'] {
     return g;
   });
   return { url, ...(groups.length > 0 && { groups }), silenceExpected: values['silence-expected'] === true };
+}
+
+/** `--probe URL[,expect=200][,max-fail=0.1%][,interval=MS][,timeout=MS]`; a bad part names itself. */
+export function parseProbeFlag(text: string): UserProbe {
+  const [url = '', ...opts] = text.split(',');
+  const bad = (what: string) =>
+    usageError(
+      `--probe ${text}: ${what}`,
+      'write it as --probe https://shop.example.com/healthz,expect=200,max-fail=0.1%,interval=250,timeout=2000 (options optional)',
+    );
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:'))
+    throw bad(`"${url}" is not an http:// or https:// URL`);
+  const p: UserProbe = { url, expectStatus: 200, maxFailRatio: 0, intervalMs: 250, timeoutMs: 2000 };
+  for (const o of opts) {
+    const [k, v = ''] = o.split('=', 2) as [string, string?];
+    const whole = (min: number, max: number) => {
+      const n = /^\d+$/.test(v) ? Number(v) : Number.NaN;
+      if (!(n >= min && n <= max)) throw bad(`${k}=${v}: a whole number from ${min} to ${max}`);
+      return n;
+    };
+    switch (k.trim()) {
+      case 'expect':
+        p.expectStatus = whole(100, 599);
+        break;
+      case 'max-fail': {
+        const m = /^(\d+(?:\.\d+)?)%$/.exec(v);
+        const r = m ? Number(m[1]) / 100 : Number.NaN;
+        if (!(r >= 0 && r <= 1)) throw bad(`max-fail=${v}: a percentage from 0% to 100%, e.g. max-fail=0.1%`);
+        p.maxFailRatio = r;
+        break;
+      }
+      case 'interval':
+        p.intervalMs = whole(10, 3_600_000);
+        break;
+      case 'timeout':
+        p.timeoutMs = whole(10, 600_000);
+        break;
+      default:
+        throw bad(`unknown option "${o}" (expect, max-fail, interval, timeout)`);
+    }
+  }
+  return p;
 }

@@ -159,6 +159,39 @@ describe('ferry run: usage', () => {
     expect(io.out).toContain('--silence-expected');
   });
 
+  it('--probe: its options are read as written; each bad part is exit 2 naming it', async () => {
+    const { parseProbeFlag } = await import('./run-flags.js');
+    expect(parseProbeFlag('https://shop.example.com/healthz')).toEqual({
+      url: 'https://shop.example.com/healthz',
+      expectStatus: 200,
+      maxFailRatio: 0,
+      intervalMs: 250,
+      timeoutMs: 2000,
+    });
+    expect(parseProbeFlag('http://127.0.0.1:8080/,expect=204,max-fail=0.1%,interval=50,timeout=500')).toEqual(
+      {
+        url: 'http://127.0.0.1:8080/',
+        expectStatus: 204,
+        maxFailRatio: 0.001,
+        intervalMs: 50,
+        timeoutMs: 500,
+      },
+    );
+    const base = ['run', plan, ...PLACEHOLDER_CONNECTION];
+    for (const [bad, message] of [
+      ['shop:8080', '"shop:8080" is not an http:// or https:// URL'],
+      ['http://127.0.0.1/,max-fail=0.1', 'max-fail=0.1: a percentage from 0% to 100%'],
+      ['http://127.0.0.1/,max-fail=200%', 'max-fail=200%'],
+      ['http://127.0.0.1/,expect=20', 'expect=20: a whole number from 100 to 599'],
+      ['http://127.0.0.1/,interval=5', 'interval=5: a whole number from 10'],
+      ['http://127.0.0.1/,retries=3', 'unknown option "retries=3"'],
+    ] as const) {
+      const io = memoryIo();
+      expect(await runCli([...base, '--probe', bad], io), bad).toBe(2);
+      expect(io.err, bad).toContain(`--probe ${bad}: ${message}`);
+    }
+  });
+
   it('a missing, directory or dangling --etcd-* file is exit 2 naming the flag and the path', async () => {
     const { mkdir, symlink } = await import('node:fs/promises');
     const ca = join(dir, 'ca.crt');

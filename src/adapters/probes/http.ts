@@ -6,13 +6,16 @@
  * the longest failure window, its summary carries the p99 (and p50, max) latency of the requests
  * that succeeded.
  */
-import { request } from 'node:http';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { ProbeSample } from '../../ports/run.js';
 import { ProbeLoop } from './loop.js';
 
 export interface RequestProbeOptions {
-  /** http://HOST:PORT/PATH; loopback only in tests and the lab. */
+  /** http(s)://HOST:PORT/PATH; loopback only in tests and the lab. */
   url: string;
+  /** The status a good answer has. Default 200. */
+  expectStatus?: number;
   /** Default `app-request`. */
   name?: string;
   /** Pause between requests. Default 10 ms. */
@@ -31,7 +34,9 @@ export function quantile(values: readonly number[], q: number): number {
 
 export function requestProbe(opts: RequestProbeOptions): ProbeLoop {
   const url = new URL(opts.url);
-  if (url.protocol !== 'http:') throw new RangeError(`request probe: ${opts.url} is not an http:// URL`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new RangeError(`request probe: ${opts.url} is not an http:// or https:// URL`);
+  const expect = opts.expectStatus ?? 200;
   const timeoutMs = opts.timeoutMs ?? 1_000;
   const latencies: number[] = [];
   const loop: ProbeLoop = new ProbeLoop({
@@ -44,7 +49,7 @@ export function requestProbe(opts: RequestProbeOptions): ProbeLoop {
       if (s.ok) latencies.push(s.latencyMs);
       opts.onSample?.(s);
     },
-    attempt: (signal) => get(url, signal),
+    attempt: (signal) => get(url, expect, signal),
     finish: async () => ({
       p50LatencyMs: round(quantile(latencies, 0.5)),
       p99LatencyMs: round(quantile(latencies, 0.99)),
@@ -56,13 +61,14 @@ export function requestProbe(opts: RequestProbeOptions): ProbeLoop {
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
 
-function get(url: URL, signal: AbortSignal): Promise<void> {
+function get(url: URL, expect: number, signal: AbortSignal): Promise<void> {
+  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const req = request(url, { method: 'GET', agent: false, signal }, (res) => {
       res.resume();
       res.on('error', reject);
       res.on('end', () =>
-        res.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${res.statusCode} from ${url.host}`)),
+        res.statusCode === expect ? resolve() : reject(new Error(`HTTP ${res.statusCode} from ${url.host}`)),
       );
     });
     req.on('error', reject);
