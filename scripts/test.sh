@@ -13,6 +13,8 @@ bash scripts/install-chromium.sh
 bash scripts/install-moto.sh
 # Debian's Alertmanager for the run's alert gates (src/run/signals.real.test.ts).
 bash scripts/install-alertmanager.sh
+# Debian's Prometheus for the run's SLO gates (src/adapters/prometheus/slo.real.test.ts).
+bash scripts/install-prometheus.sh
 
 npx biome check .
 npx tsc -p tsconfig.json --noEmit

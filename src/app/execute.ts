@@ -7,10 +7,11 @@ import { randomUUID } from 'node:crypto';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { Alertmanager } from '../adapters/alertmanager/client.js';
 import { requestProbe } from '../adapters/probes/http.js';
+import { PrometheusSlo, type Slo } from '../adapters/prometheus/slo.js';
 import type { LabControl } from '../adapters/provisioners/lab-control.js';
 import { FerryError, usageError } from '../errors.js';
 import type { Plan } from '../plan/model.js';
-import type { SignalReading } from '../ports/signals.js';
+import type { HealthSignal, SignalReading } from '../ports/signals.js';
 import type { RunOptions } from '../run/deps.js';
 import { TerminalOperator } from '../run/operator.js';
 import { probeBudget } from '../run/probe-budget.js';
@@ -67,6 +68,8 @@ export interface ExecuteOptions {
   alerts?: { url: string; groups?: LabelMatcher[][]; silenceExpected: boolean } | undefined;
   /** `--probe`: the operator's own endpoints, probed throughout and gated on their failure budget. */
   userProbes?: UserProbe[];
+  /** `--prometheus` and its `--slo`s: each an instant query that must hold at every gate. */
+  slos?: { url: string; slos: Slo[] } | undefined;
   lease: boolean;
   run: RunOptions;
   /** One report file (.md or .html); default PLAN.report.md and PLAN.report.html. */
@@ -81,7 +84,8 @@ export type ExecuteOutcome =
   | {
       kind: 'dry-run';
       etcd: { members: number; leader: string | undefined };
-      alerts?: { name: string; reading: SignalReading };
+      /** The Alertmanager's and the SLOs' readings now (the probes have not run yet). */
+      signals: { name: string; reading: SignalReading }[];
       api: { server: string; ready: boolean };
     }
   | { kind: 'ran'; session: SessionResult; reports: string[] };
@@ -121,9 +125,10 @@ export async function executeRun(o: ExecuteOptions): Promise<ExecuteOutcome> {
     const quietMs = 2 * (u.timeoutMs + u.intervalMs) + 1000;
     return { probe, signal: probeBudget(probe, { maxFailRatio: u.maxFailRatio, quietMs }) };
   });
-  const signals = [...(am ? [am] : []), ...user.map((u) => u.signal)];
+  const slos = (o.slos?.slos ?? []).map((s) => new PrometheusSlo(o.slos!.url, s));
+  const signals = [...(am ? [am] : []), ...user.map((u) => u.signal), ...slos];
   try {
-    if (o.dryRun) return await dryRun(a, am);
+    if (o.dryRun) return await dryRun(a, [...(am ? [am] : []), ...slos]);
     if (am)
       o.log(
         `alerts: ${am.name}, stopping at a gate on ${am.describeGroups()}${o.alerts?.silenceExpected ? '; expected alerts silenced per step' : ''}`,
@@ -229,17 +234,17 @@ async function writeReports(
   return targets;
 }
 
-async function dryRun(a: Assembled, am: Alertmanager | undefined): Promise<ExecuteOutcome> {
+async function dryRun(a: Assembled, now: HealthSignal[]): Promise<ExecuteOutcome> {
   const view = await a.etcd.observe().catch((err: unknown) => {
     throw new FerryError('unreachable', `etcd: ${(err as Error).message}`, {
       remediation: 'check the --etcd-* flags',
     });
   });
   const ready = await a.kube.readyz();
-  const alerts = am && { name: am.name, reading: await am.read() };
+  const signals = await Promise.all(now.map(async (s) => ({ name: s.name, reading: await s.read() })));
   return {
     kind: 'dry-run',
-    ...(alerts && { alerts }),
+    signals,
     etcd: {
       members: view.members.length,
       leader: view.members.find((m) => m.id === view.leaderId)?.name,

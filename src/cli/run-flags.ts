@@ -1,5 +1,6 @@
 /** `ferry run`'s flags: what it accepts, and their translation into the settings of a run. */
 import { resolve } from 'node:path';
+import { parseSlo } from '../adapters/prometheus/slo.js';
 import type { ExecuteOptions, UserProbe } from '../app/execute.js';
 import { usageError } from '../errors.js';
 import type { Plan } from '../plan/model.js';
@@ -78,6 +79,10 @@ the plan and a Lease kube-system/ferry-run. Probes measure API and etcd availabi
                                requests since the last gate than allowed stop the run (exit 3).
                                Options: expect=STATUS (default 200), max-fail=PERCENT (default 0%),
                                interval=MS (default 250), timeout=MS (default 2000); repeatable
+  --prometheus URL             the cluster's Prometheus, for --slo
+  --slo 'QUERY<=VALUE'         an instant query evaluated at each gate (<, <=, >, >=, ==); a series
+                               that breaks it stops the run (exit 3), naming the series and its
+                               value; a query that returns nothing or fails stops it too; repeatable
   --silence-expected           silence, for each step's duration, the alerts the step raises by
                                design (a node going away, an etcd member or leader changing:
                                KubeNodeNotReady, etcdMembersDown…), scoped to its node; journalled
@@ -126,6 +131,8 @@ const options = {
   'no-probes': { type: 'boolean' },
   alertmanager: { type: 'string' },
   probe: { type: 'string', multiple: true },
+  prometheus: { type: 'string' },
+  slo: { type: 'string', multiple: true },
   'alert-matcher': { type: 'string', multiple: true },
   'silence-expected': { type: 'boolean' },
   'probe-interval-ms': { type: 'string' },
@@ -220,6 +227,7 @@ export function runSettings(
     probes: values['no-probes'] ? false : probes,
     alerts: alertSettings(values),
     userProbes: (values.probe ?? []).map(parseProbeFlag),
+    slos: sloSettings(values),
     lease: values['no-lease'] !== true,
     run,
     report: given(values.report),
@@ -311,4 +319,41 @@ export function parseProbeFlag(text: string): UserProbe {
     }
   }
   return p;
+}
+
+/** `--prometheus URL` with its `--slo` expressions; one without the other is a usage error. */
+function sloSettings(values: RunFlags): ExecuteOptions['slos'] {
+  const url = values.prometheus;
+  const texts = values.slo ?? [];
+  if (url === undefined && texts.length === 0) return undefined;
+  if (url === undefined)
+    throw usageError(
+      '--slo needs --prometheus URL',
+      'pass the Prometheus to query, e.g. --prometheus http://prometheus.monitoring:9090',
+    );
+  if (texts.length === 0)
+    throw usageError(
+      '--prometheus needs at least one --slo',
+      "say what must hold, e.g. --slo 'max(rate(http_requests_errors_total[5m])) <= 0.01'",
+    );
+  if (!isHttpUrl(url))
+    throw usageError(
+      `--prometheus ${url}: not an http:// or https:// URL`,
+      'give its base URL, e.g. --prometheus http://127.0.0.1:9090',
+    );
+  const slos = texts.map((t) => {
+    const s = parseSlo(t);
+    if ('error' in s) throw usageError(`--slo ${t}: ${s.error}`, 'e.g. --slo \'sum(up{job="etcd"}) >= 3\'');
+    return s;
+  });
+  return { url, slos };
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const u = new URL(text);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
 }

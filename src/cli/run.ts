@@ -33,7 +33,7 @@ export const command: Command = {
       if (r.kind === 'dry-run') {
         io.stdout(`etcd: ${r.etcd.members} member(s), leader ${r.etcd.leader ?? 'none'}\n`);
         io.stdout(`API through ${r.api.server}: /readyz ${r.api.ready ? 'ok' : 'FAILS'}\n`);
-        if (r.alerts) io.stdout(`alerts: ${alertLine(r.alerts.name, r.alerts.reading)}\n`);
+        for (const sig of r.signals) io.stdout(`signal: ${signalLine(sig.name, sig.reading)}\n`);
         for (const p of plan.phases) {
           io.stdout(`phase ${p.id} ${p.name}: ${p.steps.length} step(s)\n`);
           for (const s of p.steps)
@@ -66,12 +66,12 @@ export const command: Command = {
   },
 };
 
-function alertLine(name: string, r: SignalReading): string {
+function signalLine(name: string, r: SignalReading): string {
   switch (r.kind) {
     case 'clear':
-      return `${name}: nothing matching fires`;
+      return `${name}: clear`;
     case 'firing':
-      return `${name}: ${r.items.length} firing, the run would stop at its first gate: ${r.items.join('; ')}`;
+      return `${name}: ${r.items.length} not holding, the run would stop at its first gate: ${r.items.join('; ')}`;
     case 'unobserved':
       return `${name}: NOT READ (${r.reason}): the run would stop at its first gate`;
   }
