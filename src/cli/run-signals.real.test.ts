@@ -7,7 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -97,6 +97,17 @@ describe.skipIf(skipFor(missing))('ferry run with --alertmanager, --slo and --pr
     );
     expect(done.code, done.out.slice(-4000)).toBe(0);
     expect(done.out).toMatch(/silenced KubeNodeNotReady \{"node":"[^"]+"\} on Alertmanager/);
+
+    // The report names the alert that stopped the first run and each silence, ended with its step.
+    const report = await readFile(cl.planFile.replace(/\.json$/, '.report.md'), 'utf8');
+    const section = report.slice(report.indexOf("## The cluster's own signals"));
+    expect(section).toMatch(
+      /\| `0\.\S+` \| Alertmanager \S+ \| KubePersistentVolumeFillingUp\{namespace="shop", severity="critical"\}/,
+    );
+    expect(section).toMatch(
+      /\| `2\.\S+decommission\S+` \| KubeNodeNotReady\{node="[^"]+"\} \| \S+ \| with its step \|/,
+    );
+    expect(section).not.toMatch(/not by ferry/);
 
     const mine = (await am.silences()).filter((s) => s.createdBy === 'ferry');
     expect(mine.length).toBeGreaterThan(0);

@@ -19,6 +19,8 @@ export function reportInputFromJournal(
       runEnds: j.runEnds(),
       probes: probeRecordsFrom(j.observations({ purpose: 'probe' })),
       drainProgress: j.observations({ purpose: 'drain-progress' }),
+      signals: j.observations({ purpose: 'signal' }),
+      silences: j.observations({ purpose: 'silence' }),
     };
   } finally {
     j.close();

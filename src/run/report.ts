@@ -9,6 +9,7 @@ import type { ProbeRecord, ProbeSample, ProbeSummary } from '../ports/run.js';
 import { escapeHtml as esc } from '../util/escape-html.js';
 import type { ObservationRow, RunRow, TransitionRow } from './journal.js';
 import { batchReport, batchTableHtml, batchTableMarkdown } from './report-batches.js';
+import { signalReport, signalsHtml, signalsMarkdown } from './report-signals.js';
 
 export interface ReportCheck {
   name: string;
@@ -30,6 +31,9 @@ export interface ReportInput {
   checks?: ReportCheck[];
   /** The journal's drain-progress observations: pods moved per worker batch. */
   drainProgress?: ObservationRow[];
+  /** The journal's signal observations (a signal not clear at a gate) and silences. */
+  signals?: ObservationRow[];
+  silences?: ObservationRow[];
 }
 
 export interface StepSpan {
@@ -146,6 +150,8 @@ export function renderReportMarkdown(input: ReportInput): string {
     }
     lines.push('');
   }
+  const signals = signalReport(input);
+  if (signals) lines.push(...signalsMarkdown(signals));
   const batches = batchReport(input);
   if (batches) lines.push(...batchTableMarkdown(batches));
   lines.push('## Timeline', '', '| start | duration | step | outcome | attempts |', '|---|---|---|---|---|');
@@ -311,6 +317,8 @@ export function renderReportHtml(input: ReportInput): string {
       );
     body.push('</ul>');
   } else body.push('<p>No probes ran.</p>');
+  const signals = signalReport(input);
+  if (signals) body.push(...signalsHtml(signals, esc));
   const batches = batchReport(input);
   if (batches) body.push(...batchTableHtml(batches, esc));
   body.push('<h2>Timeline</h2>', timelineSvg(spans, input.probes));
