@@ -6,7 +6,6 @@
 import { randomUUID } from 'node:crypto';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { Alertmanager } from '../adapters/alertmanager/client.js';
-import { requestProbe } from '../adapters/probes/http.js';
 import { PrometheusSlo, type Slo } from '../adapters/prometheus/slo.js';
 import type { LabControl } from '../adapters/provisioners/lab-control.js';
 import { FerryError, usageError } from '../errors.js';
@@ -14,7 +13,6 @@ import type { Plan } from '../plan/model.js';
 import type { HealthSignal, SignalReading } from '../ports/signals.js';
 import type { RunOptions } from '../run/deps.js';
 import { TerminalOperator } from '../run/operator.js';
-import { probeBudget } from '../run/probe-budget.js';
 import { renderReportHtml, renderReportMarkdown } from '../run/report.js';
 import { reportInputFromJournal } from '../run/report-input.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
@@ -30,6 +28,7 @@ import {
   type RunProvisioner,
 } from './assemble.js';
 import { checkJournal, runSession, type SessionResult } from './session.js';
+import { type UserProbe, userProbes } from './user-probes.js';
 
 /** What a capi plan's adoption and hand-over act on, as given (absolute or relative to `cwd`). */
 export interface CapiFlags {
@@ -40,15 +39,7 @@ export interface CapiFlags {
   decommission: Decommissioner;
 }
 
-/** `--probe`: one of the operator's endpoints and its failure budget. */
-export interface UserProbe {
-  url: string;
-  expectStatus: number;
-  /** Failed requests allowed per request since the last gate, 0..1. */
-  maxFailRatio: number;
-  intervalMs: number;
-  timeoutMs: number;
-}
+export type { UserProbe };
 
 export interface ExecuteOptions {
   planFile: string;
@@ -120,13 +111,9 @@ export async function executeRun(o: ExecuteOptions): Promise<ExecuteOutcome> {
   });
   const am =
     o.alerts && new Alertmanager({ url: o.alerts.url, ...(o.alerts.groups && { groups: o.alerts.groups }) });
-  const user = (o.userProbes ?? []).map((u) => {
-    const probe = requestProbe({ ...u, name: probeName(u.url) });
-    const quietMs = 2 * (u.timeoutMs + u.intervalMs) + 1000;
-    return { probe, signal: probeBudget(probe, { maxFailRatio: u.maxFailRatio, quietMs }) };
-  });
+  const user = userProbes(o.userProbes ?? []);
   const slos = (o.slos?.slos ?? []).map((s) => new PrometheusSlo(o.slos!.url, s));
-  const signals = [...(am ? [am] : []), ...user.map((u) => u.signal), ...slos];
+  const signals = [...(am ? [am] : []), ...user.signals, ...slos];
   try {
     if (o.dryRun) return await dryRun(a, [...(am ? [am] : []), ...slos]);
     if (am)
@@ -137,7 +124,7 @@ export async function executeRun(o: ExecuteOptions): Promise<ExecuteOutcome> {
       planFile: o.planFile,
       plan: o.plan,
       ports: { ...a.ports, signals, ...(am && o.alerts?.silenceExpected && { silencer: am }) },
-      probes: [...a.probes, ...user.map((u) => u.probe)],
+      probes: [...a.probes, ...user.probes],
       log: o.log,
       ...(o.signal && { signal: o.signal }),
       lease: o.lease,
@@ -251,10 +238,4 @@ async function dryRun(a: Assembled, now: HealthSignal[]): Promise<ExecuteOutcome
     },
     api: { server: a.kube.server, ready },
   };
-}
-
-/** A probe's name in the report and the stop message: host and path, no scheme or query. */
-function probeName(url: string): string {
-  const u = new URL(url);
-  return `${u.host}${u.pathname === '/' ? '' : u.pathname}`;
 }

@@ -1,5 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
@@ -115,15 +117,28 @@ it('rehearses examples/lab-cluster: all 8 nodes replaced, no API error, no write
     // Again in the same directory (the quick start run twice): a new lab, a new plan (the kit's
     // bootstrap token differs), so the first rehearsal's journal must not stand in the way.
     // This time keeping the lab's files (--keep): they stay, and the lab state says what they are.
-    const again = await rehearse({
-      snapshotPath: 'examples/lab-cluster',
-      dir,
-      subnet: 44,
-      phases: [0],
-      keepData: true,
-      log: () => {},
-    });
+    // With an operator's probe (--probe) of an endpoint of its own: probed throughout, reported.
+    const own = createServer((_req, res) => res.end('ok'));
+    await new Promise<void>((r) => own.listen(0, '127.0.0.1', () => r()));
+    const ownUrl = `http://127.0.0.1:${(own.address() as AddressInfo).port}/healthz`;
+    let again: Awaited<ReturnType<typeof rehearse>>;
+    try {
+      again = await rehearse({
+        snapshotPath: 'examples/lab-cluster',
+        dir,
+        subnet: 44,
+        phases: [0],
+        keepData: true,
+        userProbes: [{ url: ownUrl, expectStatus: 200, maxFailRatio: 0, intervalMs: 20, timeoutMs: 2000 }],
+        log: () => {},
+      });
+    } finally {
+      own.close();
+    }
     expect(again.result.status, again.result.error?.message).toBe('completed');
+    const ownProbe = again.probes.find((p) => p.summary.name === new URL(ownUrl).host + '/healthz');
+    expect(ownProbe?.summary.attempts ?? 0).toBeGreaterThan(0);
+    expect(ownProbe?.summary.failures).toBe(0);
     const j2 = Journal.open(again.journalFile, { readonly: true });
     try {
       expect(j2.runEnds()).toHaveLength(1);

@@ -45,6 +45,7 @@ import { refuseUnobserved } from '../snapshot/unobserved.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { assemble, type CapiConnection } from './assemble.js';
 import { CANARY_PROBE, canaryCheck, phaseWindows } from './rehearse-canary.js';
+import { type UserProbe, userProbes } from './user-probes.js';
 import { type WorkloadFloor, WorkloadWatch } from './rehearse-workloads.js';
 import { runSession } from './session.js';
 
@@ -93,6 +94,8 @@ export interface RehearseOptions {
         requestTimeoutMs?: number;
       }
     | false;
+  /** `--probe`: the operator's endpoints, probed throughout and gated like `ferry run --probe`. */
+  userProbes?: UserProbe[];
   log: (line: string) => void;
   signal?: AbortSignal;
 }
@@ -485,6 +488,7 @@ export async function rehearse(o: RehearseOptions): Promise<RehearseResult> {
             }),
           ]
         : [];
+    const user = userProbes(o.userProbes ?? []);
     const watch = new WorkloadWatch(lab.client);
     watch.start();
     let session: Awaited<ReturnType<typeof runSession>>;
@@ -493,8 +497,8 @@ export async function rehearse(o: RehearseOptions): Promise<RehearseResult> {
       session = await runSession({
         planFile,
         plan,
-        ports: a.ports,
-        probes: [...a.probes, ...canary],
+        ports: { ...a.ports, signals: user.signals },
+        probes: [...a.probes, ...canary, ...user.probes],
         log,
         ...(o.signal && { signal: o.signal }),
         liveSeconds: 15,

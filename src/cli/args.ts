@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import type { UserProbe } from '../app/user-probes.js';
 import { usageError } from '../errors.js';
 import { PHASE_NAMES, type PhaseId, STEP_KINDS } from '../plan/model.js';
 
@@ -189,4 +190,52 @@ export function parsePhases(value: string | undefined): PhaseId[] | undefined {
     out.add(id);
   }
   return [...out].sort((a, b) => a - b);
+}
+
+/** `--probe URL[,expect=200][,max-fail=0.1%][,interval=MS][,timeout=MS]`; a bad part names itself. */
+export function parseProbeFlag(text: string): UserProbe {
+  const [url = '', ...opts] = text.split(',');
+  const bad = (what: string) =>
+    usageError(
+      `--probe ${text}: ${what}`,
+      'write it as --probe https://shop.example.com/healthz,expect=200,max-fail=0.1%,interval=250,timeout=2000 (options optional)',
+    );
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:'))
+    throw bad(`"${url}" is not an http:// or https:// URL`);
+  const p: UserProbe = { url, expectStatus: 200, maxFailRatio: 0, intervalMs: 250, timeoutMs: 2000 };
+  for (const o of opts) {
+    const [k, v = ''] = o.split('=', 2) as [string, string?];
+    const whole = (min: number, max: number) => {
+      const n = /^\d+$/.test(v) ? Number(v) : Number.NaN;
+      if (!(n >= min && n <= max)) throw bad(`${k}=${v}: a whole number from ${min} to ${max}`);
+      return n;
+    };
+    switch (k.trim()) {
+      case 'expect':
+        p.expectStatus = whole(100, 599);
+        break;
+      case 'max-fail': {
+        const m = /^(\d+(?:\.\d+)?)%$/.exec(v);
+        const r = m ? Number(m[1]) / 100 : Number.NaN;
+        if (!(r >= 0 && r <= 1)) throw bad(`max-fail=${v}: a percentage from 0% to 100%, e.g. max-fail=0.1%`);
+        p.maxFailRatio = r;
+        break;
+      }
+      case 'interval':
+        p.intervalMs = whole(10, 3_600_000);
+        break;
+      case 'timeout':
+        p.timeoutMs = whole(10, 600_000);
+        break;
+      default:
+        throw bad(`unknown option "${o}" (expect, max-fail, interval, timeout)`);
+    }
+  }
+  return p;
 }

@@ -1,7 +1,15 @@
 import { resolve } from 'node:path';
 import type { RehearseResult } from '../app/rehearse.js';
 import { describeError, type ExitCode, usageError } from '../errors.js';
-import { abortOnSignals, oneOf, parseFlags, parsePhases, parseSubnet, requirePositional } from './args.js';
+import {
+  abortOnSignals,
+  oneOf,
+  parseFlags,
+  parsePhases,
+  parseProbeFlag,
+  parseSubnet,
+  requirePositional,
+} from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
 
@@ -30,6 +38,8 @@ members on 3.5), and which phases a lab cannot rehearse (node-side preparation, 
                      the old ones) and hands the TalosControlPlane over; the report also checks that
                      no etcd member was removed and that the TalosControlPlane is unpaused and ready
   --infra I          capi: proxmox (default; the lab stands in for it)
+  --probe URL[,OPTION…]  one of your own HTTP(S) endpoints, as \`ferry run --probe\` takes it:
+                     requested throughout, in the report, and a gate on its failure budget
   --keep             leave the lab's files (etcd data, PKI, logs) in DIR/lab when it stops (its
                      processes always stop); the data then lives there rather than on /dev/shm.
                      See them with \`ferry lab status --dir DIR/lab\`, remove them with
@@ -49,6 +59,7 @@ const options = {
   keep: { type: 'boolean' },
   provisioner: { type: 'string' },
   infra: { type: 'string' },
+  probe: { type: 'string', multiple: true },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -87,6 +98,7 @@ export const command: Command = {
         ...(phases && { phases }),
         ...(values.keep && { keepData: true }),
         ...(provisioner === 'capi' && { provisioner, infra }),
+        ...(values.probe && { userProbes: values.probe.map(parseProbeFlag) }),
         log,
         signal: interrupt.signal,
       });

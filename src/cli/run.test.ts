@@ -160,7 +160,7 @@ describe('ferry run: usage', () => {
   });
 
   it('--probe: its options are read as written; each bad part is exit 2 naming it', async () => {
-    const { parseProbeFlag } = await import('./run-flags.js');
+    const { parseProbeFlag } = await import('./args.js');
     expect(parseProbeFlag('https://shop.example.com/healthz')).toEqual({
       url: 'https://shop.example.com/healthz',
       expectStatus: 200,
