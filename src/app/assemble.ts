@@ -28,6 +28,7 @@ import { CrdValidator } from '../generate/schema/crd.js';
 import { capiNamesOf } from '../kit/capi-names.js';
 import type { OperatorPort, Probe, ProvisionerPort } from '../ports/run.js';
 import type { RunDeps } from '../run/deps.js';
+import { sealSnapshot } from './snapshot-seal.js';
 
 export type RunProvisioner = 'manual' | 'exec' | 'lab' | 'capi';
 /** Who decommissions the old kubeadm machines of a capi run: Cluster API does not. */
@@ -51,6 +52,8 @@ export interface Connection {
 }
 
 export interface AssembleOptions {
+  /** age recipients the etcd-snapshot steps encrypt their snapshots to; none: kept plain (0600). */
+  snapshotRecipients?: string[];
   connection: Connection;
   provisioner: RunProvisioner;
   exec?: { provisionCmd?: string; decommissionCmd?: string; lbCmd?: string; cwd?: string };
@@ -195,7 +198,11 @@ export function assemble(o: AssembleOptions): Assembled {
       ...(etcdProbe && { etcdProbe }),
       etcdSnapshot: async (file, signal) => {
         const r = await etcd.snapshot(file, signal);
-        o.log(`  etcd snapshot ${file}: ${r.bytes} bytes from ${r.endpoint}`);
+        const sealed = await sealSnapshot(file, o.snapshotRecipients ?? []);
+        o.log(
+          `  etcd snapshot ${sealed.file}: ${r.bytes} bytes from ${r.endpoint}, integrity hash checked, sha256 ${sealed.sha256}${sealed.encrypted ? ', encrypted with age (the plaintext removed)' : ''}`,
+        );
+        return sealed;
       },
     },
     probes,

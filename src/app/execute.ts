@@ -62,6 +62,8 @@ export interface ExecuteOptions {
   /** `--prometheus` and its `--slo`s: each an instant query that must hold at every gate. */
   slos?: { url: string; slos: Slo[] } | undefined;
   lease: boolean;
+  /** age recipients for the run's etcd snapshots (`--snapshot-recipient`); none: kept plain, 0600. */
+  snapshotRecipients?: string[];
   run: RunOptions;
   /** One report file (.md or .html); default PLAN.report.md and PLAN.report.html. */
   report?: string | undefined;
@@ -96,6 +98,7 @@ export async function executeRun(o: ExecuteOptions): Promise<ExecuteOutcome> {
     lab = remoteLabControl(o.labSocket);
   }
   const a = assemble({
+    ...(o.snapshotRecipients && { snapshotRecipients: o.snapshotRecipients }),
     connection: o.connection,
     provisioner: o.provisioner,
     exec: o.exec,

@@ -45,9 +45,9 @@ import { refuseUnobserved } from '../snapshot/unobserved.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { assemble, type CapiConnection } from './assemble.js';
 import { CANARY_PROBE, canaryCheck, phaseWindows } from './rehearse-canary.js';
-import { type UserProbe, userProbes } from './user-probes.js';
 import { type WorkloadFloor, WorkloadWatch } from './rehearse-workloads.js';
 import { runSession } from './session.js';
+import { type UserProbe, userProbes } from './user-probes.js';
 
 export interface RehearseOptions {
   snapshotPath: string;

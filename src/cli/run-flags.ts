@@ -90,6 +90,10 @@ the plan and a Lease kube-system/ferry-run. Probes measure API and etcd availabi
   --probe-interval-ms MS       pause between API probe requests (default 100)
   --etcd-probe-interval-ms MS  pause between etcd probe writes (default 10, about 100 a second;
                                0 writes back to back, for a lab)
+  --snapshot-recipient age1…   encrypt the etcd snapshots the run takes (steps 0.03, 4.01) with age
+                               for this recipient (repeatable; --snapshot-recipients-file FILE too):
+                               FILE.age, 0600, the plaintext removed. Either way each snapshot's
+                               integrity hash is checked and its sha256 journalled
   --report FILE                report (.md or .html; default PLAN.report.md and .html beside the plan)
   --yes                        answer yes to every operator question (scripted runs: you did the work)
   --dry-run                    check the connections and show what would run; change nothing
@@ -139,6 +143,8 @@ const options = {
   'probe-interval-ms': { type: 'string' },
   'etcd-probe-interval-ms': { type: 'string' },
   report: { type: 'string' },
+  'snapshot-recipient': { type: 'string', multiple: true },
+  'snapshot-recipients-file': { type: 'string', multiple: true },
   yes: { type: 'boolean' },
   'dry-run': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },

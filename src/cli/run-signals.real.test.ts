@@ -6,10 +6,13 @@
  * probe of the canary's Service, completes, and every silence it made has ended.
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { appendFileSync, existsSync, statSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateIdentity, identityToRecipient } from 'age-encryption';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   alertmanagerMissing,
@@ -23,6 +26,7 @@ import {
 } from '../adapters/prometheus/testing-prometheus.js';
 import { missingReason } from '../lab/etcd/binaries.js';
 import { skipFor } from '../lab/testing-binaries.js';
+import { decrypt } from '../mgmt/age.js';
 import { Journal, journalPathFor } from '../run/journal.js';
 import { CrashLab, disposeAllCrashLabs, REPO } from '../run/testing-crash-sweep.js';
 
@@ -57,7 +61,10 @@ describe.skipIf(skipFor(missing))('ferry run with --alertmanager, --slo and --pr
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    child.stdout!.on('data', (c: Buffer) => (out += c));
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c;
+      process.env['FERRY_DEBUG_LOG'] && appendFileSync(process.env['FERRY_DEBUG_LOG'], c);
+    });
     child.stderr!.on('data', (c: Buffer) => (out += c));
     const [code] = await once(child, 'exit');
     return { code: code as number | null, out };
@@ -88,7 +95,12 @@ describe.skipIf(skipFor(missing))('ferry run with --alertmanager, --slo and --pr
 
     await am.resolve([CRITICAL]);
     const canary = cl.lab.info().canary!.url;
+    const identity = await generateIdentity();
+    const recipients = join(dir, 'recipients');
+    await writeFile(recipients, `# ops\n${await identityToRecipient(identity)}\n`);
     const done = await ferry(
+      '--snapshot-recipients-file',
+      recipients,
       ...signals,
       '--silence-expected',
       '--probe',
@@ -108,6 +120,27 @@ describe.skipIf(skipFor(missing))('ferry run with --alertmanager, --slo and --pr
       /\| `2\.\S+decommission\S+` \| KubeNodeNotReady\{node="[^"]+"\} \| \S+ \| with its step \|/,
     );
     expect(section).not.toMatch(/not by ferry/);
+
+    // Its etcd snapshot: integrity-checked, encrypted at rest, listed in the journal with its sha256.
+    const sj = Journal.open(journalPathFor(cl.planFile), { readonly: true });
+    let snaps: { file: string; sha256: string; encrypted: boolean }[];
+    try {
+      snaps = sj
+        .transitions()
+        .filter((t) => t.stepId.includes('etcd-snapshot') && t.state === 'action-done')
+        .map((t) => t.detail as { file: string; sha256: string; encrypted: boolean });
+    } finally {
+      sj.close();
+    }
+    expect(snaps.length).toBeGreaterThan(0);
+    for (const sn of snaps) {
+      expect(sn).toMatchObject({ encrypted: true, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      expect(sn.file).toMatch(/\.age$/);
+      expect(statSync(sn.file).mode & 0o777).toBe(0o600);
+      expect(existsSync(sn.file.replace(/\.age$/, ''))).toBe(false);
+      const plain = await decrypt(await readFile(sn.file), [identity], sn.file, 'identity');
+      expect(createHash('sha256').update(plain).digest('hex')).toBe(sn.sha256);
+    }
 
     const mine = (await am.silences()).filter((s) => s.createdBy === 'ferry');
     expect(mine.length).toBeGreaterThan(0);

@@ -192,6 +192,24 @@ describe('ferry run: usage', () => {
     }
   });
 
+  it('--snapshot-recipient: a secret key or a bad recipients file is exit 2 naming the flag, never quoting the key', async () => {
+    const base = ['run', plan, ...PLACEHOLDER_CONNECTION];
+    const key = 'AGE-SECRET-KEY-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ';
+    let io = memoryIo();
+    expect(await runCli([...base, '--snapshot-recipient', key], io)).toBe(2);
+    expect(io.err).toContain('--snapshot-recipient must be an age X25519 recipient');
+    expect(io.err).not.toContain(key);
+    const file = join(dir, 'recipients');
+    await writeFile(file, `# ops\n${key}\n`);
+    io = memoryIo();
+    expect(await runCli([...base, '--snapshot-recipients-file', file], io)).toBe(2);
+    expect(io.err).toMatch(/recipients:2.*holds an age identity/s);
+    expect(io.err).not.toContain(key);
+    io = memoryIo();
+    expect(await runCli([...base, '--snapshot-recipients-file', join(dir, 'nope')], io)).toBe(2);
+    expect(io.err).toContain('--snapshot-recipients-file');
+  });
+
   it('a missing, directory or dangling --etcd-* file is exit 2 naming the flag and the path', async () => {
     const { mkdir, symlink } = await import('node:fs/promises');
     const ca = join(dir, 'ca.crt');

@@ -4,7 +4,7 @@ import type { SignalReading } from '../ports/signals.js';
 import { abortOnSignals, requirePositional } from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
-import { parseRunFlags, runSettings, usage } from './run-flags.js';
+import { parseRunFlags, type RunFlags, runSettings, usage } from './run-flags.js';
 
 export const command: Command = {
   name: 'run',
@@ -23,7 +23,10 @@ export const command: Command = {
       import('../app/execute.js'),
     ]);
     const plan = await readPlan(planFile, planArg);
-    const settings = runSettings(values, plan, planFile, io);
+    const settings = {
+      ...runSettings(values, plan, planFile, io),
+      ...(await snapshotRecipients(values, io)),
+    };
     const log = (line: string) => io.stdout(`${line}\n`);
     const interrupt = abortOnSignals({
       onSignal: (sig) => log(`${sig}: stopping after the current observation; resume with --resume`),
@@ -75,4 +78,18 @@ function signalLine(name: string, r: SignalReading): string {
     case 'unobserved':
       return `${name}: NOT READ (${r.reason}): the run would stop at its first gate`;
   }
+}
+
+/** `--snapshot-recipient` and `--snapshot-recipients-file`, read before anything connects. */
+async function snapshotRecipients(values: RunFlags, io: Io): Promise<{ snapshotRecipients?: string[] }> {
+  const flags = values['snapshot-recipient'] ?? [];
+  const files = (values['snapshot-recipients-file'] ?? []).map((f) => resolve(io.cwd, f));
+  if (flags.length === 0 && files.length === 0) return {};
+  const { loadRecipients } = await import('../mgmt/age.js');
+  const names = {
+    flag: '--snapshot-recipient',
+    file: '--snapshot-recipients-file',
+    why: 'the run encrypts its etcd snapshots when asked',
+  };
+  return { snapshotRecipients: await loadRecipients(flags, files, names) };
 }

@@ -29,12 +29,20 @@ export function parseRecipients(text: string, file: string): string[] {
   return out;
 }
 
-export async function loadRecipients(flags: string[], files: string[]): Promise<string[]> {
+export async function loadRecipients(
+  flags: string[],
+  files: string[],
+  names: { flag: string; file: string; why: string } = {
+    flag: '--recipient',
+    file: '--recipients-file',
+    why: 'a backup is always encrypted',
+  },
+): Promise<string[]> {
   const out: string[] = [];
   for (const r of flags) {
     if (!RECIPIENT.test(r))
       throw usageError(
-        `--recipient must be an age X25519 recipient (age1…)${r.startsWith('AGE-SECRET-KEY-') ? '; it was given a secret key, which must never be on a command line' : ''}`,
+        `${names.flag} must be an age X25519 recipient (age1…)${r.startsWith('AGE-SECRET-KEY-') ? '; it was given a secret key, which must never be on a command line' : ''}`,
         'pass the public key `age-keygen -y KEYFILE` prints',
       );
     out.push(r);
@@ -43,17 +51,14 @@ export async function loadRecipients(flags: string[], files: string[]): Promise<
     out.push(
       ...parseRecipients(
         await readTextFile(f, {
-          flag: '--recipients-file',
-          provide: 'pass --recipients-file a file of age1… recipients, one a line',
+          flag: names.file,
+          provide: `pass ${names.file} a file of age1… recipients, one a line`,
         }),
         f,
       ),
     );
   if (out.length === 0)
-    throw usageError(
-      'no age recipient: a backup is always encrypted',
-      'pass --recipient age1… or --recipients-file FILE',
-    );
+    throw usageError(`no age recipient: ${names.why}`, `pass ${names.flag} age1… or ${names.file} FILE`);
   return [...new Set(out)];
 }
 

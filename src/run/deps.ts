@@ -55,6 +55,18 @@ export interface RunOptions {
   acceptUnobserved?: UnobservedAcceptance[];
 }
 
+/** What an etcd-snapshot step wrote, as the journal lists it (src/app/snapshot-seal.ts). */
+export interface SnapshotWritten {
+  /** The file that stays: the snapshot, or its `.age` when encrypted. */
+  file: string;
+  bytes: number;
+  /** sha256 of the snapshot itself (after decryption, for an encrypted one). */
+  sha256: string;
+  /** sha256 of `file` as written. */
+  fileSha256: string;
+  encrypted: boolean;
+}
+
 export interface RunDeps {
   plan: Plan;
   planFile: string;
@@ -71,7 +83,7 @@ export interface RunDeps {
   /** The Cluster API management cluster (`--mgmt-kubeconfig`): capi-adopt and capi-handover need it. */
   mgmt?: ManagementPort;
   /** Writes an etcd snapshot file (etcd-snapshot steps); without it they are operator steps. */
-  etcdSnapshot?: (file: string, signal: AbortSignal) => Promise<void>;
+  etcdSnapshot?: (file: string, signal: AbortSignal) => Promise<SnapshotWritten | void>;
   log: (line: string) => void;
   signal?: AbortSignal;
   /** Checked before each step: a reason to stop (the cluster Lease was lost), or undefined. */

@@ -470,6 +470,7 @@ describe('observe: objects', () => {
 describe('observe: files', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ferry-observe-'));
   writeFileSync(join(dir, 'backup.db'), '');
+  writeFileSync(join(dir, 'sealed.db.age'), '');
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('workstation files are looked up (relative ones in the plan directory); files on a node cannot be told', async () => {
@@ -479,6 +480,7 @@ describe('observe: files', () => {
         files: [
           { path: 'backup.db', where: ws, exists: true },
           { path: 'missing.db', where: ws, exists: false },
+          { path: 'sealed.db', where: ws, exists: true },
           { path: join(dir, 'backup.db'), where: ws, exists: true },
           { path: '/etc/kubernetes/pki/ca.key', where: { kind: 'node', node: 'cp1' }, exists: false },
         ],
@@ -488,6 +490,8 @@ describe('observe: files', () => {
     expect([...w.files.entries()]).toEqual([
       ['backup.db', true],
       ['missing.db', false],
+      // Encrypted by the run (--snapshot-recipient): only its .age is kept.
+      ['sealed.db', true],
       [join(dir, 'backup.db'), true],
       ['/etc/kubernetes/pki/ca.key', undefined],
     ]);

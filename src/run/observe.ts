@@ -192,7 +192,11 @@ export async function observe(expect: ExpectedState, deps: ObserveDeps): Promise
   for (const f of expect.files ?? []) {
     // Files on a node are out of ferry's reach; workstation files are checked.
     if (f.where.kind !== 'workstation') world.files.set(f.path, undefined);
-    else world.files.set(f.path, existsSync(isAbsolute(f.path) ? f.path : join(deps.baseDir, f.path)));
+    else {
+      const at = isAbsolute(f.path) ? f.path : join(deps.baseDir, f.path);
+      // A snapshot the run sealed with --snapshot-recipient is kept only as PATH.age (plaintext removed).
+      world.files.set(f.path, existsSync(at) || existsSync(`${at}.age`));
+    }
   }
 
   await Promise.all(jobs);

@@ -1,4 +1,7 @@
-/** `etcd-snapshot`: ferry writes the snapshot file itself when the run has an etcd client for it. */
+/**
+ * `etcd-snapshot`: ferry writes the snapshot file itself when the run has an etcd client for it;
+ * what it wrote (its file, size, sha256, whether it is encrypted) is the step's journaled result.
+ */
 import { dirname, isAbsolute, join } from 'node:path';
 import type { Handler } from './context.js';
 
@@ -9,7 +12,7 @@ export const handler: Handler<'etcd-snapshot'> = {
     if (!write) return ctx.operatorAction();
     const f = step.params.file;
     const file = isAbsolute(f) ? f : join(dirname(ctx.deps.planFile), f);
-    await write(file, ctx.action.signal);
-    return { file };
+    const written = await write(file, ctx.action.signal);
+    return written ? { ...written } : { file };
   },
 };
