@@ -83,7 +83,7 @@ export interface RunDeps {
   /** The Cluster API management cluster (`--mgmt-kubeconfig`): capi-adopt and capi-handover need it. */
   mgmt?: ManagementPort;
   /** Writes an etcd snapshot file (etcd-snapshot steps); without it they are operator steps. */
-  etcdSnapshot?: (file: string, signal: AbortSignal) => Promise<SnapshotWritten | void>;
+  etcdSnapshot?: (file: string, signal: AbortSignal) => Promise<SnapshotWritten>;
   log: (line: string) => void;
   signal?: AbortSignal;
   /** Checked before each step: a reason to stop (the cluster Lease was lost), or undefined. */

@@ -13,6 +13,6 @@ export const handler: Handler<'etcd-snapshot'> = {
     const f = step.params.file;
     const file = isAbsolute(f) ? f : join(dirname(ctx.deps.planFile), f);
     const written = await write(file, ctx.action.signal);
-    return written ? { ...written } : { file };
+    return { ...written };
   },
 };

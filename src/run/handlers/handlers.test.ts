@@ -182,8 +182,10 @@ function recorder(
     },
     lb: o.lb ? lb : undefined,
     ...(o.snapshot && {
-      etcdSnapshot: async (file: string, s: AbortSignal) =>
-        void calls.push(`snapshot ${file}${s === signal ? ' (run signal)' : ''}`),
+      etcdSnapshot: async (file: string, s: AbortSignal) => {
+        calls.push(`snapshot ${file}${s === signal ? ' (run signal)' : ''}`);
+        return { file, bytes: 1, sha256: 'a', fileSha256: 'a', encrypted: false };
+      },
     }),
   } as unknown as RunDeps;
   const ctx: StepContext = {
@@ -475,8 +477,13 @@ describe('etcd-snapshot', () => {
     const s = stepOf('etcd-snapshot');
     const r = recorder({ snapshot: true });
     await act({ ...s, params: { ...s.params, file: 'snap.db' } }, r.ctx);
+    // What the writer reports (sealed, hashed) is the step's journaled result.
     expect(await act({ ...s, params: { ...s.params, file: '/backups/snap.db' } }, r.ctx)).toEqual({
       file: '/backups/snap.db',
+      bytes: 1,
+      sha256: 'a',
+      fileSha256: 'a',
+      encrypted: false,
     });
     expect(r.calls).toEqual([
       'snapshot /plans/p/snap.db (run signal)',
