@@ -50,9 +50,10 @@ describe('collectProgress', () => {
     p.show({ kind: 'list-retry', list: 'pods', what: 'the continue token expired' });
     p.show({ kind: 'list-done', list: 'pods', objects: 30_000, ms: 9_240 });
     p.show({ kind: 'list-skipped', list: 'csidrivers', why: 'forbidden' });
+    p.show({ kind: 'list-absent', list: 'applications.argoproj.io' });
     p.clear();
     expect(io.err).toBe(
-      'pods: the continue token expired\nlisted pods: 30,000 in 9.2 s\ncsidrivers: not observed (forbidden)\n',
+      'pods: the continue token expired\nlisted pods: 30,000 in 9.2 s\ncsidrivers: not observed (forbidden)\napplications.argoproj.io: none (not served here: its controller is not installed)\n',
     );
   });
 });

@@ -75,6 +75,14 @@ export function collectProgress(io: Io, lists: number, clock: () => number = Dat
           currentList = '';
           say(`${e.list}: not observed (${e.why})`);
           return;
+        case 'list-absent':
+          done++;
+          current = 0;
+          currentList = '';
+          step = `${e.list}: not installed`;
+          if (io.stderrIsTTY) draw(true);
+          else say(`${e.list}: none (not served here: its controller is not installed)`);
+          return;
         case 'list-retry':
           say(`${e.list}: ${e.what}`);
           return;

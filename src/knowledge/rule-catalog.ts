@@ -100,6 +100,7 @@ export const RULE_CATALOG: readonly CatalogEntry[] = [
   { id: 'workload.pdb-missing', severity: 'risk', inputs: ['api'] },
   { id: 'workload.undrainable-pods', severity: 'risk', inputs: ['api'] },
   { id: 'workload.node-pinned', severity: 'risk', inputs: ['api'] },
+  { id: 'gitops.reverts-ferry-changes', severity: 'blocker / risk', inputs: ['api'] },
   { id: 'endpoint.control-plane-endpoint-missing', severity: 'blocker', inputs: ['kubeadm'] },
   { id: 'endpoint.vip-on-control-plane', severity: 'risk', inputs: ['api', 'node'] },
   { id: 'endpoint.lb-backends', severity: 'info', inputs: ['node'] },

@@ -22,7 +22,10 @@ export type ResourceKind =
   | 'clusterrolebindings'
   | 'rolebindings'
   | 'csidrivers'
-  | 'storageclasses';
+  | 'storageclasses'
+  | 'argocd-applications'
+  | 'flux-kustomizations'
+  | 'flux-helmreleases';
 
 export interface ResourceType {
   /** "" for the core group. */
@@ -102,6 +105,29 @@ export const RESOURCE_TYPES: Readonly<Record<ResourceKind, ResourceType>> = {
     plural: 'storageclasses',
     kind: 'StorageClass',
     namespaced: false,
+  },
+  // GitOps controllers that revert what ferry changes (src/knowledge/gitops.ts). Each is a CRD: a
+  // cluster without the controller does not serve it (collection reads that as "none here").
+  'argocd-applications': {
+    group: 'argoproj.io',
+    version: 'v1alpha1',
+    plural: 'applications',
+    kind: 'Application',
+    namespaced: true,
+  },
+  'flux-kustomizations': {
+    group: 'kustomize.toolkit.fluxcd.io',
+    version: 'v1',
+    plural: 'kustomizations',
+    kind: 'Kustomization',
+    namespaced: true,
+  },
+  'flux-helmreleases': {
+    group: 'helm.toolkit.fluxcd.io',
+    version: 'v2',
+    plural: 'helmreleases',
+    kind: 'HelmRelease',
+    namespaced: true,
   },
 };
 

@@ -77,8 +77,15 @@ function filesUnder(dir: string): string[] {
 describe('ferry snapshot against the lab API server holding examples/lab-cluster', () => {
   it('exits 0 with a one-line summary and no warnings, one progress line per list on stderr', () => {
     const lines = cliOut.stderr.trimEnd().split('\n');
-    expect(lines).toHaveLength(18);
-    for (const l of lines) expect(l).toMatch(/^listed [a-z]+( in kube-system)?: \d+ in \d+\.\d s$/);
+    expect(lines).toHaveLength(21);
+    const [listed, absent] = [lines.slice(0, 18), lines.slice(18)];
+    for (const l of listed) expect(l).toMatch(/^listed [a-z]+( in kube-system)?: \d+ in \d+\.\d s$/);
+    // The lab serves no Argo CD or Flux CRDs: their lists are answered "none", not "not observed".
+    expect(absent).toEqual([
+      'applications.argoproj.io: none (not served here: its controller is not installed)',
+      'kustomizations.kustomize.toolkit.fluxcd.io: none (not served here: its controller is not installed)',
+      'helmreleases.helm.toolkit.fluxcd.io: none (not served here: its controller is not installed)',
+    ]);
     expect(lines).toContainEqual(expect.stringMatching(/^listed pods: 47 in /));
     expect(cliOut.code).toBe(0);
     expect(cliOut.stdout).toBe(

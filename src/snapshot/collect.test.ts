@@ -174,6 +174,80 @@ describe('collectSnapshot decisions (fake ports)', () => {
     );
   });
 
+  it('reads a GitOps CRD that is not served as none (no controller), a refused one as not observed', async () => {
+    const notFound = (resource: string) =>
+      new KubeApiError({
+        status: 404,
+        reason: 'NotFound',
+        message: 'the server could not find the requested resource',
+        path: `/${resource}`,
+        address: 'a:1',
+      });
+    const events: CollectEvent[] = [];
+    const absent = await collectSnapshot({
+      kube: emptyKube({
+        list: async (kind, opts) => {
+          if (kind === 'argocd-applications' || kind === 'flux-helmreleases') throw notFound(kind);
+          if (kind === 'flux-kustomizations')
+            // The reader hands each item to `map` as its page arrives.
+            return [
+              {
+                apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+                kind: 'Kustomization',
+                metadata: { name: 'infra', namespace: 'flux-system' },
+                spec: { interval: '10m', path: './infra', postBuild: { substitute: { token: 'hunter2' } } },
+              },
+            ].flatMap((o) => {
+              opts?.map?.(o);
+              return [];
+            });
+          return [];
+        },
+      }),
+      fetchPeerCertificate: noTls,
+      progress: (e) => events.push(e),
+    });
+    expect(absent.manifest.unobserved ?? []).toEqual([]);
+    expect(events.filter((e) => e.kind === 'list-absent')).toEqual([
+      { kind: 'list-absent', list: 'applications.argoproj.io' },
+      { kind: 'list-absent', list: 'helmreleases.helm.toolkit.fluxcd.io' },
+    ]);
+    expect(absent.resources.gitops).toEqual([
+      {
+        apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+        kind: 'Kustomization',
+        metadata: { name: 'infra', namespace: 'flux-system' },
+        spec: { interval: '10m', path: './infra' },
+      },
+    ]);
+    expect(JSON.stringify(absent)).not.toContain('hunter2');
+
+    const refused = await collectSnapshot({
+      kube: emptyKube({
+        list: async (kind) => {
+          if (kind === 'argocd-applications')
+            throw new KubeApiError({
+              status: 403,
+              reason: 'Forbidden',
+              message: 'applications.argoproj.io is forbidden',
+              path: '/apps',
+              address: 'a:1',
+            });
+          return [];
+        },
+      }),
+      fetchPeerCertificate: noTls,
+    });
+    expect(refused.manifest.unobserved).toEqual([
+      expect.objectContaining({
+        input: 'gitops',
+        reason: 'forbidden',
+        group: 'argoproj.io',
+        resource: 'applications',
+      }),
+    ]);
+  });
+
   it('a forbidden kubeadm-config is one warning saying so, not also "not found"', async () => {
     const s = await collectSnapshot({
       kube: emptyKube({

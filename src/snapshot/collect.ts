@@ -17,6 +17,7 @@ import { isKubeApiError, type KubeReader, type ServerVersion } from '../ports/ku
 import { RESOURCE_TYPES } from '../ports/kube-kinds.js';
 import { VERSION } from '../version.js';
 import { lastFlag } from './flags.js';
+import { gitopsSummary } from './gitops.js';
 import { parseKubeadmDocuments } from './kubeadm.js';
 import {
   type BootstrapToken,
@@ -88,6 +89,8 @@ export type CollectEvent =
   | { kind: 'page'; list: string; objects: number }
   | { kind: 'list-done'; list: string; objects: number; ms: number }
   | { kind: 'list-skipped'; list: string; why: string }
+  /** A custom resource this server does not serve: its controller is not installed, so there are none. */
+  | { kind: 'list-absent'; list: string }
   | { kind: 'list-retry'; list: string; what: string };
 
 /** Holds the objects in `r` (audit --kubeconfig, tests). */
@@ -116,6 +119,8 @@ function ingestFilter(l: CollectionList): ((o: KubeObject) => KubeObject | undef
       return keepAnonymousBinding;
     case 'bootstrap-token-secrets':
       return bootstrapTokenSecretWithoutSecret;
+    case 'gitops-summary':
+      return gitopsSummary;
   }
 }
 
@@ -241,7 +246,7 @@ async function listInto(ctx: ListContext, spec: CollectionList): Promise<void> {
   const { deps, keep, sink, mirrorPods, emit } = ctx;
   const t = RESOURCE_TYPES[spec.kind];
   const what = describeList(spec);
-  const list = `${t.plural}${spec.namespace ? ` in ${spec.namespace}` : ''}`;
+  const list = `${spec.optionalCrd ? `${t.plural}.${t.group}` : t.plural}${spec.namespace ? ` in ${spec.namespace}` : ''}`;
   const map = ingestFilter(spec);
   const started = Date.now();
   let rewind = sink.checkpoint();
@@ -279,6 +284,10 @@ async function listInto(ctx: ListContext, spec: CollectionList): Promise<void> {
     rewind();
     mirrorPods.length = mirrors;
     const refused = refusal(err);
+    if (refused?.reason === 'not-served' && spec.optionalCrd) {
+      emit({ kind: 'list-absent', list });
+      return;
+    }
     if (refused) {
       ctx.unobserved.push({
         input: spec.input,

@@ -435,6 +435,11 @@ export interface Resources {
   csidrivers: KubeObject[];
   storageclasses: KubeObject[];
   persistentvolumes: KubeObject[];
+  /**
+   * Argo CD Applications and Flux Kustomizations and HelmReleases, reduced to what says what they
+   * own and whether they reconcile (snapshot/gitops.ts): never their Helm values or parameters.
+   */
+  gitops: KubeObject[];
   bootstrapTokens: BootstrapToken[];
 }
 
@@ -458,6 +463,7 @@ export const RESOURCE_KEYS: readonly ResourceKey[] = [
   'csidrivers',
   'storageclasses',
   'persistentvolumes',
+  'gitops',
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -563,6 +569,7 @@ export function emptyResources(): Resources {
     csidrivers: [],
     storageclasses: [],
     persistentvolumes: [],
+    gitops: [],
     bootstrapTokens: [],
   };
 }

@@ -308,6 +308,31 @@ export const OBJECT_SHAPES: Readonly<Record<string, Record<string, FieldShape>>>
       nodeAffinity: obj({ required: obj({ nodeSelectorTerms }) }),
     }),
   },
+  // GitOps owners (snapshot/gitops.ts): what says whether they reconcile and what they own.
+  Application: {
+    metadata,
+    spec: obj({
+      syncPolicy: obj({ automated: obj({ enabled: 'boolean', prune: 'boolean', selfHeal: 'boolean' }) }),
+    }),
+    status: obj({
+      resources: list(obj({ group: 'string', kind: 'string', namespace: 'string', name: 'string' })),
+    }),
+  },
+  Kustomization: {
+    metadata,
+    spec: obj({ suspend: 'boolean', interval: 'string' }),
+    status: obj({ inventory: obj({ entries: list(obj({ id: 'string' })) }) }),
+  },
+  HelmRelease: {
+    metadata,
+    spec: obj({
+      suspend: 'boolean',
+      interval: 'string',
+      releaseName: 'string',
+      targetNamespace: 'string',
+      driftDetection: obj({ mode: 'string' }),
+    }),
+  },
   // Only bootstrap-token Secrets are kept (resources.ts); their data is base64 by definition.
   Secret: { metadata, type: 'string', data: map('base64'), stringData: stringMap },
 };

@@ -15,7 +15,13 @@ export interface CollectionList {
   namespace?: string;
   fieldSelector?: string;
   /** Which ingest filter collect.ts applies per item as the pages arrive. */
-  ingest?: 'anonymous-bindings' | 'bootstrap-token-secrets';
+  ingest?: 'anonymous-bindings' | 'bootstrap-token-secrets' | 'gitops-summary';
+  /**
+   * A custom resource: a server that does not serve it (404) has no such objects, which is an
+   * answer (the controller is not installed here), not a list that went unread. Forbidden stays
+   * not observed.
+   */
+  optionalCrd?: true;
 }
 
 export const COLLECTION_LISTS: readonly CollectionList[] = [
@@ -43,6 +49,9 @@ export const COLLECTION_LISTS: readonly CollectionList[] = [
     fieldSelector: `type=${BOOTSTRAP_TOKEN_SECRET_TYPE}`,
     ingest: 'bootstrap-token-secrets',
   },
+  { kind: 'argocd-applications', input: 'gitops', ingest: 'gitops-summary', optionalCrd: true },
+  { kind: 'flux-kustomizations', input: 'gitops', ingest: 'gitops-summary', optionalCrd: true },
+  { kind: 'flux-helmreleases', input: 'gitops', ingest: 'gitops-summary', optionalCrd: true },
 ];
 
 /** One ConfigMap read by name: the first name, then each fallback until one exists. */

@@ -176,3 +176,50 @@ describe('classifyObjects', () => {
     expect(r.pods[100_000]).toBe(many[99_999]);
   });
 });
+
+describe('classifyObjects: GitOps owners', () => {
+  it("keeps Argo CD and Flux objects by API group, without Helm values; kustomize's own Kustomization is not one", () => {
+    const skipped: string[] = [];
+    const r = classifyObjects(
+      [
+        {
+          apiVersion: 'argoproj.io/v1alpha1',
+          kind: 'Application',
+          metadata: { name: 'cilium', namespace: 'argocd' },
+          spec: {
+            source: {
+              repoURL: 'https://charts.example.com',
+              chart: 'cilium',
+              helm: { values: 'hubble:\n  tls: {key: s3cr3t}' },
+            },
+            syncPolicy: { automated: { selfHeal: true }, syncOptions: ['CreateNamespace=true'] },
+          },
+        },
+        {
+          apiVersion: 'helm.toolkit.fluxcd.io/v2',
+          kind: 'HelmRelease',
+          metadata: { name: 'cni', namespace: 'flux-system' },
+          spec: {
+            releaseName: 'cilium',
+            values: { password: 's3cr3t' },
+            chart: { spec: { chart: 'cilium' } },
+          },
+        },
+        { apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', metadata: { name: 'k' } },
+      ],
+      undefined,
+      (o, why) => skipped.push(`${(o as KubeObject).kind}: ${why}`),
+    );
+    expect(r.gitops.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+      'Application/cilium',
+      'HelmRelease/cni',
+    ]);
+    expect(r.gitops[0]!.spec).toEqual({
+      source: { repoURL: 'https://charts.example.com', chart: 'cilium' },
+      syncPolicy: { automated: { selfHeal: true } },
+    });
+    expect(r.gitops[1]!.spec).toEqual({ releaseName: 'cilium', chart: { spec: { chart: 'cilium' } } });
+    expect(JSON.stringify(r)).not.toContain('s3cr3t');
+    expect(skipped).toEqual(['Kustomization: unknown-kind']);
+  });
+});

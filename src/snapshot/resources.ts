@@ -1,4 +1,6 @@
 import { inputError } from '../errors.js';
+import { GITOPS_GROUPS } from '../knowledge/gitops.js';
+import { gitopsKind, gitopsSummary } from './gitops.js';
 import {
   type BootstrapToken,
   emptyResources,
@@ -55,7 +57,11 @@ const KIND_TO_KEY: ReadonlyMap<string, ResourceKey> = new Map<string, ResourceKe
 ]);
 
 /** The kinds ferry keeps in a snapshot (Secrets: bootstrap tokens only). */
-export const KEPT_KINDS: readonly string[] = [...KIND_TO_KEY.keys(), 'Secret'];
+export const KEPT_KINDS: readonly string[] = [
+  ...KIND_TO_KEY.keys(),
+  ...new Set(Object.values(GITOPS_GROUPS)),
+  'Secret',
+];
 
 /** The ConfigMaps ferry reads; everything else may hold application data and is not kept. */
 const KEPT_CONFIGMAPS = new Set([
@@ -149,6 +155,7 @@ export type Route = { keep: ResourceKey | 'bootstrapTokens' } | { skip: SkipReas
 export function routeOf(obj: KubeObject): Route {
   if (obj.kind === 'Secret')
     return obj.type === BOOTSTRAP_TOKEN_SECRET_TYPE ? { keep: 'bootstrapTokens' } : { skip: 'secret' };
+  if (gitopsKind(obj) !== undefined) return { keep: 'gitops' };
   const key = KIND_TO_KEY.get(obj.kind);
   if (key === undefined) return { skip: 'unknown-kind' };
   if (key === 'configmaps' && !isKeptConfigMap(obj.metadata.namespace, obj.metadata.name))
@@ -192,6 +199,7 @@ export function classifyObjects(
     const route = routeOf(raw);
     if ('skip' in route) onSkip?.(raw, route.skip);
     else if (route.keep === 'bootstrapTokens') into.bootstrapTokens.push(bootstrapTokenFromSecret(raw));
+    else if (route.keep === 'gitops') into.gitops.push(gitopsSummary(stripIngestNoise(raw)));
     else into[route.keep].push(stripIngestNoise(raw));
   };
   for (const o of objs) visit(o);

@@ -12,6 +12,7 @@ import { CNI_RULES } from './cni.js';
 import { ENCRYPTION_RULES } from './encryption.js';
 import { ENDPOINT_RULES } from './endpoint.js';
 import { ETCD_RULES } from './etcd.js';
+import { GITOPS_RULES } from './gitops.js';
 import { KUBELET_RULES } from './kubelet.js';
 import { NETWORK_RULES } from './network.js';
 import { NODES_RULES } from './nodes.js';
@@ -35,5 +36,6 @@ export const ALL_RULES: readonly Rule[] = [
   ...KUBELET_RULES,
   ...NODES_RULES,
   ...WORKLOAD_RULES,
+  ...GITOPS_RULES,
   ...CAPI_RULES,
 ];
