@@ -207,9 +207,12 @@ describe('ferry audit --kubeconfig (live)', () => {
       // Not a terminal: one line per list on stderr (the recorded pods list expires once), and
       // stdout holds the JSON document only.
       const lines = io.err.trimEnd().split('\n');
-      expect(lines).toHaveLength(19);
+      expect(lines).toHaveLength(22);
       expect(lines.filter((l) => !/^listed [a-z]+( in kube-system)?: \d+ in \d+\.\d s$/.test(l))).toEqual([
         'pods: the continue token expired (HTTP 410 Gone) after 5 objects; listing again from the start (restart 1 of 3)',
+        'applications.argoproj.io: none (not served here: its controller is not installed)',
+        'kustomizations.kustomize.toolkit.fluxcd.io: none (not served here: its controller is not installed)',
+        'helmreleases.helm.toolkit.fluxcd.io: none (not served here: its controller is not installed)',
       ]);
       expect(code).toBe(0);
       const doc = JSON.parse(io.out);

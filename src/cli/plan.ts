@@ -136,8 +136,8 @@ export const command: Command = {
         remediation: 'report the failing rule; `ferry audit` on the same snapshot shows it',
       });
     }
-    const { buildPlan, unsuppressedBlockers } = await import('../plan/build.js');
-    const blockers = unsuppressedBlockers(audit);
+    const { buildPlan, planBlockers } = await import('../plan/build.js');
+    const blockers = planBlockers({ snapshot, facts, audit }).refused;
     const allowBlockers = values['allow-blockers'] === true;
     if (blockers.length > 0 && !allowBlockers) {
       io.stderr(

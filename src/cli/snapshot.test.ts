@@ -68,11 +68,14 @@ describe('ferry snapshot (live)', () => {
       ),
     );
     // not a terminal: one line per list (the recorded pods list expires once and starts over),
-    // then the warning about cp2's unreachable apiserver
+    // the GitOps CRDs this server does not serve, then the warning about cp2's unreachable apiserver
     const err = io.err.trim().split('\n');
-    expect(err).toHaveLength(20);
+    expect(err).toHaveLength(23);
     expect(err.filter((l) => !/^listed [a-z]+( in kube-system)?: \d+ in \d+\.\d s$/.test(l))).toEqual([
       'pods: the continue token expired (HTTP 410 Gone) after 5 objects; listing again from the start (restart 1 of 3)',
+      'applications.argoproj.io: none (not served here: its controller is not installed)',
+      'kustomizations.kustomize.toolkit.fluxcd.io: none (not served here: its controller is not installed)',
+      'helmreleases.helm.toolkit.fluxcd.io: none (not served here: its controller is not installed)',
       expect.stringMatching(/^warning: served certificate of 127\.0\.0\.1:\d+ \(control-plane cp2\)/),
     ]);
     expect(err).toContainEqual(expect.stringMatching(/^listed pods: 8 in \d+\.\d s$/));

@@ -10,6 +10,7 @@
  */
 import type { AuditReport } from '../audit/engine.js';
 import { describeSubject, type Finding } from '../audit/findings.js';
+import { ownersToPause } from '../audit/rules/gitops.js';
 import { buildIndex } from '../audit/snapshot-index.js';
 import { inputError } from '../errors.js';
 import { planControlPlaneHostnames, replacementHostname, reservedNames } from '../facts/hostnames.js';
@@ -37,6 +38,7 @@ import { addressArg, setupCommands } from './commands.js';
 import { digestOf } from './digest.js';
 import { EtcdModel } from './etcd-sim.js';
 import type { KubeadmMemberRef, KubeadmNodeRef, TalosNodeRef } from './expected-state.js';
+import { gitopsPauseSteps, gitopsResumeSteps, pausedBlockers } from './gitops-steps.js';
 import { sealPlan } from './integrity.js';
 import { machineConfigPicker, talosconfigPath } from './kit.js';
 import {
@@ -113,6 +115,28 @@ export function findingRef(f: Finding): FindingRef {
 /** Unsuppressed blockers of an audit report: what the preflight refuses without --allow-blockers. */
 export function unsuppressedBlockers(report: AuditReport): FindingRef[] {
   return report.findings.filter((f) => f.severity === 'blocker').map(findingRef);
+}
+
+/**
+ * The blockers `ferry plan` refuses, and those its own steps take care of: a GitOps owner the plan
+ * pauses before the first change (gitops.reverts-ferry-changes) is handled, not refused.
+ */
+export function planBlockers(input: Pick<PlanInput, 'snapshot' | 'facts' | 'audit'>): {
+  refused: FindingRef[];
+  handled: FindingRef[];
+} {
+  const pauses = ownersToPause({
+    snapshot: input.snapshot,
+    facts: input.facts,
+    target: input.facts.target,
+    index: buildIndex(input.snapshot),
+  });
+  const handled = new Set(pausedBlockers(input.audit.findings, pauses).map((f) => f.fingerprint));
+  const all = unsuppressedBlockers(input.audit);
+  return {
+    refused: all.filter((b) => !handled.has(b.fingerprint)),
+    handled: all.filter((b) => handled.has(b.fingerprint)),
+  };
 }
 
 export function buildPlan(input: PlanInput): Plan {
@@ -287,7 +311,7 @@ export function buildPlan(input: PlanInput): Plan {
     );
   const kitWarning = input.kit ? snapshotMismatch(input.kit, facts.snapshot, 'plan') : null;
   if (kitWarning) warnings.push(kitWarning);
-  const blockers = unsuppressedBlockers(input.audit);
+  const { refused: blockers, handled } = planBlockers(input);
   if (blockers.length > 0 && input.allowBlockers)
     warnings.push(
       `${blockers.length} unsuppressed blocker(s) accepted with --allow-blockers: the preflight records them`,
@@ -324,6 +348,7 @@ export function buildPlan(input: PlanInput): Plan {
     snapshot: input.snapshotPath,
     kit: input.kit,
     blockers,
+    handled,
     suppressed: input.audit.counts.suppressed,
     allowBlockers: input.allowBlockers,
     manualFixes,
@@ -334,7 +359,9 @@ export function buildPlan(input: PlanInput): Plan {
 
   const drafts: Record<PhaseId, DraftStep[]> = { 0: [], 1: [], 2: [], 3: [], 4: [], 5: [] };
   drafts[0] = preflightSteps(prepCtx);
-  drafts[1] = preparationSteps(prepCtx);
+  // GitOps owners of what the migration changes are paused before anything changes, resumed last.
+  const pauses = ownersToPause({ snapshot, facts, target: facts.target, index });
+  drafts[1] = [...gitopsPauseSteps(pauses), ...preparationSteps(prepCtx)];
   for (const s of cpSwaps.filter((x) => !x.last)) drafts[2].push(...controlPlaneSwap(swapCtx, s));
   const surgedPdbs = new Set(roll.surged.map((s) => s.pdb));
   workerSwaps.forEach((swaps, i) => {
@@ -391,6 +418,7 @@ export function buildPlan(input: PlanInput): Plan {
     capi: input.kit?.capi ?? null,
     drillNode: cpSwaps[0]?.replacement ?? null,
   });
+  drafts[5].push(...gitopsResumeSteps(pauses));
 
   if (provisioner === 'capi') {
     const ids = [0, 1, 2, 3, 4, 5] as const;

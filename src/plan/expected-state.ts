@@ -156,7 +156,10 @@ export interface ObjectExpectation {
   namespace?: string;
   name: string;
   present: boolean;
-  /** Dotted field paths and the values they must have, e.g. {"spec.selector.matchLabels.tier": "node"}. */
+  /**
+   * Dotted field paths and the values they must have, e.g. {"spec.selector.matchLabels.tier": "node"};
+   * "(unset)" asks for the field's absence, "(set)" for an object there.
+   */
   fields?: Record<string, string>;
 }
 

@@ -163,6 +163,14 @@ export interface DrainNode {
   pods: number;
 }
 
+/** An Argo CD Application or Flux Kustomization/HelmRelease a `gitops-suspend` step patches. */
+export interface GitopsOwnerRef {
+  apiVersion: string;
+  kind: 'Application' | 'Kustomization' | 'HelmRelease';
+  namespace: string;
+  name: string;
+}
+
 /** A workload --surge-replicas scales: the scale subresource of a Deployment or StatefulSet. */
 export interface WorkloadRef {
   kind: 'Deployment' | 'StatefulSet';
@@ -289,6 +297,19 @@ export interface StepParams {
    * Cluster, were it still paused), wait until it is ready with every replica ready, and watch the
    * etcd member list for `settleSeconds`: a member removed by its etcd audit stops the run.
    */
+  /**
+   * Turn a GitOps owner's reconciliation off before the first change (`pause`) or back on as it
+   * was after the migration (`resume`), with one JSON merge patch; `undo` is the patch a stopped
+   * run applies to give a pause back while nothing it owns has changed yet.
+   */
+  'gitops-suspend': {
+    owner: GitopsOwnerRef;
+    action: 'pause' | 'resume';
+    patch: Record<string, unknown>;
+    undo: Record<string, unknown>;
+    /** The objects it owns that the migration changes, as "Kind ns/name". */
+    owns: string[];
+  };
   'capi-handover': {
     kit: string | null;
     names: CapiNames | null;
@@ -330,6 +351,7 @@ export const STEP_KINDS = [
   'drill',
   'capi-adopt',
   'capi-handover',
+  'gitops-suspend',
 ] as const satisfies readonly StepKind[];
 
 /** Themes of the kubeadm-side preparation, used when there is no kit to read steps from. */

@@ -33,6 +33,8 @@ export interface PrepContext {
   snapshot: string;
   kit: KitSummary | null;
   blockers: FindingRef[];
+  /** Blockers the plan's own steps take care of (a GitOps owner it pauses): accepted by the preflight. */
+  handled: FindingRef[];
   suppressed: number;
   allowBlockers: boolean;
   /** Findings that need a fix by hand before the roll (CSI drivers, host paths). */
@@ -49,7 +51,10 @@ export function preflightSteps(ctx: PrepContext): DraftStep[] {
   const auditExpect: ExpectedState = {
     audit: {
       maxBlockers: ctx.allowBlockers ? ctx.blockers.length : 0,
-      acceptedBlockers: ctx.allowBlockers ? ctx.blockers.map((b) => b.fingerprint) : [],
+      acceptedBlockers: [
+        ...(ctx.allowBlockers ? ctx.blockers.map((b) => b.fingerprint) : []),
+        ...ctx.handled.map((b) => b.fingerprint),
+      ],
     },
   };
   steps.push(
@@ -77,12 +82,15 @@ export function preflightSteps(ctx: PrepContext): DraftStep[] {
       destructive: false,
       undo: noUndo('observation only'),
       idempotencyCheck: doneWhen('audited again on resume', auditExpect, 'redo'),
-      ...(ctx.blockers.length > 0
+      ...(ctx.blockers.length + ctx.handled.length > 0
         ? {
-            notes: ctx.blockers.map(
-              (b) =>
-                `${ctx.allowBlockers ? 'accepted' : 'must be fixed'}: ${b.ruleId} ${b.subject}: ${b.title}`,
-            ),
+            notes: [
+              ...ctx.blockers.map(
+                (b) =>
+                  `${ctx.allowBlockers ? 'accepted' : 'must be fixed'}: ${b.ruleId} ${b.subject}: ${b.title}`,
+              ),
+              ...ctx.handled.map((b) => `handled by the plan (paused in phase 1): ${b.ruleId} ${b.subject}`),
+            ],
           }
         : {}),
     }),

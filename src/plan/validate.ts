@@ -62,6 +62,7 @@ import {
   type ControlPlaneOrder,
   type DrainNode,
   type FindingRef,
+  type GitopsOwnerRef,
   type IdempotencyCheck,
   type KitReference,
   type PdbRef,
@@ -288,6 +289,18 @@ const capiNames = fields<CapiNames>({
   ),
 });
 
+const gitopsOwner = fields<GitopsOwnerRef>({
+  apiVersion: str,
+  kind: oneOf(['Application', 'Kustomization', 'HelmRelease'] satisfies GitopsOwnerRef['kind'][]),
+  namespace: name,
+  name,
+});
+
+/** A JSON merge patch: any object (the API server judges its content). */
+const mergePatch: Check = (w) => {
+  if (!isRecord(w.value)) w.invalid(`must be a JSON merge patch (an object); got ${show(w.value)}`);
+};
+
 /** What the orchestrator and the runbook read of each kind's parameters. */
 const PARAMS: { [K in StepKind]: Check } = {
   'preflight-audit': fields<StepParams['preflight-audit']>({
@@ -376,6 +389,13 @@ const PARAMS: { [K in StepKind]: Check } = {
   }),
   drill: fields<StepParams['drill']>({ node: nullable(nodeRef) }),
   'capi-adopt': fields<StepParams['capi-adopt']>({ kit: nullable(str), names: nullable(capiNames) }),
+  'gitops-suspend': fields<StepParams['gitops-suspend']>({
+    owner: gitopsOwner,
+    action: oneOf(['pause', 'resume'] satisfies StepParams['gitops-suspend']['action'][]),
+    patch: mergePatch,
+    undo: mergePatch,
+    owns: stringList,
+  }),
   'capi-handover': fields<StepParams['capi-handover']>({
     kit: nullable(str),
     names: nullable(capiNames),

@@ -170,6 +170,14 @@ export interface KubeAdminPort extends LeasePort {
     namespace: string | undefined,
     name: string,
   ): Promise<Record<string, unknown> | undefined>;
+  /** A JSON merge patch to one object (a GitOps owner's suspension); a missing object is an error. */
+  mergePatchObject(
+    apiVersion: string,
+    kind: string,
+    namespace: string | undefined,
+    name: string,
+    patch: Record<string, unknown>,
+  ): Promise<void>;
   /** GET /readyz through the endpoint of the kubeconfig. */
   readyz(): Promise<boolean>;
 }

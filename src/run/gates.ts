@@ -294,15 +294,14 @@ export function evaluate(expect: ExpectedState, world: World, ctx: GateContext):
     if (r.value && o.fields) {
       for (const [path, want] of Object.entries(o.fields)) {
         const got = fieldAt(r.value, path);
-        out.push(
-          check(
-            'objects',
-            `${subject} ${path}`,
-            want,
-            got === undefined ? '(unset)' : String(got),
-            String(got) === want,
-          ),
-        );
+        const seen =
+          got === undefined
+            ? '(unset)'
+            : typeof got === 'object' && got !== null && !Array.isArray(got)
+              ? '(set)'
+              : String(got);
+        // "(unset)" and "(set)" ask for a field's absence or presence (an Argo CD sync policy block).
+        out.push(check('objects', `${subject} ${path}`, want, seen, seen === want));
       }
     }
   }

@@ -48,6 +48,8 @@ export type ObservationPurpose =
   | 'cordon-before'
   | 'cordon-restored'
   | 'replicas-restored'
+  /** A GitOps owner a stopped run resumed (resumed: true) or left paused because resuming would revert the run's changes. */
+  | 'gitops-given-back'
   /** What a drain did, node by node (drain-nodes.ts DrainEvent): a resumed drain never evicts a pod twice. */
   | 'drain-progress'
   | 'binding'

@@ -91,6 +91,10 @@ export const KIND_API_VERSION: Record<string, string> = {
   RoleBinding: 'rbac.authorization.k8s.io/v1',
   CSIDriver: 'storage.k8s.io/v1',
   PodDisruptionBudget: 'policy/v1',
+  // GitOps owners a gitops-suspend step patches (knowledge/gitops.ts).
+  Application: 'argoproj.io/v1alpha1',
+  Kustomization: 'kustomize.toolkit.fluxcd.io/v1',
+  HelmRelease: 'helm.toolkit.fluxcd.io/v2',
 };
 
 export function objectKey(o: { kind: string; namespace?: string; name: string }): string {

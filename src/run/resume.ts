@@ -5,6 +5,7 @@
  * and drained again before its swap goes on; a workload scaled back is scaled up again). Then,
  * over what the run re-observed, what becomes of a step whose action had started (inFlightVerdict).
  */
+import { gitopsOwnerLabel } from '../plan/gitops-steps.js';
 import type { Step } from '../plan/model.js';
 import { workloadLabel } from '../plan/scale-steps.js';
 import { gateError } from '../ports/stop.js';
@@ -42,6 +43,13 @@ export interface ReplicasRestored {
   /** "Deployment shop/checkout" */
   workload: string;
   replicas: number;
+}
+
+export interface GitopsGivenBack {
+  /** "Application argocd/cilium" */
+  owner: string;
+  /** true: reconciling again as before the pause; false: left paused (the run had changed what it owns). */
+  resumed: boolean;
 }
 
 export function resumePoint(
@@ -97,6 +105,18 @@ export function resumePoint(
       if (scaledUp && workloadLabel(s.params.workload) === workload)
         rewind(s, o.at, `the run gave ${workload} its ${replicas} replicas back when it stopped`);
     }
+  }
+  for (const o of observations) {
+    if (o.purpose !== 'gitops-given-back') continue;
+    const { owner, resumed } = o.data as GitopsGivenBack;
+    if (!resumed) continue;
+    for (const s of steps)
+      if (
+        s.kind === 'gitops-suspend' &&
+        s.params.action === 'pause' &&
+        gitopsOwnerLabel(s.params.owner) === owner
+      )
+        rewind(s, o.at, `the run resumed ${owner} when it stopped`);
   }
   for (const o of observations) {
     if (o.purpose !== 'cordon-restored') continue;

@@ -367,6 +367,19 @@ export class KubeAdmin implements KubeAdminPort {
     return this.#get(`${collectionPath(apiVersion, pluralOf(kind), namespace)}/${enc(name)}`);
   }
 
+  async mergePatchObject(
+    apiVersion: string,
+    kind: string,
+    namespace: string | undefined,
+    name: string,
+    patch: Obj,
+  ): Promise<void> {
+    await this.#call('PATCH', `${collectionPath(apiVersion, pluralOf(kind), namespace)}/${enc(name)}`, {
+      body: patch,
+      contentType: MERGE_PATCH,
+    });
+  }
+
   async readyz(): Promise<boolean> {
     try {
       await this.#r.request('GET', '/readyz', { raw: true, timeoutMs: 3_000 });

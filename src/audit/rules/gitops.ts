@@ -10,7 +10,7 @@ import type { KubeObject } from '../../snapshot/model.js';
 import type { Evidence } from '../findings.js';
 import type { AuditContext, Rule, RuleFinding } from '../rule.js';
 import { CILIUM_CONFIG, COREDNS_CONFIG, KUBE_PROXY_CONFIG, WORKLOADS } from '../rule-reads.js';
-import { describeOwner, type Owner, ownerIndex, ownerKey } from './gitops-owners.js';
+import { describeOwner, type Owner, type OwnerIndex, ownerIndex, ownerKey } from './gitops-owners.js';
 import { objectEvidence } from './shared.js';
 import { pdbBlocks, pdbModel } from './workload-pdb.js';
 import { isFinished } from './workload-pods.js';
@@ -107,7 +107,7 @@ function repoOf(app: KubeObject): string {
 }
 
 /** Owners of the owner (an app of apps, a Kustomization applying a Kustomization): they undo a pause. */
-function parentsOf(index: ReturnType<typeof ownerIndex>, o: Owner): Owner[] {
+function parentsOf(index: OwnerIndex, o: Owner): Owner[] {
   if (o.tool === 'iac' || !o.object) return [];
   return index.ownersOf(o.object).filter((p) => p.tool !== 'iac' && p.reconcile !== 'manual');
 }
@@ -207,6 +207,62 @@ function subjectOf(o: Owner, first: KubeObject): RuleFinding['subject'] {
   }
 }
 
+interface OwnerGroup {
+  owner: Owner;
+  touched: { t: Touched; via: string }[];
+}
+
+/** Each owner of something the migration touches, with what it owns and the marker that says so. */
+function ownerGroups(ctx: AuditContext, index: OwnerIndex): OwnerGroup[] {
+  const groups = new Map<string, OwnerGroup>();
+  for (const t of touchedObjects(ctx)) {
+    for (const owner of index.ownersOf(t.object)) {
+      const key = ownerKey(owner);
+      const g = groups.get(key) ?? { owner, touched: [] };
+      g.touched.push({ t, via: owner.via });
+      groups.set(key, g);
+    }
+  }
+  return [...groups.values()];
+}
+
+/** A GitOps owner a run pauses: in the snapshot, reconciling by itself. */
+export interface PauseTarget {
+  kind: 'Application' | 'Kustomization' | 'HelmRelease';
+  object: KubeObject;
+  /** What it owns that the migration changes (or, for a parent, the owner it manages). */
+  owns: KubeObject[];
+}
+
+/**
+ * The owners `ferry plan` pauses before the first change, parents (an app of apps, a Kustomization
+ * applying a Kustomization) before the owners they manage, so that no parent restores a pause.
+ * Owners the snapshot does not hold cannot be paused from here: the audit's blocker names them.
+ */
+export function ownersToPause(ctx: AuditContext): PauseTarget[] {
+  const index = ownerIndex(ctx.snapshot.resources.gitops);
+  const out: PauseTarget[] = [];
+  const visiting = new Set<KubeObject>();
+  const add = (o: Owner, owns: KubeObject[]): void => {
+    if (o.tool === 'iac' || !o.object || o.reconcile === 'manual' || o.reconcile === 'unknown') return;
+    const have = out.find((p) => p.object === o.object);
+    if (have) {
+      for (const x of owns) if (!have.owns.includes(x)) have.owns.push(x);
+      return;
+    }
+    if (visiting.has(o.object)) return; // an ownership cycle: each is paused once
+    visiting.add(o.object);
+    for (const parent of index.ownersOf(o.object)) add(parent, [o.object]);
+    out.push({ kind: o.tool === 'argocd' ? 'Application' : o.kind, object: o.object, owns });
+  };
+  for (const g of ownerGroups(ctx, index))
+    add(
+      g.owner,
+      g.touched.map((x) => x.t.object),
+    );
+  return out;
+}
+
 export const revertsFerryChanges: Rule = {
   id: 'gitops.reverts-ferry-changes',
   family: 'gitops',
@@ -219,17 +275,8 @@ export const revertsFerryChanges: Rule = {
   docs: DOCS('gitops.reverts-ferry-changes'),
   check(ctx) {
     const index = ownerIndex(ctx.snapshot.resources.gitops);
-    const groups = new Map<string, { owner: Owner; touched: { t: Touched; via: string }[] }>();
-    for (const t of touchedObjects(ctx)) {
-      for (const owner of index.ownersOf(t.object)) {
-        const key = ownerKey(owner);
-        const g = groups.get(key) ?? { owner, touched: [] };
-        g.touched.push({ t, via: owner.via });
-        groups.set(key, g);
-      }
-    }
     const out: RuleFinding[] = [];
-    for (const { owner, touched } of groups.values()) {
+    for (const { owner, touched } of ownerGroups(ctx, index)) {
       const objects = touched.map((x) => x.t.object);
       const parents = parentsOf(index, owner);
       out.push({

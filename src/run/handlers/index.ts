@@ -18,6 +18,7 @@ import { handler as etcdMoveLeader } from './etcd-move-leader.js';
 import { handler as etcdRemoveMember } from './etcd-remove-member.js';
 import { handler as etcdSnapshot } from './etcd-snapshot.js';
 import { handler as gate } from './gate.js';
+import { handler as gitopsSuspend } from './gitops-suspend.js';
 import { handler as kubeadmPrep } from './kubeadm-prep.js';
 import { handler as lbAdd } from './lb-add.js';
 import { handler as lbRemove } from './lb-remove.js';
@@ -66,6 +67,7 @@ export const HANDLERS: Handlers = {
   drill,
   'capi-adopt': capiAdopt,
   'capi-handover': capiHandover,
+  'gitops-suspend': gitopsSuspend,
 };
 
 /**

@@ -1,0 +1,162 @@
+/**
+ * GitOps owners paused for the migration (audit rule gitops.reverts-ferry-changes): the first
+ * steps of phase 1 turn each owner's reconciliation off, parents first, before anything changes;
+ * the last steps of after-care turn it back on as it was, children first, once the operator
+ * confirms that ferry's changes are in the repository (resuming before would sync them away).
+ */
+import type { Finding } from '../audit/findings.js';
+import type { PauseTarget } from '../audit/rules/gitops.js';
+import { GITOPS_RESOURCE } from '../knowledge/gitops.js';
+import type { KubeObject } from '../snapshot/model.js';
+import { cmd, kubectl } from './commands.js';
+import type { ExpectedState } from './expected-state.js';
+import type { DraftStep, GitopsOwnerRef } from './model.js';
+import { doneWhen, draft, noUndo, TIMEOUTS, undoWith } from './steps.js';
+
+export function gitopsOwnerLabel(o: GitopsOwnerRef): string {
+  return `${o.kind} ${o.namespace}/${o.name}`;
+}
+
+const kindLabel = (o: KubeObject) =>
+  `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
+
+type Patch = Record<string, unknown>;
+
+/** The pause and the patch that gives the owner back its own setting. */
+function patches(t: PauseTarget): {
+  pause: Patch;
+  resume: Patch;
+  paused: Record<string, string>;
+  resumed: Record<string, string>;
+} {
+  if (t.kind === 'Application') {
+    const automated = (t.object.spec?.syncPolicy?.automated ?? {}) as Record<string, unknown>;
+    const resumed: Record<string, string> = { 'spec.syncPolicy.automated': '(set)' };
+    for (const [k, v] of Object.entries(automated))
+      if (typeof v === 'boolean') resumed[`spec.syncPolicy.automated.${k}`] = String(v);
+    return {
+      pause: { spec: { syncPolicy: { automated: null } } },
+      resume: { spec: { syncPolicy: { automated } } },
+      paused: { 'spec.syncPolicy.automated': '(unset)' },
+      resumed,
+    };
+  }
+  const had = t.object.spec?.suspend;
+  return {
+    pause: { spec: { suspend: true } },
+    // Back to what it was: absent (null removes the field) or an explicit false.
+    resume: { spec: { suspend: had === false ? false : null } },
+    paused: { 'spec.suspend': 'true' },
+    resumed: { 'spec.suspend': had === false ? 'false' : '(unset)' },
+  };
+}
+
+function ownerRef(t: PauseTarget): GitopsOwnerRef {
+  return {
+    apiVersion: t.object.apiVersion,
+    kind: t.kind,
+    namespace: t.object.metadata.namespace ?? 'default',
+    name: t.object.metadata.name,
+  };
+}
+
+function patchCommand(o: GitopsOwnerRef, patch: Patch): string {
+  return kubectl(
+    `-n ${o.namespace} patch ${GITOPS_RESOURCE[o.kind]} ${o.name} --type=merge -p '${JSON.stringify(patch)}'`,
+  );
+}
+
+function state(o: GitopsOwnerRef, fields: Record<string, string>): ExpectedState {
+  return { objects: [{ kind: o.kind, namespace: o.namespace, name: o.name, present: true, fields }] };
+}
+
+const present = (o: GitopsOwnerRef): ExpectedState => ({
+  objects: [{ kind: o.kind, namespace: o.namespace, name: o.name, present: true }],
+});
+
+/** The gitops.reverts-ferry-changes blockers whose owner the plan pauses (its subject is the owner). */
+export function pausedBlockers<F extends Pick<Finding, 'ruleId' | 'severity' | 'subject'>>(
+  findings: readonly F[],
+  targets: readonly PauseTarget[],
+): F[] {
+  return findings.filter(
+    (f) =>
+      f.ruleId === 'gitops.reverts-ferry-changes' &&
+      f.severity === 'blocker' &&
+      targets.some(
+        (t) =>
+          t.kind === f.subject.kind &&
+          t.object.metadata.name === f.subject.name &&
+          (t.object.metadata.namespace ?? '') === (f.subject.namespace ?? ''),
+      ),
+  );
+}
+
+export function gitopsPauseSteps(targets: readonly PauseTarget[]): DraftStep[] {
+  return targets.map((t) => {
+    const owner = ownerRef(t);
+    const p = patches(t);
+    const owns = t.owns.map(kindLabel);
+    const paused = state(owner, p.paused);
+    return draft<'gitops-suspend'>({
+      kind: 'gitops-suspend',
+      subject: 'cluster',
+      title: `Pause ${gitopsOwnerLabel(owner)}: it would put back ${owns.join(', ')}`,
+      target: {},
+      params: { owner, action: 'pause', patch: p.pause, undo: p.resume, owns },
+      expect: present(owner),
+      action: {
+        summary:
+          t.kind === 'Application'
+            ? 'Turn its automated sync off: nothing the migration changes is synced back'
+            : 'Suspend it: its controller stops reconciling until it is resumed',
+        performer: 'ferry',
+        commands: [cmd(patchCommand(owner, p.pause))],
+      },
+      verify: {
+        expect: paused,
+        commands: [
+          cmd(kubectl(`-n ${owner.namespace} get ${GITOPS_RESOURCE[owner.kind]} ${owner.name} -o yaml`)),
+        ],
+      },
+      timeoutSeconds: TIMEOUTS.prep,
+      destructive: false,
+      undo: undoWith('Resume it as it was (a run that stops before changing anything does so itself)', [
+        cmd(patchCommand(owner, p.resume)),
+      ]),
+      idempotencyCheck: doneWhen(`${gitopsOwnerLabel(owner)} is paused`, paused, 'redo'),
+      notes: [
+        'a run that stops before it changes anything resumes it; once it has, a stop leaves it paused (resuming would revert the changes) and names the command',
+      ],
+    });
+  });
+}
+
+/** The resumes, children before parents (the reverse of the pauses). */
+export function gitopsResumeSteps(targets: readonly PauseTarget[]): DraftStep[] {
+  return [...targets].reverse().map((t) => {
+    const owner = ownerRef(t);
+    const p = patches(t);
+    const owns = t.owns.map(kindLabel);
+    const resumed = state(owner, p.resumed);
+    const committed = `the changes ferry made to ${owns.join(', ')} are committed to the repository ${gitopsOwnerLabel(owner)} applies`;
+    return draft<'gitops-suspend'>({
+      kind: 'gitops-suspend',
+      subject: 'cluster',
+      title: `Resume ${gitopsOwnerLabel(owner)} as it was`,
+      target: {},
+      params: { owner, action: 'resume', patch: p.resume, undo: p.pause, owns },
+      expect: { ...present(owner), operator: { confirms: committed } },
+      action: {
+        summary: 'Give it back its own reconciliation, once its repository holds what the migration changed',
+        performer: 'ferry',
+        commands: [cmd(patchCommand(owner, p.resume))],
+      },
+      verify: { expect: resumed, commands: [] },
+      timeoutSeconds: TIMEOUTS.prep,
+      destructive: false,
+      undo: noUndo('pause it again with the phase 1 command if it reverts something'),
+      idempotencyCheck: doneWhen(`${gitopsOwnerLabel(owner)} reconciles as before`, resumed, 'redo'),
+    });
+  });
+}
