@@ -7,8 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadKubeconfig } from '../../adapters/kube/kubeconfig.js';
 import { createKubeReader } from '../../adapters/kube/reader.js';
+import { createRequester } from '../../adapters/kube/request.js';
+import { isKubeApiError } from '../../ports/kube.js';
 import { RESOURCE_TYPES, type ResourceKind } from '../../ports/kube-kinds.js';
+import { COLLECTION_LISTS } from '../../snapshot/reads.js';
+import { installLabGitopsCrds } from '../gitops/crds.js';
 import { type LabApiFixture, startLabApi, writeAdminKubeconfig } from './testing.js';
 
 let lab: LabApiFixture;
@@ -85,10 +90,25 @@ describe('ferry kube adapter against the lab API server', () => {
     }
   });
 
-  it('serves every resource kind the adapter lists', async () => {
+  it('serves every resource kind the adapter lists; a CRD-served kind only once its CRD is installed', async () => {
     const reader = createKubeReader({ kubeconfig });
-    for (const kind of Object.keys(RESOURCE_TYPES) as ResourceKind[]) {
-      await expect(reader.list(kind), kind).resolves.toBeInstanceOf(Array);
+    const optional = new Set(COLLECTION_LISTS.filter((l) => l.optionalCrd).map((l) => l.kind));
+    expect(optional.size).toBeGreaterThan(0);
+    const kinds = Object.keys(RESOURCE_TYPES) as ResourceKind[];
+    for (const kind of kinds) {
+      const listed = reader.list(kind);
+      if (!optional.has(kind)) {
+        await expect(listed, kind).resolves.toBeInstanceOf(Array);
+        continue;
+      }
+      // A cluster without the controller: 404, which collection reads as "none here".
+      const err = await listed.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isKubeApiError(err, 404), kind).toBe(true);
     }
+    await installLabGitopsCrds(createRequester(loadKubeconfig(kubeconfig)));
+    for (const kind of kinds) await expect(reader.list(kind), kind).resolves.toEqual(expect.any(Array));
   });
 });
