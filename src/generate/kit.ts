@@ -17,6 +17,7 @@ import type { Artifact, GenerateNote, MissingInput } from './artifact.js';
 import { capiGenerator } from './capi/generator.js';
 import { ciliumGenerator } from './cilium.js';
 import type { GenerateContext, Generator } from './context.js';
+import { gitopsGenerator } from './gitops.js';
 import { type GenerateOptions, prepareContext } from './inputs.js';
 import { kubeadmPrepGenerator } from './kubeadm-prep.js';
 import { probeRbacGenerator } from './probe-rbac.js';
@@ -38,6 +39,7 @@ export const GENERATORS: Generator[] = [
   kubeadmPrepGenerator,
   capiGenerator,
   tofuGenerator,
+  gitopsGenerator,
 ];
 
 export interface KitResult {

@@ -80,7 +80,15 @@ function orderOfUse(artifacts: Artifact[]): string[] {
     out.push(
       `\`${KIT.talosconfig}\`: admin access to the Talos API of the new nodes; the runbook's talosctl commands use it.`,
     );
-  if (has('tofu/'))
+  if (has('tofu/secrets.tf'))
     out.push('`tofu/`: only when OpenTofu/Terraform manages Talos: import the secrets, never create them.');
+  if (has('gitops/'))
+    out.push(
+      "`gitops/README.md`: what each Argo CD or Flux owner's repository must hold before ferry resumes it at the end of after-care.",
+    );
+  if (has('tofu/cluster-objects/'))
+    out.push(
+      '`tofu/cluster-objects/`: after the migration, adopt the Terraform-managed objects it changed, as they now are.',
+    );
   return out;
 }

@@ -15,6 +15,17 @@
  *   (`NAMESPACE_NAME_GROUP_KIND`); `spec.suspend: true` stops either from reconciling
  *   (https://fluxcd.io/flux/components/kustomize/kustomizations/,
  *   https://fluxcd.io/flux/components/helm/helmreleases/).
+ * - Keeping an object when it leaves the repository (Talos takes kube-proxy and CoreDNS over):
+ *   Argo CD's `argocd.argoproj.io/sync-options: Prune=false` on the object
+ *   (https://argo-cd.readthedocs.io/en/stable/user-guide/sync-options/), Flux's
+ *   `kustomize.toolkit.fluxcd.io/prune: disabled` (the Kustomization page above, "Garbage
+ *   collection"), Helm's `helm.sh/resource-policy: keep` for what a chart stops rendering
+ *   (https://helm.sh/docs/howto/charts_tips_and_tricks/).
+ * - Importing an object into OpenTofu: the kubernetes provider's `kubernetes_manifest` takes the
+ *   id `apiVersion=…,kind=…,namespace=…,name=…`
+ *   (https://registry.terraform.io/providers/hashicorp/kubernetes/latest/docs/resources/manifest);
+ *   `tofu plan -generate-config-out=FILE` writes the configuration of import blocks that have
+ *   none (OpenTofu 1.6+, https://opentofu.org/docs/language/import/generating-configuration/).
  * - Terraform/OpenTofu's kubernetes and helm providers add no marker of their own; teams label
  *   what they manage `app.kubernetes.io/managed-by: terraform` (the recommended label's value is
  *   the managing tool: https://kubernetes.io/docs/concepts/overview/working-with-objects/common-labels/).
@@ -49,4 +60,11 @@ export const GITOPS_RESOURCE = {
   Application: 'applications.argoproj.io',
   Kustomization: 'kustomizations.kustomize.toolkit.fluxcd.io',
   HelmRelease: 'helmreleases.helm.toolkit.fluxcd.io',
+} as const;
+
+/** What keeps an object alive once it leaves its owner's repository, by owner kind. */
+export const KEEP_ON_REMOVAL = {
+  Application: { key: 'argocd.argoproj.io/sync-options', value: 'Prune=false' },
+  Kustomization: { key: 'kustomize.toolkit.fluxcd.io/prune', value: 'disabled' },
+  HelmRelease: { key: 'helm.sh/resource-policy', value: 'keep' },
 } as const;

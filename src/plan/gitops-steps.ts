@@ -139,7 +139,7 @@ export function gitopsResumeSteps(targets: readonly PauseTarget[]): DraftStep[] 
     const p = patches(t);
     const owns = t.owns.map(kindLabel);
     const resumed = state(owner, p.resumed);
-    const committed = `the changes ferry made to ${owns.join(', ')} are committed to the repository ${gitopsOwnerLabel(owner)} applies`;
+    const committed = `the changes ferry made to ${owns.join(', ')} are committed to the repository ${gitopsOwnerLabel(owner)} applies, as the kit's gitops/README.md lists them`;
     return draft<'gitops-suspend'>({
       kind: 'gitops-suspend',
       subject: 'cluster',

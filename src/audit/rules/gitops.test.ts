@@ -3,64 +3,9 @@ import type { KubeObject } from '../../snapshot/model.js';
 import { runAudit } from '../engine.js';
 import { revertsFerryChanges, touchedObjects } from './gitops.js';
 import { inventoryId, ownerIndex } from './gitops-owners.js';
+import { app, cilium, kustomization, tracking } from './testing-gitops.js';
 import { configMap, daemonSet } from './testing-network.js';
 import { contextOf, findings, merge, pdb, snapshotOf, workload } from './testing-workload.js';
-
-/** The Cilium agent as a Helm install leaves it, with extra metadata (owner markers). */
-function cilium(
-  meta: { labels?: Record<string, string>; annotations?: Record<string, string> } = {},
-): KubeObject {
-  const ds = daemonSet('kube-system', 'cilium', {
-    podSpec: { containers: [{ name: 'cilium-agent', image: 'quay.io/cilium/cilium:v1.16.6' }] },
-  });
-  ds.metadata.labels = { ...ds.metadata.labels, ...meta.labels };
-  if (meta.annotations) ds.metadata.annotations = meta.annotations;
-  return ds;
-}
-
-function app(
-  name: string,
-  automated: unknown,
-  extra: { namespace?: string; tracking?: string } = {},
-): KubeObject {
-  return {
-    apiVersion: 'argoproj.io/v1alpha1',
-    kind: 'Application',
-    metadata: {
-      name,
-      namespace: extra.namespace ?? 'argocd',
-      ...(extra.tracking ? { annotations: { 'argocd.argoproj.io/tracking-id': extra.tracking } } : {}),
-    },
-    spec: {
-      source: { repoURL: 'https://git.example.com/platform.git', path: `apps/${name}` },
-      destination: { server: 'https://kubernetes.default.svc', namespace: 'kube-system' },
-      ...(automated === undefined ? {} : { syncPolicy: { automated } }),
-    },
-  };
-}
-
-function kustomization(
-  name: string,
-  opts: { suspend?: boolean; inventory?: string[]; labels?: Record<string, string> } = {},
-): KubeObject {
-  return {
-    apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
-    kind: 'Kustomization',
-    metadata: { name, namespace: 'flux-system', ...(opts.labels ? { labels: opts.labels } : {}) },
-    spec: {
-      interval: '10m',
-      path: `./infrastructure/${name}`,
-      sourceRef: { kind: 'GitRepository', name: 'flux-system' },
-      ...(opts.suspend === undefined ? {} : { suspend: opts.suspend }),
-    },
-    ...(opts.inventory
-      ? { status: { inventory: { entries: opts.inventory.map((id) => ({ id, v: 'v1' })) } } }
-      : {}),
-  };
-}
-
-const tracking = (appName: string, o: KubeObject) =>
-  `${appName}:${o.apiVersion.includes('/') ? o.apiVersion.split('/')[0] : ''}/${o.kind}:${o.metadata.namespace}/${o.metadata.name}`;
 
 const check = (resources: Parameters<typeof contextOf>[0]) =>
   findings(revertsFerryChanges.check(contextOf(resources)));
@@ -271,7 +216,7 @@ describe('gitops.reverts-ferry-changes: what the migration touches', () => {
     const [f] = check({ daemonsets: [ds] });
     expect(f!.severity).toBe('risk');
     expect(f!.message).toMatch(/^Terraform owns DaemonSet kube-system\/cilium/);
-    expect(f!.remediation).toContain('import blocks under tofu/');
+    expect(f!.remediation).toContain("the kit's tofu/cluster-objects/ imports them");
     const other = daemonSet('monitoring', 'node-exporter', {
       labels: { 'app.kubernetes.io/managed-by': 'terraform' },
     });

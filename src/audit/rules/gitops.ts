@@ -17,9 +17,17 @@ import { isFinished } from './workload-pods.js';
 
 const DOCS = (id: string) => `docs/rules.md#${id}`;
 
+/**
+ * What the migration does to an object, which decides what its owner's repository must say
+ * afterwards: Cilium's values change for good, Talos takes kube-proxy and CoreDNS over, a budget
+ * the operator relaxes is their change to commit, and a surge is undone by the run itself.
+ */
+export type TouchKind = 'cilium-values' | 'talos-adopts' | 'budget-relaxed' | 'surged';
+
 /** An object the migration changes, and who changes it how. */
 export interface Touched {
   object: KubeObject;
+  change: TouchKind;
   why: string;
 }
 
@@ -34,26 +42,26 @@ function find(list: readonly KubeObject[], namespace: string, name: string): Kub
 export function touchedObjects(ctx: AuditContext): Touched[] {
   const r = ctx.snapshot.resources;
   const out: Touched[] = [];
-  const add = (o: KubeObject | undefined, why: string) => {
-    if (o && !out.some((t) => t.object === o)) out.push({ object: o, why });
+  const add = (o: KubeObject | undefined, change: TouchKind, why: string) => {
+    if (o && !out.some((t) => t.object === o)) out.push({ object: o, change, why });
   };
   const agent = ctx.facts.cni.ciliumAgent.value;
   if (agent) {
     const why =
       "ferry's preparation runs helm upgrade cilium with the kit's values and sets the agent's updateStrategy to OnDelete";
-    add(find(r.daemonsets, agent.namespace, agent.name), why);
-    add(ctx.index.configMaps.get(`${agent.namespace}/cilium-config`), why);
+    add(find(r.daemonsets, agent.namespace, agent.name), 'cilium-values', why);
+    add(ctx.index.configMaps.get(`${agent.namespace}/cilium-config`), 'cilium-values', why);
   }
   const proxy = ctx.facts.kubeProxy.daemonSet.value;
   if (proxy) {
     const why = "Talos adopts kube-proxy into its inventory and talosctl upgrade-k8s re-applies Talos's spec";
-    add(find(r.daemonsets, proxy.namespace, proxy.name), why);
-    add(ctx.index.configMaps.get('kube-system/kube-proxy'), why);
+    add(find(r.daemonsets, proxy.namespace, proxy.name), 'talos-adopts', why);
+    add(ctx.index.configMaps.get('kube-system/kube-proxy'), 'talos-adopts', why);
   }
   const dnsWhy =
     "Talos adopts CoreDNS into its inventory (v1.13+) and talosctl upgrade-k8s re-applies Talos's spec";
-  add(find(r.deployments, 'kube-system', 'coredns'), dnsWhy);
-  add(ctx.index.configMaps.get('kube-system/coredns'), dnsWhy);
+  add(find(r.deployments, 'kube-system', 'coredns'), 'talos-adopts', dnsWhy);
+  add(ctx.index.configMaps.get('kube-system/coredns'), 'talos-adopts', dnsWhy);
 
   const model = pdbModel(ctx.index);
   for (const b of model.all) {
@@ -62,6 +70,7 @@ export function touchedObjects(ctx: AuditContext): Touched[] {
     const budget = `${b.namespace}/${b.pdb.metadata.name}`;
     add(
       b.pdb,
+      'budget-relaxed',
       `it allows no disruption, so its drains wait on it: the fix (maxUnavailable: 1 for the migration) is a change to it`,
     );
     for (const p of pods) {
@@ -69,6 +78,7 @@ export function touchedObjects(ctx: AuditContext): Touched[] {
       if (top && (top.kind === 'Deployment' || top.kind === 'StatefulSet'))
         add(
           top,
+          'surged',
           `ferry run --surge-replicas scales it up by one while PodDisruptionBudget ${budget} holds its drains`,
         );
     }
@@ -129,7 +139,7 @@ function remediation(o: Owner, parents: readonly Owner[], objects: readonly Kube
       return `Before the migration suspend it: ${fluxPatch(o.kind, o.namespace, o.name, true)}.${parentNote} Afterwards commit the changes ferry made to ${names} to its source${o.object.spec?.sourceRef?.name ? ` (${o.object.spec.sourceRef.kind ?? 'source'} ${o.object.spec.sourceRef.name}${o.object.spec.path ? `, path ${o.object.spec.path}` : ''})` : ''}, then resume it: ${fluxPatch(o.kind, o.namespace, o.name, false)} (or flux resume ${o.kind.toLowerCase()} ${o.name} -n ${o.namespace}, which also reconciles at once).`;
     }
     case 'iac':
-      return `Pause every pipeline that runs ${o.manager} apply against this cluster for the migration. Afterwards put ferry's changes to ${names} into the ${o.manager} configuration (or import the objects as they are: ferry generate writes import blocks under tofu/), and confirm the plan shows no changes before the pipelines run again.`;
+      return `Pause every pipeline that runs ${o.manager} apply against this cluster for the migration. Afterwards put ferry's changes to ${names} into the ${o.manager} configuration (or adopt the objects as they are: the kit's tofu/cluster-objects/ imports them into a state of their own, see its README.md), and confirm the plan shows no changes before the pipelines run again.`;
   }
 }
 
@@ -207,13 +217,13 @@ function subjectOf(o: Owner, first: KubeObject): RuleFinding['subject'] {
   }
 }
 
-interface OwnerGroup {
+export interface OwnerGroup {
   owner: Owner;
   touched: { t: Touched; via: string }[];
 }
 
 /** Each owner of something the migration touches, with what it owns and the marker that says so. */
-function ownerGroups(ctx: AuditContext, index: OwnerIndex): OwnerGroup[] {
+export function ownerGroups(ctx: AuditContext, index: OwnerIndex): OwnerGroup[] {
   const groups = new Map<string, OwnerGroup>();
   for (const t of touchedObjects(ctx)) {
     for (const owner of index.ownersOf(t.object)) {

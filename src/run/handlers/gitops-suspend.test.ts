@@ -90,7 +90,7 @@ describe('the plan', () => {
   it('resumes only once the operator confirms the changes are committed, and checks the policy is back', () => {
     const resume = suspends().find((s) => s.params.action === 'resume' && s.params.owner.name === 'cilium')!;
     expect(resume.expect.operator?.confirms).toBe(
-      'the changes ferry made to DaemonSet kube-system/cilium are committed to the repository Application argocd/cilium applies',
+      "the changes ferry made to DaemonSet kube-system/cilium are committed to the repository Application argocd/cilium applies, as the kit's gitops/README.md lists them",
     );
     expect(resume.verify.expect.objects?.[0]?.fields).toEqual({
       'spec.syncPolicy.automated': '(set)',
