@@ -10,7 +10,7 @@
  */
 import type { AuditReport } from '../audit/engine.js';
 import { describeSubject, type Finding } from '../audit/findings.js';
-import { ownersToPause } from '../audit/rules/gitops.js';
+import { iacOwned, ownersToPause } from '../audit/rules/gitops.js';
 import { buildIndex } from '../audit/snapshot-index.js';
 import { inputError } from '../errors.js';
 import { planControlPlaneHostnames, replacementHostname, reservedNames } from '../facts/hostnames.js';
@@ -38,7 +38,13 @@ import { addressArg, setupCommands } from './commands.js';
 import { digestOf } from './digest.js';
 import { EtcdModel } from './etcd-sim.js';
 import type { KubeadmMemberRef, KubeadmNodeRef, TalosNodeRef } from './expected-state.js';
-import { gitopsPauseSteps, gitopsResumeSteps, pausedBlockers } from './gitops-steps.js';
+import {
+  gitopsPauseSteps,
+  gitopsResumeSteps,
+  iacPauseSteps,
+  iacResumeSteps,
+  pausedBlockers,
+} from './gitops-steps.js';
 import { sealPlan } from './integrity.js';
 import { machineConfigPicker, talosconfigPath } from './kit.js';
 import {
@@ -360,8 +366,10 @@ export function buildPlan(input: PlanInput): Plan {
   const drafts: Record<PhaseId, DraftStep[]> = { 0: [], 1: [], 2: [], 3: [], 4: [], 5: [] };
   drafts[0] = preflightSteps(prepCtx);
   // GitOps owners of what the migration changes are paused before anything changes, resumed last.
-  const pauses = ownersToPause({ snapshot, facts, target: facts.target, index });
-  drafts[1] = [...gitopsPauseSteps(pauses), ...preparationSteps(prepCtx)];
+  const auditCtx = { snapshot, facts, target: facts.target, index };
+  const pauses = ownersToPause(auditCtx);
+  const iac = iacOwned(auditCtx);
+  drafts[1] = [...gitopsPauseSteps(pauses), ...iacPauseSteps(iac), ...preparationSteps(prepCtx)];
   for (const s of cpSwaps.filter((x) => !x.last)) drafts[2].push(...controlPlaneSwap(swapCtx, s));
   const surgedPdbs = new Set(roll.surged.map((s) => s.pdb));
   workerSwaps.forEach((swaps, i) => {
@@ -418,7 +426,7 @@ export function buildPlan(input: PlanInput): Plan {
     capi: input.kit?.capi ?? null,
     drillNode: cpSwaps[0]?.replacement ?? null,
   });
-  drafts[5].push(...gitopsResumeSteps(pauses));
+  drafts[5].push(...gitopsResumeSteps(pauses), ...iacResumeSteps(iac, input.kit?.path ?? null));
 
   if (provisioner === 'capi') {
     const ids = [0, 1, 2, 3, 4, 5] as const;

@@ -5,13 +5,13 @@
  * confirms that ferry's changes are in the repository (resuming before would sync them away).
  */
 import type { Finding } from '../audit/findings.js';
-import type { PauseTarget } from '../audit/rules/gitops.js';
+import type { IacOwned, PauseTarget } from '../audit/rules/gitops.js';
 import { GITOPS_RESOURCE } from '../knowledge/gitops.js';
 import type { KubeObject } from '../snapshot/model.js';
 import { cmd, kubectl } from './commands.js';
 import type { ExpectedState } from './expected-state.js';
 import type { DraftStep, GitopsOwnerRef } from './model.js';
-import { doneWhen, draft, noUndo, TIMEOUTS, undoWith } from './steps.js';
+import { confirmed, doneWhen, draft, noUndo, TIMEOUTS, undoWith } from './steps.js';
 
 export function gitopsOwnerLabel(o: GitopsOwnerRef): string {
   return `${o.kind} ${o.namespace}/${o.name}`;
@@ -157,6 +157,89 @@ export function gitopsResumeSteps(targets: readonly PauseTarget[]): DraftStep[] 
       destructive: false,
       undo: noUndo('pause it again with the phase 1 command if it reverts something'),
       idempotencyCheck: doneWhen(`${gitopsOwnerLabel(owner)} reconciles as before`, resumed, 'redo'),
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Terraform/OpenTofu: no API ferry can see pauses its pipelines, so these are the operator's steps.
+
+/** Phase 1, before anything changes: the pipelines that apply to this cluster stop. */
+export function iacPauseSteps(owned: readonly IacOwned[]): DraftStep[] {
+  return owned.map((o) => {
+    const names = o.objects.map((t) => kindLabel(t.object)).join(', ');
+    const question = `no ${o.manager} pipeline applies to this cluster until the migration ends`;
+    return draft<'manual'>({
+      kind: 'manual',
+      subject: 'cluster',
+      title: `Pause the ${o.manager} pipelines: they would put back ${names}`,
+      target: {},
+      params: {
+        instructions: [
+          `${o.manager} manages ${names}, which the migration changes; its next apply puts them back. Stop every pipeline (CI job, Atlantis, Terraform Cloud run trigger) that applies to this cluster until the after-care step that adopts them.`,
+        ],
+      },
+      expect: {},
+      action: {
+        summary: `Stop the ${o.manager} pipelines of this cluster`,
+        performer: 'operator',
+        commands: [],
+      },
+      verify: { expect: { operator: { confirms: question } }, commands: [] },
+      timeoutSeconds: TIMEOUTS.prep,
+      destructive: false,
+      undo: noUndo('let the pipelines run again'),
+      idempotencyCheck: confirmed(question, 'redo'),
+    });
+  });
+}
+
+/** After-care, last: the changed objects adopted as they are (the kit's tofu/cluster-objects/), a clean plan, pipelines back. */
+export function iacResumeSteps(owned: readonly IacOwned[], kitPath: string | null): DraftStep[] {
+  return owned.map((o) => {
+    const adopt = o.objects.filter((x) => x.change !== 'talos-adopts').map((x) => x.object);
+    const forget = o.objects.filter((x) => x.change === 'talos-adopts').map((x) => x.object);
+    const question = `the ${o.manager} plan of this cluster shows no changes, and its pipelines run again`;
+    const dir = kitPath ? `${kitPath}/tofu/cluster-objects` : null;
+    return draft<'manual'>({
+      kind: 'manual',
+      subject: 'cluster',
+      title: `Give ${o.manager} back what it manages, as the migration left it`,
+      target: {},
+      params: {
+        instructions: [
+          ...(forget.length > 0
+            ? [
+                `Talos manages ${forget.map(kindLabel).join(', ')} now: take them out of the ${o.manager} configuration and state without deleting them (a removed block with destroy = false, or tofu state rm).`,
+              ]
+            : []),
+          ...(adopt.length > 0
+            ? [
+                `Put the migration's changes to ${adopt.map(kindLabel).join(', ')} into the configuration, or let go of them there and adopt them as they are with the kit's tofu/cluster-objects/ (its header says how).`,
+              ]
+            : []),
+          'Run the plan of every configuration that applies to this cluster: it must show no changes before the pipelines run again.',
+        ],
+      },
+      expect: {},
+      action: {
+        summary: `Align the ${o.manager} state with the cluster, then let its pipelines run`,
+        performer: 'operator',
+        commands:
+          dir && adopt.length > 0
+            ? [
+                cmd(
+                  `cd ${dir} && tofu init && tofu plan -var kubeconfig="$KUBECONFIG" -generate-config-out=generated.tf`,
+                  `shows ${adopt.length} to import, 0 to add, 0 to change, 0 to destroy`,
+                ),
+              ]
+            : [],
+      },
+      verify: { expect: { operator: { confirms: question } }, commands: [] },
+      timeoutSeconds: TIMEOUTS.prep,
+      destructive: false,
+      undo: noUndo('the state is yours: tofu state rm what was imported'),
+      idempotencyCheck: confirmed(question, 'redo'),
     });
   });
 }

@@ -273,6 +273,20 @@ export function ownersToPause(ctx: AuditContext): PauseTarget[] {
   return out;
 }
 
+/** What one Terraform/OpenTofu manager owns that the migration changes. */
+export interface IacOwned {
+  manager: string;
+  objects: Touched[];
+}
+
+export function iacOwned(ctx: AuditContext): IacOwned[] {
+  const out: IacOwned[] = [];
+  for (const g of ownerGroups(ctx, ownerIndex(ctx.snapshot.resources.gitops)))
+    if (g.owner.tool === 'iac')
+      out.push({ manager: describeOwner(g.owner), objects: g.touched.map((x) => x.t) });
+  return out;
+}
+
 export const revertsFerryChanges: Rule = {
   id: 'gitops.reverts-ferry-changes',
   family: 'gitops',
