@@ -1,0 +1,117 @@
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closedPort } from '../adapters/kube/testing-fake-api.js';
+import { type FakeCluster, startFakeCluster } from '../adapters/kube/testing-fake-cluster.js';
+import { memoryIo } from './io.js';
+import { runCli } from './run-cli.js';
+
+const EXAMPLE = resolve('examples/lab-cluster');
+
+let dir: string;
+let live: FakeCluster;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ferry-fleet-cli-'));
+  live = await startFakeCluster();
+  const port = await closedPort();
+  await writeFile(
+    join(dir, 'gone.conf'),
+    `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:${port}", insecure-skip-tls-verify: true}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n`,
+  );
+  await writeFile(
+    join(dir, 'fleet.yaml'),
+    [
+      'apiVersion: ferry.dev/v1alpha1',
+      'kind: Fleet',
+      'clusters:',
+      `  - {name: lab-b, snapshot: ${EXAMPLE}, labels: {wave: "2"}}`,
+      `  - {name: lab-a, snapshot: ${EXAMPLE}, labels: {wave: "1"}}`,
+      `  - {name: recorded, kubeconfig: ${live.kubeconfig}, labels: {wave: "1"}}`,
+      '  - {name: gone, kubeconfig: gone.conf, labels: {wave: "3"}}',
+      '  - {name: missing, snapshot: no-such-dir}',
+      '',
+    ].join('\n'),
+  );
+});
+afterAll(async () => {
+  await live?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const run = async (...argv: string[]) => {
+  const io = memoryIo({ cwd: dir });
+  const code = await runCli(['fleet', ...argv], io);
+  return { code, out: io.out, err: io.err };
+};
+
+describe('ferry fleet audit', () => {
+  it('audits snapshots and live clusters side by side; one that cannot be read never stops the others', async () => {
+    const { code, out, err } = await run('audit', 'fleet.yaml', '--concurrency', '2', '-o', 'json');
+    expect(code).toBe(1);
+    const r = JSON.parse(out);
+    expect(r.clusters.map((c: { name: string; verdict: string }) => [c.name, c.verdict])).toEqual([
+      ['lab-a', 'blocked'],
+      ['recorded', expect.stringMatching(/^(blocked|ready)$/)],
+      ['lab-b', 'blocked'],
+      ['gone', 'unreachable'],
+      ['missing', 'unreadable'],
+    ]);
+    const gone = r.clusters.find((c: { name: string }) => c.name === 'gone');
+    expect(gone.reason).toContain('127.0.0.1:');
+    // Each cluster's report holds what the single-cluster audit finds, and the fleet carries them all.
+    const io = memoryIo({ cwd: dir });
+    expect(await runCli(['audit', EXAMPLE, '-o', 'json', '--fail-on', 'never'], io)).toBe(0);
+    const single = JSON.parse(io.out);
+    const own = JSON.parse(await readFile(join(dir, 'fleet-audit/clusters/lab-a/report.json'), 'utf8'));
+    expect(own.counts).toEqual(single.counts);
+    const fps = (xs: { fingerprint: string }[]) => xs.map((f) => f.fingerprint).sort();
+    expect(fps(own.findings)).toEqual(fps(single.findings));
+    for (const name of ['lab-a', 'lab-b'])
+      expect(fps(r.findings.filter((f: { cluster: string }) => f.cluster === name))).toEqual(
+        fps(single.findings),
+      );
+    // The live cluster's snapshot is kept beside its report, and audits again offline.
+    await stat(join(dir, 'fleet-audit/clusters/recorded/snapshot'));
+    expect(
+      await runCli(
+        ['audit', 'fleet-audit/clusters/recorded/snapshot', '--fail-on', 'never'],
+        memoryIo({ cwd: dir }),
+      ),
+    ).toBe(0);
+    expect(err).toContain('auditing 5 cluster(s) of fleet.yaml, 2 at a time');
+    expect(err).toMatch(/gone: unreachable: /);
+    // A rule that hits both example clusters is one group naming both.
+    const group = r.rules.find((g: { clusters: { name: string }[] }) => g.clusters.length >= 2);
+    expect(group.clusters.map((c: { name: string }) => c.name)).toEqual(
+      expect.arrayContaining(['lab-a', 'lab-b']),
+    );
+  });
+
+  it('compares with the previous fleet.json: nothing new, nothing fixed, and says which it could not compare', async () => {
+    await run('audit', 'fleet.yaml', '--out', 'first', '-o', 'json');
+    const { out } = await run('audit', 'fleet.yaml', '--out', 'second', '--baseline', 'first/fleet.json');
+    expect(out).toContain('Since first/fleet.json: 0 new, 0 fixed.');
+    expect(out).toContain('not compared (read in only one run): gone, missing');
+  });
+
+  it('refuses a bad fleet file before reading any cluster (exit 2, file, line, field)', async () => {
+    await writeFile(
+      join(dir, 'bad.yaml'),
+      'apiVersion: ferry.dev/v1alpha1\nkind: Fleet\nclusters:\n  - name: a\n',
+    );
+    const { code, err } = await run('audit', 'bad.yaml', '--out', 'bad-out');
+    expect(code).toBe(2);
+    expect(err).toContain('bad.yaml');
+    expect(err).toContain('needs exactly one of snapshot and kubeconfig');
+    await expect(stat(join(dir, 'bad-out'))).rejects.toThrow();
+  });
+
+  it('refuses a baseline that is not a fleet report', async () => {
+    await writeFile(join(dir, 'not-fleet.json'), '{"findings": []}');
+    const { code, err } = await run('audit', 'fleet.yaml', '--baseline', 'not-fleet.json');
+    expect(code).toBe(2);
+    expect(err).toContain('not a ferry fleet report');
+  });
+});

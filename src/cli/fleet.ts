@@ -1,0 +1,134 @@
+import { resolve } from 'node:path';
+import { usageError } from '../errors.js';
+import { TARGET_FLAG_OPTIONS, TARGET_FLAGS_USAGE, targetInputFromFlags } from '../facts/target.js';
+import { oneOf, parseFlags, requirePositional, wholeNumber } from './args.js';
+import type { Command } from './command.js';
+import type { Io } from './io.js';
+
+const FAIL_ON = ['blocker', 'risk', 'info', 'never'] as const;
+const FORMATS = ['table', 'md', 'json'] as const;
+
+const usage = `usage: ferry fleet audit FLEET [flags]
+
+Audits every cluster of FLEET (a fleet.yaml: clusters by name, each a snapshot directory or a
+kubeconfig, with labels; examples/fleet/fleet.yaml) side by side and writes one fleet report: a
+verdict per cluster, every blocker and risk grouped across the fleet with the clusters it affects
+and the fix once. Each cluster's full report (and a live cluster's snapshot) is written under
+OUT/clusters/NAME/, the fleet report as OUT/fleet.json. A cluster that cannot be read is reported
+with the reason and never stops the others.
+
+flags:
+  -o, --output FORMAT   table (default) | md | json
+  --output-file FILE    write the report to FILE (atomically) instead of stdout
+  --out DIR             where the per-cluster reports and fleet.json go (default fleet-audit)
+  --concurrency N       clusters read at once (default 4)
+  --baseline FILE       a previous OUT/fleet.json: also report what is new and what was fixed
+  --fail-on LEVEL       blocker (default) | risk | info | never: a cluster with findings at or
+                        above LEVEL, or with rules at or above it that could not read their
+                        inputs, is not ready
+  --sort-by LABEL       order the clusters by this label, then by name (default wave)
+${TARGET_FLAGS_USAGE}
+
+Exit codes: 0 every cluster ready; 1 a cluster is not (blocked, not observed, unreachable,
+unreadable); 2 bad usage or a bad fleet file (naming the file, line and field); 4 a rule failed.
+`;
+
+const options = {
+  output: { type: 'string', short: 'o' },
+  'output-file': { type: 'string' },
+  out: { type: 'string' },
+  concurrency: { type: 'string' },
+  baseline: { type: 'string' },
+  'fail-on': { type: 'string' },
+  'sort-by': { type: 'string' },
+  ...TARGET_FLAG_OPTIONS,
+} as const;
+
+async function audit(argv: string[], io: Io): Promise<0 | 1 | 2 | 4> {
+  const { values, positionals } = parseFlags(argv, options, usage);
+  const file = requirePositional(positionals, 'FLEET', usage);
+  if (positionals.length > 1)
+    throw usageError(`unexpected argument "${positionals[1]}"`, `see usage:\n${usage.trim()}`);
+  const format = oneOf('output', values.output, FORMATS, 'table');
+  const failOn = oneOf('fail-on', values['fail-on'], FAIL_ON, 'blocker');
+  const concurrency = wholeNumber('concurrency', values.concurrency, { min: 1, max: 64 }) ?? 4;
+  const target = targetInputFromFlags(values);
+  const path = (p: string) => resolve(io.cwd, p);
+  const outDir = path(values.out ?? 'fleet-audit');
+
+  const [{ loadFleet }, { parsePreviousFleetReport }, { readTextFile }] = await Promise.all([
+    import('../fleet/config.js'),
+    import('../fleet/previous.js'),
+    import('../util/input-file.js'),
+  ]);
+  // What can be wrong is read before any cluster is.
+  const fleet = await loadFleet(path(file), file);
+  const previous =
+    values.baseline === undefined
+      ? undefined
+      : {
+          file: values.baseline,
+          report: parsePreviousFleetReport(
+            await readTextFile(path(values.baseline), {
+              shown: values.baseline,
+              flag: '--baseline',
+              provide: 'give the fleet.json of a previous ferry fleet audit',
+            }),
+            values.baseline,
+          ),
+        };
+
+  const [{ auditFleet }, { assembleFleetReport, fleetExitCode }, { renderFleetReport, summaryLine }, atomic] =
+    await Promise.all([
+      import('../app/fleet-audit.js'),
+      import('../fleet/report.js'),
+      import('../fleet/render.js'),
+      import('../util/atomic-write.js'),
+    ]);
+  io.stderr(`auditing ${fleet.clusters.length} cluster(s) of ${file}, ${concurrency} at a time\n`);
+  const results = await auditFleet({
+    clusters: fleet.clusters,
+    outDir,
+    cwd: io.cwd,
+    concurrency,
+    target,
+    now: () => new Date(),
+    progress: (line) => io.stderr(`  ${line}\n`),
+  });
+  const report = assembleFleetReport({
+    fleet: file,
+    results,
+    failOn,
+    now: new Date(),
+    sortBy: values['sort-by'] ?? 'wave',
+    ...(previous && { previous }),
+  });
+  await atomic.writeFileAtomic(resolve(outDir, 'fleet.json'), renderFleetReport(report, 'json'));
+  const text = renderFleetReport(report, format);
+  const outputFile = values['output-file'];
+  if (outputFile !== undefined) {
+    await atomic.writeFileAtomic(path(outputFile), text, {
+      origin: { flag: '--output-file', shown: outputFile },
+    });
+    io.stdout(`${format} report written to ${outputFile}: ${summaryLine(report)}\n`);
+  } else io.stdout(text);
+  return fleetExitCode(report);
+}
+
+export const command: Command = {
+  name: 'fleet',
+  summary: 'many clusters as one: audit a fleet side by side (fleet audit)',
+  usage,
+  async run(argv, io) {
+    const [sub, ...rest] = argv;
+    switch (sub) {
+      case 'audit':
+        return audit(rest, io);
+      default:
+        throw usageError(
+          sub === undefined ? 'missing subcommand' : `unknown subcommand "${sub}"`,
+          `see usage:\n${usage.trim()}`,
+        );
+    }
+  },
+};

@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { FerryError } from '../errors.js';
+import { parseFleet } from './config.js';
+
+const HEAD = 'apiVersion: ferry.dev/v1alpha1\nkind: Fleet\nclusters:\n';
+
+function error(text: string): FerryError {
+  try {
+    parseFleet(text, 'fleet.yaml', '/srv/fleets');
+  } catch (err) {
+    if (err instanceof FerryError) return err;
+    throw err;
+  }
+  throw new Error('parseFleet accepted it');
+}
+
+describe('fleet.yaml', () => {
+  it('reads snapshot and kubeconfig clusters, paths relative to the file, labels as given', () => {
+    const fleet = parseFleet(
+      `${HEAD}  - name: prod-eu-1\n    kubeconfig: kube/prod-eu-1.conf\n    context: admin@prod-eu-1\n    labels: {environment: prod, wave: "2", example.com/owner: team-a}\n  - name: lab\n    snapshot: ../examples/lab-cluster\n`,
+      'fleet.yaml',
+      '/srv/fleets',
+    );
+    expect(fleet.clusters).toEqual([
+      {
+        name: 'prod-eu-1',
+        source: {
+          kind: 'kubeconfig',
+          path: '/srv/fleets/kube/prod-eu-1.conf',
+          shown: 'kube/prod-eu-1.conf',
+          context: 'admin@prod-eu-1',
+        },
+        labels: { environment: 'prod', wave: '2', 'example.com/owner': 'team-a' },
+      },
+      {
+        name: 'lab',
+        source: { kind: 'snapshot', dir: '/srv/examples/lab-cluster', shown: '../examples/lab-cluster' },
+        labels: {},
+      },
+    ]);
+  });
+
+  it.each([
+    ['no source', `${HEAD}  - name: a\n`, 'clusters[0]', 4, /needs exactly one of snapshot and kubeconfig/],
+    [
+      'both sources',
+      `${HEAD}  - name: a\n    snapshot: s\n    kubeconfig: k\n`,
+      'clusters[0]',
+      4,
+      /needs exactly one of snapshot and kubeconfig/,
+    ],
+    [
+      'a name twice',
+      `${HEAD}  - {name: a, snapshot: s}\n  - {name: a, snapshot: t}\n`,
+      'clusters[1].name',
+      5,
+      /"a" is used twice \(clusters\[0\] and clusters\[1\]\)/,
+    ],
+    [
+      'a name that is no DNS label',
+      `${HEAD}  - {name: Prod_1, snapshot: s}\n`,
+      'clusters[0].name',
+      4,
+      /not valid/,
+    ],
+    [
+      'an unquoted number as a label value',
+      `${HEAD}  - name: a\n    snapshot: s\n    labels: {wave: 1}\n`,
+      'clusters[0].labels.wave',
+      6,
+      /must be a string/,
+    ],
+    [
+      'a typo',
+      `${HEAD}  - {name: a, snapshot: s, kubconfig: k}\n`,
+      'clusters[0].kubconfig',
+      4,
+      /unknown field/,
+    ],
+    [
+      'a context for a snapshot',
+      `${HEAD}  - {name: a, snapshot: s, context: c}\n`,
+      'clusters[0].context',
+      4,
+      /context only goes with kubeconfig/,
+    ],
+    ['no clusters', `${HEAD.replace('clusters:\n', 'clusters: []\n')}`, 'clusters', 3, /at least 1/],
+    [
+      'another kind',
+      'apiVersion: ferry.dev/v1alpha1\nkind: Cluster\nclusters: []\n',
+      'kind',
+      2,
+      /kind must be Fleet/,
+    ],
+  ])('refuses %s, naming the file, the line and the field', (_what, text, field, line, message) => {
+    const err = error(text);
+    expect(err.kind).toBe('input');
+    expect(err.message).toMatch(message);
+    expect(err.location).toMatchObject({ file: 'fleet.yaml', field, line });
+    expect(err.remediation).toBeTruthy();
+  });
+});
