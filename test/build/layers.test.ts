@@ -17,7 +17,18 @@ import { describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The pure core: no I/O of its own, it talks to src/ports. */
-const CORE = ['snapshot', 'facts', 'audit', 'generate', 'plan', 'kit', 'capi', 'pki', 'ports'] as const;
+const CORE = [
+  'snapshot',
+  'facts',
+  'audit',
+  'generate',
+  'plan',
+  'kit',
+  'capi',
+  'upgrade',
+  'pki',
+  'ports',
+] as const;
 /** Below the core: knowledge (version tables, signatures) and util (primitives). */
 const BELOW_CORE = ['knowledge', 'util', 'base'] as const;
 const OUTER = ['adapters', 'run', 'mgmt', 'lab', 'app', 'cli'] as const;
