@@ -261,9 +261,11 @@ export function buildUpgradePlan(input: UpgradeInput): UpgradePlan {
       }
       // Workers stay on their version while the control plane moves: the skew they are left with.
       for (const p of pools) {
+        // The Nodes' own kubelets only until the pool's first roll: after it they run the pool's version.
+        const first = stop === path.stops[0];
         const kubelets = [
           poolVersions.get(p.md.metadata.name)!,
-          ...kubeletsOf(workload, p.answer.roll.nodes),
+          ...(first ? kubeletsOf(workload, p.answer.roll.nodes) : []),
         ];
         for (const k of new Set(kubelets)) {
           const s = kubeletSkew(p.md.metadata.name, k, stop.version);
@@ -354,15 +356,15 @@ export function buildUpgradePlan(input: UpgradeInput): UpgradePlan {
     ]),
   );
   let from = talos.version;
-  const usedIds = new Map<string, string>();
+  const usedIds = new Map<string, string[]>();
   for (const o of mgmt.objects) {
     const f = imageFieldOf(o);
     const v = f ? getPath(o, f.path) : undefined;
     if (v !== undefined)
-      usedIds.set(
-        String(v),
+      usedIds.set(String(v), [
+        ...(usedIds.get(String(v)) ?? []),
         objectName({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name }),
-      );
+      ]);
   }
   path.stops.forEach((stop, i) => {
     const to = stop.release.version;
@@ -412,7 +414,7 @@ export function buildUpgradePlan(input: UpgradeInput): UpgradePlan {
       });
     } else {
       const inUse = usedIds.get(id);
-      if (inUse) blockers.push({ kind: 'template-id-in-use', templateId: id, usedBy: inUse });
+      if (inUse) blockers.push({ kind: 'template-id-in-use', templateId: id, usedBy: inUse.join(', ') });
     }
     const cpNew = newInfra(cpTemplate);
     const cpPatch: Record<string, unknown> = {

@@ -71,19 +71,21 @@ export interface WorkloadOptions {
   minAvailable?: number;
   /** Extra objects (e.g. one through a removed API). */
   extra?: KubeObject[];
+  /** Worker Nodes (default WORKER_NODES); the Deployment runs one replica on each. */
+  workers?: string[];
 }
 
-/** The workload cluster: Talos Nodes, a 4-replica Deployment spread over the workers, its budget. */
+/** The workload cluster: Talos Nodes, a Deployment of one replica per worker spread over the workers, its budget. */
 export function labWorkload(o: WorkloadOptions = {}): Snapshot {
   const s = emptySnapshot();
   const talos = o.talos ?? 'v1.12.11';
+  const workers = o.workers ?? WORKER_NODES;
+  const n = workers.length;
   const nodes = [
     ...CP_NODES.map((n, i) =>
       node(n, { ip: `10.20.0.${10 + i}`, controlPlane: true, kubeletVersion: o.kubelet ?? 'v1.32.4' }),
     ),
-    ...WORKER_NODES.map((n, i) =>
-      node(n, { ip: `10.20.0.${20 + i}`, kubeletVersion: o.kubelet ?? 'v1.32.4' }),
-    ),
+    ...workers.map((w, i) => node(w, { ip: `10.20.0.${20 + i}`, kubeletVersion: o.kubelet ?? 'v1.32.4' })),
   ];
   for (const n of nodes) {
     n.status.nodeInfo.osImage = `Talos (${talos})`;
@@ -96,7 +98,7 @@ export function labWorkload(o: WorkloadOptions = {}): Snapshot {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: { name: 'web', namespace: 'shop', uid: 'd1' },
-      spec: { replicas: 4, selector: { matchLabels: labels } },
+      spec: { replicas: n, selector: { matchLabels: labels } },
     },
   ];
   s.resources.replicasets = [
@@ -111,10 +113,10 @@ export function labWorkload(o: WorkloadOptions = {}): Snapshot {
           { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'd1', controller: true },
         ],
       },
-      spec: { replicas: 4 },
+      spec: { replicas: n },
     },
   ];
-  s.resources.pods = WORKER_NODES.map((n, i) => ({
+  s.resources.pods = workers.map((w, i) => ({
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
@@ -126,12 +128,12 @@ export function labWorkload(o: WorkloadOptions = {}): Snapshot {
       ],
     },
     spec: {
-      nodeName: n,
+      nodeName: w,
       containers: [{ name: 'web', resources: { requests: { cpu: '100m', memory: '128Mi' } } }],
     },
     status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
   }));
-  const minAvailable = o.minAvailable ?? 3;
+  const minAvailable = o.minAvailable ?? n - 1;
   s.resources.poddisruptionbudgets = [
     {
       apiVersion: 'policy/v1',
@@ -139,10 +141,10 @@ export function labWorkload(o: WorkloadOptions = {}): Snapshot {
       metadata: { name: 'web', namespace: 'shop' },
       spec: { minAvailable, selector: { matchLabels: labels } },
       status: {
-        disruptionsAllowed: Math.max(0, 4 - minAvailable),
-        currentHealthy: 4,
+        disruptionsAllowed: Math.max(0, n - minAvailable),
+        currentHealthy: n,
         desiredHealthy: minAvailable,
-        expectedPods: 4,
+        expectedPods: n,
       },
     },
   ];
