@@ -43,6 +43,10 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: 'Cluster API: adopt the running cluster into the management cluster (capi adopt)',
     load: async () => (await import('./capi.js')).command,
   },
+  upgrade: {
+    summary: 'plan a Kubernetes or Talos upgrade of a cluster Cluster API manages (upgrade plan)',
+    load: async () => (await import('./upgrade.js')).command,
+  },
   rehearse: {
     summary: 'rehearse the migration on a lab: lab up, generate, plan, run, report, lab down',
     load: async () => (await import('./rehearse.js')).command,
