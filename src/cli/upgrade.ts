@@ -58,8 +58,8 @@ const options = {
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
 function clusterOf(text: string | undefined): { namespace: string; name: string } {
-  const m = text?.split('/');
-  if (!m || m.length !== 2 || !NAME.test(m[0]!) || !NAME.test(m[1]!))
+  const m = (text ?? '').split('/');
+  if (text === undefined || m.length !== 2 || !NAME.test(m[0]!) || !NAME.test(m[1]!))
     throw usageError(
       text === undefined ? 'missing --cluster' : `--cluster "${text}" is not NAMESPACE/NAME`,
       'pass the Cluster as NAMESPACE/NAME (`kubectl --kubeconfig MGMT get clusters -A`)',
