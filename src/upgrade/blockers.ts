@@ -36,6 +36,7 @@ export function blockerExit(b: Blocker): 1 | 2 {
     case 'template-missing':
     case 'infrastructure-unsupported':
     case 'template-id-missing':
+    case 'control-plane-rollout-stuck':
       return 1;
   }
 }
@@ -149,6 +150,13 @@ export function describeBlocker(b: Blocker): BlockerText {
         title: 'template id already in use',
         detail: `--template-id ${b.templateId} is already the image of ${b.usedBy}`,
         remediation: 'pass the id of the template built for the new Talos release',
+      };
+    case 'control-plane-rollout-stuck':
+      return {
+        title: 'the control-plane rollout would never proceed',
+        detail: `${b.controlPlane} has ${b.replicas} replica(s) and rolloutStrategy.rollingUpdate.maxSurge 0: the provider deletes first and cannot replace its only Machine`,
+        remediation:
+          'set rolloutStrategy.rollingUpdate.maxSurge to 1 (or the rolloutStrategy to OnDelete, which the plan then drives Machine by Machine)',
       };
     case 'not-observed':
       return {

@@ -49,7 +49,8 @@ export type Blocker =
   | { kind: 'infrastructure-unsupported'; template: string; templateKind: string }
   | { kind: 'template-id-missing'; stage: number; talos: string; commands: string[] }
   | { kind: 'template-id-in-use'; templateId: string; usedBy: string }
-  | { kind: 'not-observed'; reads: string[] };
+  | { kind: 'not-observed'; reads: string[] }
+  | { kind: 'control-plane-rollout-stuck'; controlPlane: string; replicas: number };
 
 export type BlockerKind = Blocker['kind'];
 
@@ -57,6 +58,8 @@ export type BlockerKind = Blocker['kind'];
 export type Write =
   | { kind: 'create'; object: KubeObject; why: string }
   | { kind: 'patch'; target: string; apiVersion: string; patch: Record<string, unknown>; why: string }
+  /** Delete one object of the management cluster (an OnDelete control plane's Machine). */
+  | { kind: 'delete'; target: string; why: string }
   /** In the workload cluster: --surge-replicas around one pool's roll. */
   | { kind: 'scale-workload'; workload: string; replicas: number; why: string }
   /** Wait until the previous write's rollout is done before the next. */

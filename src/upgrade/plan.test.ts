@@ -45,7 +45,38 @@ describe('a Kubernetes upgrade', () => {
         template: { spec: { version: 'v1.33.2' } },
       },
     });
-    expect(s!.writes.map((w) => w.kind)).toEqual(['patch', 'wait', 'patch', 'wait']);
+    // The kit's TalosControlPlane rolls OnDelete: the plan deletes its Machines one at a time, oldest first.
+    expect(s!.writes.map((w) => (w.kind === 'delete' ? `delete ${w.target}` : w.kind))).toEqual([
+      'patch',
+      'delete Machine lab/lab-control-plane-a',
+      'wait',
+      'delete Machine lab/lab-control-plane-b',
+      'wait',
+      'delete Machine lab/lab-control-plane-c',
+      'wait',
+      'patch',
+      'wait',
+    ]);
+    expect(s!.seconds).toBeGreaterThan(0);
+    expect(p.seconds).toBe(s!.seconds);
+  });
+
+  it('a RollingUpdate control plane is rolled by the provider; one replica with maxSurge 0 never would', () => {
+    const i = input();
+    const tcp = i.mgmt.objects.find((o) => o.kind === 'TalosControlPlane')!;
+    tcp.spec.rolloutStrategy = { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } };
+    const s = buildUpgradePlan(i).stages[0]!;
+    expect(s.writes.map((w) => w.kind)).toEqual(['patch', 'wait', 'patch', 'wait']);
+    const one = input({ mgmtOpts: { cpReplicas: 1 } });
+    const t = one.mgmt.objects.find((o) => o.kind === 'TalosControlPlane')!;
+    t.spec.rolloutStrategy = { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0 } };
+    const p = buildUpgradePlan(one);
+    expect(kinds(p)).toEqual(['control-plane-rollout-stuck']);
+  });
+
+  it('estimates every stage', () => {
+    const p = buildUpgradePlan(input());
+    const [s] = p.stages;
     expect(s!.seconds).toBeGreaterThan(0);
     expect(p.seconds).toBe(s!.seconds);
   });
@@ -252,6 +283,12 @@ describe('a Talos upgrade', () => {
     for (const n of cpNames) expect(n).toMatch(/^lab-control-plane-[0-9a-f]{8}$/);
     const missing = talos('v1.13.9', ['9111'], { workload: labWorkload({ talos: 'v1.10.9' }) });
     expect(kinds(missing)).toEqual(['template-id-missing', 'template-id-missing']);
+  });
+
+  it('one id for two stages is refused too', () => {
+    const p = talos('v1.13.9', ['9111', '9111', '9113'], { workload: labWorkload({ talos: 'v1.10.9' }) });
+    expect(kinds(p)).toEqual(['template-id-in-use']);
+    expect(describeBlocker(p.blockers[0]!).detail).toContain('the template of stage 1');
   });
 
   it('refuses a downgrade and a line ferry does not know', () => {

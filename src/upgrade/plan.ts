@@ -190,6 +190,51 @@ export function buildUpgradePlan(input: UpgradeInput): UpgradePlan {
   const replicas = typeof tcp.spec?.replicas === 'number' ? tcp.spec.replicas : cpMachines.length;
   const cpSeconds = Math.max(1, replicas) * MACHINE_SECONDS;
   const cpName = objectName({ kind: 'TalosControlPlane', namespace: ns, name: tcp.metadata.name });
+  const strategy = str(tcp.spec?.rolloutStrategy?.type) ?? 'RollingUpdate';
+  const maxSurgeCp = tcp.spec?.rolloutStrategy?.rollingUpdate?.maxSurge ?? 1;
+  // capi.md (CACPPT): replicas 1 with maxSurge 0 deletes first and never proceeds.
+  if (strategy === 'RollingUpdate' && replicas <= 1 && Number(maxSurgeCp) === 0)
+    blockers.push({ kind: 'control-plane-rollout-stuck', controlPlane: cpName, replicas });
+  // Oldest first: the order CACPPT itself picks outdated Machines in.
+  const cpOrder = [...cpMachines].sort(
+    (a, b) =>
+      String(a.metadata.creationTimestamp ?? '').localeCompare(String(b.metadata.creationTimestamp ?? '')) ||
+      a.metadata.name.localeCompare(b.metadata.name),
+  );
+  /** The TalosControlPlane's patch and its roll: the provider's (RollingUpdate) or one Machine deleted at a time (OnDelete). */
+  const cpWrites = (patch: Record<string, unknown>, why: string, done: string): Write[] => {
+    const head: Write = {
+      kind: 'patch',
+      target: cpName,
+      apiVersion: tcp.apiVersion,
+      patch: { spec: patch },
+      why,
+    };
+    if (strategy !== 'OnDelete')
+      return [
+        head,
+        {
+          kind: 'wait',
+          what: `TalosControlPlane ${tcp.metadata.name}: ${replicas} Machine(s) ${done}, Ready, etcd members = Machines`,
+          seconds: cpSeconds,
+        },
+      ];
+    return [
+      head,
+      ...cpOrder.flatMap((m): Write[] => [
+        {
+          kind: 'delete',
+          target: objectName({ kind: 'Machine', namespace: ns, name: m.metadata.name }),
+          why: 'rolloutStrategy OnDelete: the provider replaces a control-plane Machine only once it is deleted',
+        },
+        {
+          kind: 'wait',
+          what: `its replacement ${done} and Ready, etcd members = Machines = ${replicas}`,
+          seconds: MACHINE_SECONDS,
+        },
+      ]),
+    ];
+  };
 
   // -- the pools' budgets: the same for every stage (the workloads do not change between them)
   const pools = mds.map((md) => ({
@@ -272,20 +317,11 @@ export function buildUpgradePlan(input: UpgradeInput): UpgradePlan {
           if (s) blockers.push(s);
         }
       }
-      const writes: Write[] = [
-        {
-          kind: 'patch',
-          target: cpName,
-          apiVersion: tcp.apiVersion,
-          patch: { spec: { version: stop.version } },
-          why: `the control plane to Kubernetes ${stop.version}: the provider replaces each control-plane Machine in turn`,
-        },
-        {
-          kind: 'wait',
-          what: `TalosControlPlane ${tcp.metadata.name}: ${replicas} Machine(s) on ${stop.version}, Ready, etcd members = Machines`,
-          seconds: cpSeconds,
-        },
-      ];
+      const writes: Write[] = cpWrites(
+        { version: stop.version },
+        `the control plane to Kubernetes ${stop.version}: each control-plane Machine is replaced in turn`,
+        `on ${stop.version}`,
+      );
       for (const p of pools) {
         writes.push(
           ...poolWrites(
@@ -413,7 +449,8 @@ export function buildUpgradePlan(input: UpgradeInput): UpgradePlan {
         commands: field ? field.build(to) : [],
       });
     } else {
-      const inUse = usedIds.get(id);
+      const earlier = input.templateIds.indexOf(id);
+      const inUse = earlier < i ? [`the template of stage ${earlier + 1}`] : usedIds.get(id);
       if (inUse) blockers.push({ kind: 'template-id-in-use', templateId: id, usedBy: inUse.join(', ') });
     }
     const cpNew = newInfra(cpTemplate);
@@ -457,18 +494,11 @@ export function buildUpgradePlan(input: UpgradeInput): UpgradePlan {
       poolTemplates.set(p.md.metadata.name, { infra: infra ?? t.infra, bootstrap: boot ?? t.bootstrap });
     }
     writes.push(
-      {
-        kind: 'patch',
-        target: cpName,
-        apiVersion: tcp.apiVersion,
-        patch: { spec: cpPatch },
-        why: `the control plane to Talos ${to}: a new template and TalosConfig spec roll every control-plane Machine, one at a time`,
-      },
-      {
-        kind: 'wait',
-        what: `TalosControlPlane ${tcp.metadata.name}: ${replicas} Machine(s) from the new template, Ready, etcd members = Machines`,
-        seconds: cpSeconds,
-      },
+      ...cpWrites(
+        cpPatch,
+        `the control plane to Talos ${to}: a new template and TalosConfig spec make every control-plane Machine outdated; each is replaced in turn`,
+        'from the new template',
+      ),
       ...poolSteps,
     );
     if (cpNew) cpTemplate = cpNew;

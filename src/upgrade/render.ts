@@ -43,6 +43,8 @@ function writeLine(w: Write, n: number): string[] {
       ];
     case 'patch':
       return [`${n}. patch ${w.target} (merge): ${w.why}`, `   \`${JSON.stringify(w.patch)}\``];
+    case 'delete':
+      return [`${n}. delete ${w.target}: ${w.why}`];
     case 'scale-workload':
       return [`${n}. scale ${w.workload} to ${w.replicas} (workload cluster): ${w.why}`];
     case 'wait':
