@@ -18,6 +18,7 @@ import { memoryIo } from './io.js';
 import { runCli } from './run-cli.js';
 
 let mgmt: LabApiFixture;
+let workload: LabApiFixture;
 let dir: string;
 
 async function ferry(...argv: string[]) {
@@ -50,11 +51,17 @@ async function load(req: KubeRequester, objects: KubeObject[]) {
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ferry-upgrade-cli-'));
-  mgmt = await startLabApi({ host: '127.0.70.1' });
+  [mgmt, workload] = await Promise.all([
+    startLabApi({ host: '127.0.70.1' }),
+    startLabApi({ host: '127.0.70.2' }),
+  ]);
   const kube = labKube(mgmt.kc, mgmt.server.url);
   await installCapiCrds(kube);
   await load(kube.req, labMgmtObjects());
   await writeAdminKubeconfig(mgmt, join(dir, 'mgmt.kubeconfig'));
+  await writeAdminKubeconfig(workload, join(dir, 'workload.kubeconfig'));
+  const wreq = labKube(workload.kc, workload.server.url).req;
+  for (const n of labWorkload().resources.nodes) await wreq.request('POST', '/api/v1/nodes', { body: n });
   await writeAdminKubeconfig(
     { ca: mgmt.ca, server: { url: 'https://127.0.70.3:6443' } } as unknown as LabApiFixture,
     join(dir, 'nobody.kubeconfig'),
@@ -64,7 +71,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await mgmt?.stop();
+  await Promise.all([mgmt?.stop(), workload?.stop()]);
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
@@ -172,6 +179,22 @@ describe('ferry upgrade plan', () => {
     expect(talos.code).toBe(2);
     const both = await ferry(...base, '--kubernetes', 'v1.33.2', '--talos', 'v1.13.9');
     expect(both.code).toBe(2);
+  });
+
+  it('the workload cluster read live (--kubeconfig): the Talos release from its Nodes', async () => {
+    const r = await ferry(
+      ...base,
+      '--kubernetes',
+      'v1.33.2',
+      '--kubeconfig',
+      'workload.kubeconfig',
+      '-o',
+      'live.json',
+    );
+    expect(r.code, r.err).toBe(0);
+    const plan = JSON.parse(await readFile(join(dir, 'live.json'), 'utf8'));
+    expect(plan.current).toMatchObject({ kubernetes: 'v1.32.4', talos: 'v1.12.11' });
+    expect(plan.stages[0].pools[0].nodes).toHaveLength(4);
   });
 
   it('an unreachable management cluster is exit 2, not an empty one', async () => {
