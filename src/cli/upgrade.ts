@@ -24,7 +24,8 @@ maxUnavailable from the pool's budgets; and the expected duration of each stage.
   --cluster NS/NAME        the Cluster to upgrade
   --kubernetes vX.Y.Z      target Kubernetes release
   --talos vA.B.C           target Talos release (or vA.B: the newest ferry tables)
-  --template-id ID[,ID…]   Proxmox: the VM template id of the new Talos image, one per Talos stage
+  --template-id ID[,ID…]   the new Talos image's template, one per Talos stage: Proxmox its VM id,
+                           vSphere its VM template name
   --surge-replicas         a workload whose budget allows no disruption is scaled up by one around
                            its pool's roll (the plan lists the scale-ups), instead of a blocker
   --snapshot DIR           the workload cluster as a snapshot (ferry snapshot)
@@ -97,10 +98,10 @@ function templateIds(text: string | undefined): string[] {
   if (text === undefined) return [];
   const ids = text.split(',').map((s) => s.trim());
   for (const id of ids)
-    if (!/^[1-9]\d*$/.test(id))
+    if (!/^[^\s,]+$/.test(id))
       throw usageError(
         `--template-id "${id}" is not a template id`,
-        'pass the Proxmox VM id of each new template (a positive integer), comma separated in stage order',
+        'pass the template of each Talos stage (Proxmox: its VM id; vSphere: its name), comma separated in stage order',
       );
   return ids;
 }

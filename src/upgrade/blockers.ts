@@ -27,6 +27,7 @@ export function blockerExit(b: Blocker): 1 | 2 {
     case 'talos-line-unknown':
     case 'talos-floor':
     case 'template-id-in-use':
+    case 'template-id-malformed':
     case 'not-observed':
       return 2;
     case 'kubernetes-outside-talos-window':
@@ -133,7 +134,7 @@ export function describeBlocker(b: Blocker): BlockerText {
     case 'infrastructure-unsupported':
       return {
         title: 'infrastructure template ferry cannot change',
-        detail: `${b.templateKind} ${b.template}: ferry knows which field holds the machine image only for ProxmoxMachineTemplate`,
+        detail: `${b.templateKind} ${b.template}: ferry knows which field holds the machine image only for ProxmoxMachineTemplate and VSphereMachineTemplate`,
         remediation:
           'create the new template by hand (a copy with the new image) and point the TalosControlPlane and MachineDeployments at it',
       };
@@ -157,6 +158,12 @@ export function describeBlocker(b: Blocker): BlockerText {
         detail: `${b.controlPlane} has ${b.replicas} replica(s) and rolloutStrategy.rollingUpdate.maxSurge 0: the provider deletes first and cannot replace its only Machine`,
         remediation:
           'set rolloutStrategy.rollingUpdate.maxSurge to 1 (or the rolloutStrategy to OnDelete, which the plan then drives Machine by Machine)',
+      };
+    case 'template-id-malformed':
+      return {
+        title: 'template id not usable',
+        detail: `--template-id ${b.templateId} is not ${b.expected}, which ${b.templateKind} takes`,
+        remediation: `pass ${b.expected}`,
       };
     case 'not-observed':
       return {

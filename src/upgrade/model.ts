@@ -49,6 +49,7 @@ export type Blocker =
   | { kind: 'infrastructure-unsupported'; template: string; templateKind: string }
   | { kind: 'template-id-missing'; stage: number; talos: string; commands: string[] }
   | { kind: 'template-id-in-use'; templateId: string; usedBy: string }
+  | { kind: 'template-id-malformed'; templateId: string; templateKind: string; expected: string }
   | { kind: 'not-observed'; reads: string[] }
   | { kind: 'control-plane-rollout-stuck'; controlPlane: string; replicas: number };
 

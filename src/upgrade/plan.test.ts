@@ -301,6 +301,35 @@ describe('a Talos upgrade', () => {
     expect(kinds(p)).toEqual(['kubernetes-outside-talos-window']);
   });
 
+  it('a template id the template kind cannot take is refused (exit 2)', () => {
+    const p = talos('v1.13.9', ['talos-v1.13.9']);
+    expect(kinds(p)).toEqual(['template-id-malformed']);
+    expect(blockerExit(p.blockers[0]!)).toBe(2);
+  });
+
+  it('vSphere: the new template names the VM template given', () => {
+    const i = input({ target: { kind: 'talos', version: 'v1.13.9' }, templateIds: ['talos-v1.13.9'] });
+    for (const o of i.mgmt.objects) {
+      if (o.kind === 'ProxmoxMachineTemplate') {
+        o.kind = 'VSphereMachineTemplate';
+        o.spec = { template: { spec: { server: 'vc', datacenter: 'dc', template: 'talos-v1.12.11' } } };
+      }
+      if (o.kind === 'TalosControlPlane') o.spec.infrastructureTemplate.kind = 'VSphereMachineTemplate';
+      if (o.kind === 'MachineDeployment')
+        o.spec.template.spec.infrastructureRef.kind = 'VSphereMachineTemplate';
+    }
+    const p = buildUpgradePlan(i);
+    expect(p.blockers).toEqual([]);
+    const made = p.stages[0]!.writes.flatMap((w) => (w.kind === 'create' ? [w.object] : []));
+    expect(
+      made.filter((o) => o.kind === 'VSphereMachineTemplate').map((o) => o.spec.template.spec.template),
+    ).toEqual(['talos-v1.13.9', 'talos-v1.13.9']);
+    const reused = buildUpgradePlan({ ...i, templateIds: ['talos-v1.12.11'] });
+    expect(kinds(reused)).toEqual(['template-id-in-use']);
+    const asked = buildUpgradePlan({ ...i, templateIds: [] });
+    expect(describeBlocker(asked.blockers[0]!).remediation).toContain('vmware-amd64.ova');
+  });
+
   it('an infrastructure template ferry cannot change is a blocker', () => {
     const i = input({ target: { kind: 'talos', version: 'v1.13.9' }, templateIds: ['9113'] });
     for (const o of i.mgmt.objects) if (o.kind === 'ProxmoxMachineTemplate') o.kind = 'OtherMachineTemplate';

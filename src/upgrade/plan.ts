@@ -424,7 +424,17 @@ export function buildUpgradePlan(input: UpgradeInput): UpgradePlan {
       }
       if (id === undefined) return undefined;
       const value = field.parse(id);
-      if (value === undefined) return undefined;
+      if (value === undefined) {
+        const b: Blocker = {
+          kind: 'template-id-malformed',
+          templateId: id,
+          templateKind: old.kind,
+          expected: field.expected,
+        };
+        if (!blockers.some((x) => x.kind === b.kind && x.templateId === id && x.templateKind === old.kind))
+          blockers.push(b);
+        return undefined;
+      }
       const spec = structuredClone(old.spec) as Record<string, unknown>;
       setPath({ spec } as Record<string, unknown>, field.path, value);
       const n = derivedName(old.metadata.name, spec);

@@ -13,6 +13,8 @@ export interface ImageField {
   parse(id: string): string | number | undefined;
   /** How to make the image, for the blocker that asks for --template-id. */
   build(talos: string): string[];
+  /** What --template-id must be, for messages. */
+  expected: string;
 }
 
 const proxmoxBuild = (talos: string): string[] => {
@@ -26,12 +28,30 @@ const proxmoxBuild = (talos: string): string[] => {
   ];
 };
 
+const vsphereBuild = (talos: string): string[] => {
+  const ova = `/var/tmp/talos-${talos}-vmware-amd64.ova`;
+  return [
+    `# SCHEMATIC is the Image Factory schematic of the current template (ferry mgmt bootstrap's has vmtoolsd)`,
+    `curl -fL -o ${ova} ${IMAGE_FACTORY}/image/SCHEMATIC/${talos}/vmware-amd64.ova`,
+    `govc import.ova -ds=DATASTORE -name=talos-${talos} ${ova} && govc vm.markastemplate talos-${talos}`,
+    `# then: ferry upgrade plan … --template-id talos-${talos}`,
+  ];
+};
+
 export const IMAGE_FIELDS: Readonly<Record<string, ImageField>> = {
   // CAPMOX ProxmoxMachineTemplate: spec.template.spec.templateID, a VM id (capi.md, CAPMOX section).
   'infrastructure.cluster.x-k8s.io|ProxmoxMachineTemplate': {
     path: ['spec', 'template', 'spec', 'templateID'],
     parse: (id) => (/^[1-9]\d*$/.test(id) ? Number(id) : undefined),
     build: proxmoxBuild,
+    expected: 'a Proxmox VM id (a positive integer)',
+  },
+  // CAPV VSphereMachineTemplate: spec.template.spec.template, the name (or inventory path) of the VM template.
+  'infrastructure.cluster.x-k8s.io|VSphereMachineTemplate': {
+    path: ['spec', 'template', 'spec', 'template'],
+    parse: (id) => (/^[^\s,]+$/.test(id) ? id : undefined),
+    build: vsphereBuild,
+    expected: 'a vSphere VM template name',
   },
 };
 
