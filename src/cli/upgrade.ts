@@ -7,7 +7,7 @@ import type { Io } from './io.js';
 
 const usage = `usage: ferry upgrade plan --mgmt-kubeconfig FILE --cluster NAMESPACE/NAME (--kubernetes vX.Y.Z | --talos vA.B.C)
                           [--template-id ID[,ID…]] [--surge-replicas] [--snapshot DIR | --kubeconfig FILE]
-                          [--manifests DIR] [-o plan.json|plan.md]
+                          [--manifests DIR] [-o plan.json|plan.md|plan.html]
 
 Plans a Kubernetes or Talos upgrade of a cluster Cluster API manages (a TalosControlPlane and
 MachineDeployments), from the management cluster's objects and, with --snapshot or --kubeconfig,
@@ -31,7 +31,7 @@ maxUnavailable from the pool's budgets; and the expected duration of each stage.
   --snapshot DIR           the workload cluster as a snapshot (ferry snapshot)
   --kubeconfig FILE        the workload cluster, read live; --context NAME
   --manifests DIR          YAML/JSON manifests to scan for removed API versions (the kit, GitOps sources)
-  -o, --output FILE        plan.json | plan.md (format from the extension; default: md on stdout)
+  -o, --output FILE        plan.json | plan.md | plan.html (format from the extension; default: md on stdout)
 
 Exit codes: 0 plan written; 1 refused: a blocker the operator can fix and plan again (a removed
 API in use, a budget that allows no disruption, a missing --template-id, a version outside the
@@ -127,7 +127,7 @@ async function planCommand(argv: string[], io: Io): Promise<ExitCode> {
   if (format === undefined)
     throw usageError(
       `--output "${values.output}": the format comes from the extension`,
-      'name the file plan.json or plan.md',
+      'name the file plan.json, plan.md or plan.html',
     );
 
   // Bad input first, before anything is read over the network.

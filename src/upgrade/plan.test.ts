@@ -410,6 +410,9 @@ describe('rendering', () => {
     expect(md).toContain('## Stage 1: Talos v1.12.11 → v1.13.9');
     expect(md).toContain('| lab-workers | 4 | 1 | 0 |');
     expect(md).toContain('templateID: 9113');
+    const html = renderUpgradePlan(p, 'html');
+    expect(html).toContain('<h2 id="stage-1">Stage 1: Talos v1.12.11 → v1.13.9');
+    expect(html).not.toMatch(/<script|https?:\/\/(?!factory)/);
     const blocked = buildUpgradePlan(input({ target: { kind: 'talos', version: 'v1.13.9' } }));
     const json = JSON.parse(renderUpgradePlan(blocked, 'json'));
     expect(json.blockers[0]).toMatchObject({
