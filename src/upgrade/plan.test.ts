@@ -197,6 +197,29 @@ describe('refusals of the starting state', () => {
   });
 });
 
+describe('TalosConfig drift', () => {
+  it("a control-plane Machine whose TalosConfig differs from the TalosControlPlane's is named", () => {
+    const i = input();
+    const tcp = i.mgmt.objects.find((o) => o.kind === 'TalosControlPlane')!;
+    const m = i.mgmt.objects.find((o) => o.kind === 'Machine' && o.metadata.name === 'lab-control-plane-a')!;
+    m.spec.bootstrap.configRef = {
+      apiGroup: 'bootstrap.cluster.x-k8s.io',
+      kind: 'TalosConfig',
+      name: 'tc-a',
+    };
+    const same = {
+      apiVersion: 'bootstrap.cluster.x-k8s.io/v1alpha3',
+      kind: 'TalosConfig',
+      metadata: { name: 'tc-a', namespace: 'lab' },
+      spec: structuredClone(tcp.spec.controlPlaneConfig.controlplane),
+    };
+    i.mgmt.objects.push(same);
+    expect(buildUpgradePlan(i).warnings.join()).not.toContain('TalosConfig differs');
+    same.spec.strategicPatches = ['- op: add'];
+    expect(buildUpgradePlan(i).warnings.join()).toContain('lab-control-plane-a: their TalosConfig differs');
+  });
+});
+
 describe('a Talos upgrade', () => {
   const talos = (version: string, templateIds: string[] = ['9113'], more: Partial<UpgradeInput> = {}) =>
     buildUpgradePlan(input({ target: { kind: 'talos', version }, templateIds, ...more }));

@@ -9,18 +9,20 @@
 import { referenceAt } from '../capi/refs.js';
 import {
   machines as allMachines,
+  bootstrapConfigRef,
   clusterNamed,
   clusterNameOf,
   isPaused,
   machineDeployments,
   objectName,
+  talosConfigs,
   talosControlPlanes,
 } from '../capi/view.js';
 import { lookupTalosRelease, SUPPORTED_TALOS_MINORS, type TalosRelease } from '../knowledge/talos.js';
 import { describeNotObserved, type KubeObject, type Snapshot } from '../snapshot/model.js';
 import { compareVersionText, minorOf } from '../util/semver.js';
 import type { Blocker, Stage, UpgradeInput, UpgradePlan, Write } from './model.js';
-import { derivedName } from './names.js';
+import { canonicalJson, derivedName } from './names.js';
 import { MACHINE_SECONDS, planPool, poolMachines } from './pools.js';
 import { removalsBetween, removedApiUses } from './removed-apis.js';
 import { freshCopy, getPath, imageFieldOf, setPath } from './templates.js';
@@ -195,6 +197,19 @@ export function buildUpgradePlan(input: UpgradeInput): UpgradePlan {
   // capi.md (CACPPT): replicas 1 with maxSurge 0 deletes first and never proceeds.
   if (strategy === 'RollingUpdate' && replicas <= 1 && Number(maxSurgeCp) === 0)
     blockers.push({ kind: 'control-plane-rollout-stuck', controlPlane: cpName, replicas });
+  // H7: CACPPT compares each Machine's TalosConfig with the TalosControlPlane's, and one that
+  // differs is outdated whatever the version: such a Machine rolls with any change, this one too.
+  const want = canonicalJson(getPath(tcp, ['spec', 'controlPlaneConfig', 'controlplane']) ?? null);
+  const drifted = cpMachines.filter((m) => {
+    const ref = bootstrapConfigRef(m);
+    const tc =
+      ref && talosConfigs(mgmt).find((c) => c.metadata.namespace === ns && c.metadata.name === ref.name);
+    return tc !== undefined && canonicalJson(tc.spec ?? null) !== want;
+  });
+  if (drifted.length > 0)
+    warnings.push(
+      `control-plane Machine(s) ${drifted.map((m) => m.metadata.name).join(', ')}: their TalosConfig differs from the TalosControlPlane's controlPlaneConfig.controlplane, so the provider counts them outdated and rolls them with any change (and a RollingUpdate control plane rolls them even without one)`,
+    );
   // Oldest first: the order CACPPT itself picks outdated Machines in.
   const cpOrder = [...cpMachines].sort(
     (a, b) =>
