@@ -197,6 +197,38 @@ describe('ferry upgrade plan', () => {
     expect(plan.stages[0].pools[0].nodes).toHaveLength(4);
   });
 
+  it('a workload list the server refuses is not observed: exit 2 naming it, never an empty list', async () => {
+    workload.server.setForbidden([{ group: 'policy', resource: 'poddisruptionbudgets' }]);
+    try {
+      const r = await ferry(
+        ...base,
+        '--kubernetes',
+        'v1.33.2',
+        '--kubeconfig',
+        'workload.kubeconfig',
+        '-o',
+        'refused.json',
+      );
+      expect(r.code).toBe(2);
+      expect(r.err).toContain('blocker not-observed');
+      expect(r.err).toContain('list poddisruptionbudgets.policy');
+      await expect(stat(join(dir, 'refused.json'))).rejects.toThrow();
+    } finally {
+      workload.server.setForbidden([]);
+    }
+  });
+
+  it('a management list the server refuses stops the plan (exit 2)', async () => {
+    mgmt.server.setForbidden([{ group: 'cluster.x-k8s.io', resource: 'machines' }]);
+    try {
+      const r = await ferry(...base, '--kubernetes', 'v1.33.2');
+      expect(r.code).toBe(2);
+      expect(r.err).toContain('cannot list Machine objects');
+    } finally {
+      mgmt.server.setForbidden([]);
+    }
+  });
+
   it('an unreachable management cluster is exit 2, not an empty one', async () => {
     const r = await ferry(
       'upgrade',
