@@ -1,7 +1,7 @@
 /**
  * Kubernetes release rules an upgrade plan checks, as data, each with its source.
  */
-import { compareVersions, minorOf, parseVersion } from '../util/semver.js';
+import { compareVersions, parseVersion } from '../util/semver.js';
 import { TALOS_RELEASES } from './talos.js';
 
 /**
@@ -28,6 +28,3 @@ export function newestKnownPatch(minor: string): string | undefined {
   const v = candidates.at(-1);
   return v ? `v${v.major}.${v.minor}.${v.patch}` : undefined;
 }
-
-/** "1.35" of "v1.35.4", for callers that hold version text. */
-export const kubernetesMinor = (text: string) => minorOf(text);

@@ -58,7 +58,7 @@ export function kubernetesPath(current: string, target: string): Path<Kubernetes
           }
         : {
             version: `v${minor}.0`,
-            source: `ferry knows no ${minor} patch: ${minor}.0; prefer the latest ${minor} patch (https://kubernetes.io/releases/) and pass it as a --kubernetes stage`,
+            source: `ferry knows no ${minor} patch: ${minor}.0; prefer the latest ${minor} patch (https://kubernetes.io/releases/) or plan an upgrade to that patch first (--kubernetes)`,
           },
     );
   }
