@@ -47,6 +47,10 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: 'many clusters as one: audit a fleet side by side (fleet audit)',
     load: async () => (await import('./fleet.js')).command,
   },
+  upgrade: {
+    summary: 'plan a Kubernetes or Talos upgrade of a cluster Cluster API manages (upgrade plan)',
+    load: async () => (await import('./upgrade.js')).command,
+  },
   rehearse: {
     summary: 'rehearse the migration on a lab: lab up, generate, plan, run, report, lab down',
     load: async () => (await import('./rehearse.js')).command,

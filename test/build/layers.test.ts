@@ -25,6 +25,7 @@ const CORE = [
   'plan',
   'kit',
   'capi',
+  'upgrade',
   'pki',
   'ports',
   'fleet',
