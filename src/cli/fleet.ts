@@ -6,7 +6,6 @@ import type { Command } from './command.js';
 import type { Io } from './io.js';
 
 const FAIL_ON = ['blocker', 'risk', 'info', 'never'] as const;
-const FORMATS = ['table', 'md', 'json'] as const;
 
 const usage = `usage: ferry fleet audit FLEET [flags]
 
@@ -18,7 +17,8 @@ OUT/clusters/NAME/, the fleet report as OUT/fleet.json. A cluster that cannot be
 with the reason and never stops the others.
 
 flags:
-  -o, --output FORMAT   table (default) | md | json
+  -o, --output FORMAT   table (default) | md | json | html (one offline page: a rule x cluster
+                        matrix, a section per cluster, a filter box; ?filter=TEXT opens it filtered)
   --output-file FILE    write the report to FILE (atomically) instead of stdout
   --out DIR             where the per-cluster reports and fleet.json go (default fleet-audit)
   --concurrency N       clusters read at once (default 4)
@@ -49,7 +49,8 @@ async function audit(argv: string[], io: Io): Promise<0 | 1 | 2 | 4> {
   const file = requirePositional(positionals, 'FLEET', usage);
   if (positionals.length > 1)
     throw usageError(`unexpected argument "${positionals[1]}"`, `see usage:\n${usage.trim()}`);
-  const format = oneOf('output', values.output, FORMATS, 'table');
+  const { FLEET_FORMATS } = await import('../fleet/render.js');
+  const format = oneOf('output', values.output, FLEET_FORMATS, 'table');
   const failOn = oneOf('fail-on', values['fail-on'], FAIL_ON, 'blocker');
   const concurrency = wholeNumber('concurrency', values.concurrency, { min: 1, max: 64 }) ?? 4;
   const target = targetInputFromFlags(values);

@@ -1,8 +1,12 @@
 /** The fleet report as a terminal table, Markdown or JSON: one report, three renderings. */
 import { describeTarget } from '../audit/reporters/common.js';
-import type { ClusterRow, FleetFinding, FleetReport, RuleGroup, Verdict } from './report.js';
+import { renderFleetHtml } from './html.js';
+import type { FleetFinding, FleetReport, RuleGroup } from './report.js';
+import { summaryLine, verdictText } from './words.js';
 
-export const FLEET_FORMATS = ['table', 'md', 'json'] as const;
+export { summaryLine } from './words.js';
+
+export const FLEET_FORMATS = ['table', 'md', 'json', 'html'] as const;
 export type FleetFormat = (typeof FLEET_FORMATS)[number];
 
 export function renderFleetReport(r: FleetReport, format: FleetFormat): string {
@@ -13,24 +17,8 @@ export function renderFleetReport(r: FleetReport, format: FleetFormat): string {
       return markdown(r);
     case 'json':
       return `${JSON.stringify(r, null, 2)}\n`;
-  }
-}
-
-export function verdictText(c: ClusterRow): string {
-  const v: Verdict = c.verdict;
-  switch (v) {
-    case 'ready':
-      return 'ready';
-    case 'blocked':
-      return `${c.counts.blocker} blocker(s)${c.counts.risk ? `, ${c.counts.risk} risk(s)` : ''}`;
-    case 'not-observed':
-      return `not observed: ${c.notObserved.length} rule(s) could not read their inputs`;
-    case 'unreachable':
-      return `unreachable: ${c.reason ?? ''}`;
-    case 'unreadable':
-      return `unreadable: ${c.reason ?? ''}`;
-    case 'error':
-      return 'a rule failed (see its report)';
+    case 'html':
+      return renderFleetHtml(r);
   }
 }
 
@@ -38,17 +26,6 @@ const labelText = (l: Record<string, string>) =>
   Object.entries(l)
     .map(([k, v]) => `${k}=${v}`)
     .join(',');
-
-export function summaryLine(r: FleetReport): string {
-  const t = r.totals;
-  const parts = [`${t.ready} of ${t.clusters} cluster(s) ready`];
-  if (t.blocked) parts.push(`${t.blocked} blocked`);
-  if (t['not-observed']) parts.push(`${t['not-observed']} not observed`);
-  if (t.unreachable) parts.push(`${t.unreachable} unreachable`);
-  if (t.unreadable) parts.push(`${t.unreadable} unreadable`);
-  if (t.error) parts.push(`${t.error} with a failed rule`);
-  return parts.join(', ');
-}
 
 function pad(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));

@@ -1,18 +1,8 @@
-/**
- * The HTML report in a real browser: Debian's headless chromium (scripts/install-chromium.sh)
- * opens the example's report and the 5,000-node report from file:// URLs and dumps the DOM after
- * the inline script ran. The filter is set from the URL (`?filter=`), so what the test counts is
- * what a person sees after typing it. Heavy (a 150,000-pod audit), so it runs with the real-server
- * files, one at a time. No network: file:// only, DNS mapped to nothing and every proxied request
- * sent to a closed loopback port; no subnet of its own is needed.
- */
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeSyntheticSnapshot } from '../../../bench/lib/write-snapshot.js';
 import { deriveFacts } from '../../facts/derive.js';
@@ -21,9 +11,8 @@ import { scaled } from '../../util/testing-slowness.js';
 import { type AuditReport, runAudit } from '../engine.js';
 import { ALL_RULES } from '../rules/index.js';
 import { renderReport } from './index.js';
+import { CHROMIUM, dumpDom } from './testing-browser.js';
 
-const run = promisify(execFile);
-const CHROMIUM = '/usr/bin/chromium';
 const EXAMPLE = fileURLToPath(new URL('../../../examples/lab-cluster', import.meta.url));
 const MAX_PAGE_BYTES = 10 * 1024 * 1024;
 
@@ -37,39 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
-
-/** The page's DOM after its script ran; a fresh profile per call, removed afterwards. */
-async function dumpDom(page: string, filter?: string): Promise<string> {
-  const profile = await mkdtemp(join(work, 'profile-'));
-  const url = pathToFileURL(page);
-  if (filter !== undefined) url.searchParams.set('filter', filter);
-  try {
-    const { stdout } = await run(
-      CHROMIUM,
-      [
-        '--headless',
-        '--no-sandbox', // root in CI containers
-        '--disable-gpu',
-        `--user-data-dir=${profile}`,
-        '--no-first-run',
-        '--no-default-browser-check',
-        '--disable-extensions',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--host-resolver-rules=MAP * ~NOTFOUND',
-        '--proxy-server=http://127.0.0.1:9',
-        `--virtual-time-budget=${scaled(10_000)}`,
-        '--dump-dom',
-        url.href,
-      ],
-      { maxBuffer: 256 * 1024 * 1024, timeout: scaled(180_000) },
-    );
-    return stdout;
-  } finally {
-    await rm(profile, { recursive: true, force: true });
-  }
-}
 
 interface Seen {
   scriptRan: boolean;
@@ -113,7 +69,7 @@ describe('the HTML report in headless chromium', () => {
     const page = join(work, 'example.html');
     await writeFile(page, renderReport(report, 'html'));
 
-    const all = inspect(await dumpDom(page));
+    const all = inspect(await dumpDom(work, page));
     expect(all.scriptRan).toBe(true);
     expect(all.objects).toBe(report.findings.length + report.suppressed.length + report.resolved.length);
     expect(all.visibleObjects).toBe(all.objects);
@@ -123,7 +79,7 @@ describe('the HTML report in headless chromium', () => {
     const ns = report.findings.find((f) => f.subject.namespace && f.subject.namespace !== 'kube-system')
       ?.subject.namespace;
     expect(ns).toBeDefined();
-    const narrowed = inspect(await dumpDom(page, ns));
+    const narrowed = inspect(await dumpDom(work, page, ns));
     const want = expected(report, ns!);
     expect(narrowed.visibleObjects).toBe(want.objects);
     expect(narrowed.visibleRules).toBe(want.rules);
@@ -132,7 +88,7 @@ describe('the HTML report in headless chromium', () => {
 
     // A rule id shows that rule whole, and nothing else.
     const rule = report.findings[0]!.ruleId;
-    const byRule = inspect(await dumpDom(page, rule));
+    const byRule = inspect(await dumpDom(work, page, rule));
     expect(byRule.visibleRules).toBe(expected(report, rule).rules);
     expect(byRule.visibleObjects).toBe(expected(report, rule).objects);
   });
@@ -153,12 +109,12 @@ describe('the HTML report in headless chromium', () => {
       await writeFile(page, renderReport(report, 'html'));
       expect((await stat(page)).size).toBeLessThan(MAX_PAGE_BYTES);
 
-      const all = inspect(await dumpDom(page));
+      const all = inspect(await dumpDom(work, page));
       expect(all.scriptRan).toBe(true);
       expect(all.visibleObjects).toBe(report.findings.length);
 
       const q = 'team-001';
-      const narrowed = inspect(await dumpDom(page, q));
+      const narrowed = inspect(await dumpDom(work, page, q));
       const want = expected(report, q);
       expect(narrowed.visibleObjects).toBe(want.objects);
       expect(narrowed.visibleRules).toBe(want.rules);

@@ -1,0 +1,47 @@
+/**
+ * Debian's headless chromium (scripts/install-chromium.sh) as the HTML reports' browser tests use
+ * it: a page opened from a file:// URL, its DOM dumped after the inline script ran. No network:
+ * DNS mapped to nothing and every proxied request sent to a closed loopback port.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { scaled } from '../../util/testing-slowness.js';
+
+const run = promisify(execFile);
+export const CHROMIUM = '/usr/bin/chromium';
+
+/** The page's DOM after its script ran (`?filter=` set when given); a fresh profile under `work` per call. */
+export async function dumpDom(work: string, page: string, filter?: string): Promise<string> {
+  const profile = await mkdtemp(join(work, 'profile-'));
+  const url = pathToFileURL(page);
+  if (filter !== undefined) url.searchParams.set('filter', filter);
+  try {
+    const { stdout } = await run(
+      CHROMIUM,
+      [
+        '--headless',
+        '--no-sandbox', // root in CI containers
+        '--disable-gpu',
+        `--user-data-dir=${profile}`,
+        '--no-first-run',
+        '--no-default-browser-check',
+        '--disable-extensions',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--host-resolver-rules=MAP * ~NOTFOUND',
+        '--proxy-server=http://127.0.0.1:9',
+        `--virtual-time-budget=${scaled(10_000)}`,
+        '--dump-dom',
+        url.href,
+      ],
+      { maxBuffer: 256 * 1024 * 1024, timeout: scaled(180_000) },
+    );
+    return stdout;
+  } finally {
+    await rm(profile, { recursive: true, force: true });
+  }
+}
