@@ -201,11 +201,14 @@ export function describeBlocker(b: Blocker): { message: string; fix: string } {
         message: `${b.key} would go from ${b.current} down to ${b.target}: clusterctl upgrade does not downgrade, and the objects stored at the newer API stay there`,
         fix: `keep ${b.key} at ${b.current} or newer (set it in mgmt.yaml or --to)`,
       };
-    case 'unknown-contract':
+    case 'unknown-contract': {
+      const p = providerOfKey(b.key);
+      const known = Object.keys(providerFacts(p.type, p.name)?.contracts ?? {});
       return {
         message: `${b.key} ${b.version}: ferry has no record of the Cluster API contract this release series declares`,
-        fix: `read the release's metadata.yaml; pick a release series ferry knows (ferry mgmt upgrade-providers --dry-run -o json lists them), or upgrade it yourself`,
+        fix: `pick a release series ferry knows (v${known[0]} to v${known.at(-1)}), or read that release's metadata.yaml and upgrade it yourself`,
       };
+    }
     case 'contract':
       return {
         message: `${b.key} ${b.version} declares the ${b.contract} contract, which core Cluster API ${b.core} (${b.coreContract}) does not accept`,
