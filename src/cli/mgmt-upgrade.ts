@@ -10,11 +10,12 @@ export const upgradeUsage = `usage: ferry mgmt upgrade-providers --config mgmt.y
                                    [--provider-timeout SEC] [-o table|json]
 
 Plans, and with --yes performs, an upgrade of the Cluster API providers of the management cluster:
-the versions installed (the clusterctl inventory) against the versions mgmt.yaml pins, --to
+the versions installed (the clusterctl inventory, else the Cluster API operator's providers) against the versions mgmt.yaml pins, --to
 overriding them (KEY: core, talos-bootstrap, talos-cp, proxmox, vsphere, ipam); the contract each
 release declares and its release notes. Blocked by a downgrade, a provider or release series ferry
 does not know, a contract the core does not accept, or a provider line ferry knows to be unsafe.
---yes: a fresh ferry mgmt backup to --backup-to, one pinned clusterctl upgrade apply, then checks
+--yes: a fresh ferry mgmt backup to --backup-to, one pinned clusterctl upgrade apply (or the
+operator chart's helm upgrade with the target versions), then checks
 that every provider is at its target, every controller Deployment Available, every Cluster there,
 unchanged and not paused. Journaled in DIR: the same command again continues where it stopped.
 

@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { memoryIo } from '../cli/io.js';
 import { runMgmtUpgrade } from '../cli/mgmt-upgrade.js';
 import { rejected } from '../testing-errors.js';
@@ -294,6 +295,124 @@ function fresh(): void {
   mkdirSync(state());
   writeFileSync(kubeconfig(), 'apiVersion: v1\n');
 }
+
+/** A management cluster ferry mgmt bootstrap built: the providers are the operator's, no clusterctl inventory. */
+function operatorRules(extra: Rule[] = []): Rule[] {
+  const providers = (v: Record<string, string>) =>
+    JSON.stringify({
+      items: [
+        ['cluster-api', 'CoreProvider', 'capi-system'],
+        ['talos', 'BootstrapProvider', 'talos-bootstrap-system'],
+        ['talos', 'ControlPlaneProvider', 'talos-control-plane-system'],
+        ['proxmox', 'InfrastructureProvider', 'proxmox-infrastructure-system'],
+        ['in-cluster', 'IPAMProvider', 'in-cluster-ipam-system'],
+      ].map(([name, kind, namespace]) => ({
+        apiVersion: 'operator.cluster.x-k8s.io/v1alpha2',
+        kind,
+        metadata: { name, namespace },
+        spec: { version: v[kind!] },
+        status: { installedVersion: v[kind!] },
+      })),
+    });
+  return [
+    ...extra,
+    {
+      tool: 'kubectl',
+      match: '^version --client -o json$',
+      stdout: '{"clientVersion":{"major":"1","minor":"36","gitVersion":"v1.36.1"}}\n',
+    },
+    { tool: 'helm', match: '^version --short$', stdout: 'v3.21.4+g5e2f4a1\n' },
+    {
+      tool: 'kubectl',
+      match: ' get providers.clusterctl.cluster.x-k8s.io ',
+      code: 1,
+      stderr: 'error: the server doesn\'t have a resource type "providers"\n',
+    },
+    { tool: 'kubectl', match: ' get coreproviders.operator', unless: 'upgraded', stdout: providers(BEFORE) },
+    { tool: 'kubectl', match: ' get coreproviders.operator', stdout: providers(AFTER) },
+    { tool: 'kubectl', match: ' get clusters.cluster.x-k8s.io ', stdout: cluster() },
+    {
+      tool: 'helm',
+      match: '^upgrade --install capi-operator ',
+      mark: 'upgraded',
+      stdout: 'STATUS: deployed\n',
+    },
+    {
+      tool: 'kubectl',
+      match: ' wait --for=condition=Ready \\w+providers\\.operator',
+      stdout: 'condition met\n',
+    },
+    {
+      tool: 'kubectl',
+      match: ' get deployments --all-namespaces -l cluster.x-k8s.io/provider -o json$',
+      stdout: deployments('True'),
+    },
+  ];
+}
+
+describe('ferry mgmt upgrade-providers on a cluster ferry mgmt bootstrap built (providers of the Cluster API operator)', () => {
+  it('--yes: backup, then the operator chart with the target versions (HA kept), then verified; no clusterctl', async () => {
+    const backups: string[] = [];
+    tools.script(operatorRules());
+    const config = await loadMgmtConfig(writeConfig(dir), 'mgmt.yaml');
+    const out = await upgradeProviders({
+      config,
+      kubeconfig: kubeconfig(),
+      targets: { core: 'v1.14.1', 'talos-cp': 'v0.5.14' },
+      stateDir: state(),
+      tools: new Tools({ env: tools.env(), sink: () => {} }),
+      mode: 'yes',
+      providerTimeoutSeconds: 600,
+      progress: () => {},
+      backup: async () => {
+        backups.push(tools.called('helm', /^upgrade/).length === 0 ? 'before the upgrade' : 'too late');
+        return 'ok';
+      },
+    });
+    expect(out).toMatchObject({ kind: 'upgraded', via: 'operator' });
+    expect(backups).toEqual(['before the upgrade']);
+    expect(tools.called('clusterctl', /./)).toHaveLength(0);
+    const helm = tools.called(
+      'helm',
+      /^upgrade --install capi-operator cluster-api-operator --version 0\.28\.0 /,
+    );
+    expect(helm).toHaveLength(1);
+    expect(helm[0]!.args).toEqual(expect.arrayContaining(['--kubeconfig', kubeconfig(), '-f', '-']));
+    const values = parse(helm[0]!.stdin);
+    expect(values.core['cluster-api']).toMatchObject({ version: 'v1.14.1', deployment: { replicas: 2 } });
+    expect(values.controlPlane.talos.version).toBe('v0.5.14');
+    expect(values.bootstrap.talos.version).toBe('v0.6.12');
+    expect(values.replicaCount).toBe(2);
+    expect(tools.called('kubectl', / wait --for=condition=Ready \w+providers\.operator/)).toHaveLength(5);
+  });
+
+  it('an operator provider mgmt.yaml does not pin is refused before anything runs', async () => {
+    const vsphere: Rule = {
+      tool: 'kubectl',
+      match: ' get coreproviders.operator',
+      stdout: JSON.stringify({
+        items: [
+          {
+            kind: 'CoreProvider',
+            metadata: { name: 'cluster-api', namespace: 'capi-system' },
+            status: { installedVersion: 'v1.14.0' },
+          },
+          {
+            kind: 'InfrastructureProvider',
+            metadata: { name: 'vsphere', namespace: 'capv-system' },
+            status: { installedVersion: 'v1.16.1' },
+          },
+        ],
+      }),
+    };
+    tools.script(operatorRules([vsphere]));
+    const e = await rejected(runMgmtUpgrade(['--config', writeConfig(dir), '--dry-run'], io()), 2);
+    expect(e.message).toMatch(
+      /the Cluster API operator also runs InfrastructureProvider vsphere, which \S*mgmt\.yaml does not pin/,
+    );
+    expect(tools.called('helm', /^upgrade/)).toHaveLength(0);
+  });
+});
 
 function readdirJournal(): string {
   const f = readdirSync(state()).find((n) => /^upgrade-[0-9a-f]{12}\.journal\.sqlite$/.test(n));

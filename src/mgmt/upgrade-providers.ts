@@ -12,14 +12,17 @@ import { join } from 'node:path';
 import { FerryError } from '../errors.js';
 import type { MgmtConfig } from './bootstrap/config.js';
 import {
+  buildStages,
+  type Cmd,
   clusterctlEnv,
   clusterctlYamlFor,
   pinProvider,
   renderCmd,
+  statePaths,
   vsphereVariables,
 } from './bootstrap/stages.js';
 import { StageJournal } from './stage-journal.js';
-import type { Tools } from './tools/adapter.js';
+import { type Tools, toolFailed } from './tools/adapter.js';
 import {
   type InstalledProvider,
   type ProviderKey,
@@ -45,9 +48,9 @@ export interface UpgradeOptions {
 }
 
 export type UpgradeOutcome =
-  | { kind: 'planned'; plan: UpgradePlan; commands: string[] }
-  | { kind: 'up-to-date'; plan: UpgradePlan }
-  | { kind: 'upgraded'; plan: UpgradePlan; backup: string; verified: string[] };
+  | { kind: 'planned'; via: Via; plan: UpgradePlan; commands: string[] }
+  | { kind: 'up-to-date'; via: Via; plan: UpgradePlan }
+  | { kind: 'upgraded'; via: Via; plan: UpgradePlan; backup: string; verified: string[] };
 
 /** What mgmt.yaml pins, by --to key; --to wins. */
 export function wantedVersions(
@@ -94,18 +97,83 @@ type Obj = {
 } & Record<string, unknown>;
 
 async function inventory(tools: Tools, kubeconfig: string): Promise<InstalledProvider[]> {
-  const items = (await kubectlJson(
-    tools,
-    kubeconfig,
-    ['get', 'providers.clusterctl.cluster.x-k8s.io', '--all-namespaces'],
-    'cannot read the clusterctl inventory of the management cluster',
-  )) as Obj[];
+  const call = {
+    tool: 'kubectl' as const,
+    args: [
+      '--kubeconfig',
+      kubeconfig,
+      'get',
+      'providers.clusterctl.cluster.x-k8s.io',
+      '--all-namespaces',
+      '-o',
+      'json',
+    ],
+  };
+  const r = await tools.run(call);
+  // No inventory CRD at all: the operator installed the providers (it writes none).
+  if (r.code !== 0 && /doesn't have a resource type|NotFound|no matches for kind/.test(r.stderr)) return [];
+  if (r.code !== 0)
+    throw toolFailed(
+      call,
+      r,
+      'cannot read the clusterctl inventory of the management cluster',
+      'check --mgmt-kubeconfig (the management cluster, cluster-admin) and run the command again',
+      tools.secrets,
+    );
+  const items = ((JSON.parse(r.stdout) as { items?: Obj[] }).items ?? []) as Obj[];
   return items.map((i) => ({
     type: String(i['type']),
     providerName: String(i['providerName']),
     version: String(i['version']),
     namespace: i.metadata?.namespace ?? '',
   }));
+}
+
+/** The Cluster API operator's provider kinds and the clusterctl type each stands for. */
+const OPERATOR_KINDS: Record<string, string> = {
+  CoreProvider: 'coreproviders',
+  BootstrapProvider: 'bootstrapproviders',
+  ControlPlaneProvider: 'controlplaneproviders',
+  InfrastructureProvider: 'infrastructureproviders',
+  IPAMProvider: 'ipamproviders',
+};
+
+/** Providers the operator installed: kind = clusterctl type, name = provider name, the version it reports installed. */
+async function operatorProviders(tools: Tools, kubeconfig: string): Promise<InstalledProvider[]> {
+  const kinds = Object.values(OPERATOR_KINDS)
+    .map((k) => `${k}.operator.cluster.x-k8s.io`)
+    .join(',');
+  const r = await tools.run({
+    tool: 'kubectl',
+    args: ['--kubeconfig', kubeconfig, 'get', kinds, '--all-namespaces', '-o', 'json'],
+  });
+  if (r.code !== 0) return [];
+  const items = ((JSON.parse(r.stdout) as { items?: Obj[] }).items ?? []) as (Obj & {
+    kind?: string;
+    spec?: { version?: string };
+    status?: { installedVersion?: string };
+  })[];
+  return items.map((i) => ({
+    type: String(i.kind),
+    providerName: i.metadata?.name ?? '',
+    version: i.status?.installedVersion ?? i.spec?.version ?? '',
+    namespace: i.metadata?.namespace ?? '',
+  }));
+}
+
+/** Where the providers were installed from, and so how they are upgraded. */
+type Via = 'clusterctl' | 'operator';
+
+async function installedProviders(
+  tools: Tools,
+  kubeconfig: string,
+  via?: Via,
+): Promise<{ via: Via; installed: InstalledProvider[] }> {
+  if (via !== 'operator') {
+    const inv = await inventory(tools, kubeconfig);
+    if (inv.length > 0 || via === 'clusterctl') return { via: 'clusterctl', installed: inv };
+  }
+  return { via: 'operator', installed: await operatorProviders(tools, kubeconfig) };
 }
 
 async function clustersSeen(tools: Tools, kubeconfig: string): Promise<ClusterSeen[]> {
@@ -156,21 +224,27 @@ export async function upgradeProviders(o: UpgradeOptions): Promise<UpgradeOutcom
   const { tools, kubeconfig } = o;
   const wanted = wantedVersions(o.config, o.targets);
   await tools.version('kubectl');
-  const cc = await tools.version('clusterctl');
-  const installed = await inventory(tools, kubeconfig);
+  const { via, installed } = await installedProviders(tools, kubeconfig);
   if (installed.length === 0)
-    throw new FerryError('input', `the management cluster behind ${kubeconfig} has no clusterctl inventory`, {
-      remediation:
-        'providers installed by the Cluster API operator are upgraded through it: set the versions in mgmt.yaml and run helm upgrade of the operator chart (the capi-operator stage of ferry mgmt bootstrap --dry-run prints it); clusterctl upgrade does not see them',
-    });
+    throw new FerryError(
+      'input',
+      `the management cluster behind ${kubeconfig} has no Cluster API provider: no clusterctl inventory and no Cluster API operator provider`,
+      { remediation: 'check --mgmt-kubeconfig: it must name the management cluster' },
+    );
   const plan = planProviderUpgrade(installed, wanted);
+  if (via === 'operator') operatorCovers(o.config, plan);
   const config = join(o.stateDir, 'upgrade-clusterctl.yaml');
   const xdg = join(o.stateDir, 'xdg');
-  const apply = {
-    tool: 'clusterctl' as const,
-    args: upgradeApplyArgs(plan, { kubeconfig, config, timeoutSeconds: o.providerTimeoutSeconds }),
-    env: clusterctlEnv(xdg),
-  };
+  const applyCmds: Cmd[] =
+    via === 'clusterctl'
+      ? [
+          {
+            tool: 'clusterctl',
+            args: upgradeApplyArgs(plan, { kubeconfig, config, timeoutSeconds: o.providerTimeoutSeconds }),
+            env: clusterctlEnv(xdg),
+          },
+        ]
+      : operatorCommands(o.config, plan, kubeconfig, o.stateDir, o.providerTimeoutSeconds);
   // One journal per target set: a run that stopped is continued by the same command, and a
   // different --to or mgmt.yaml starts afresh instead of skipping a backup it never took.
   const digest = createHash('sha256')
@@ -182,9 +256,14 @@ export async function upgradeProviders(o: UpgradeOptions): Promise<UpgradeOutcom
   const finished =
     resuming && StageJournal.read(journalPath).events.some((e) => e.stage === 'verify' && e.state === 'done');
   if (plan.upToDate && plan.blockers.length === 0 && (!resuming || finished))
-    return { kind: 'up-to-date', plan };
+    return { kind: 'up-to-date', via, plan };
   if (o.mode === 'dry-run')
-    return { kind: 'planned', plan, commands: ['ferry mgmt backup (fresh)', renderCmd(apply)] };
+    return {
+      kind: 'planned',
+      via,
+      plan,
+      commands: ['ferry mgmt backup (fresh)', ...applyCmds.map(renderCmd)],
+    };
   if (plan.blockers.length > 0)
     throw new FerryError(
       'input',
@@ -193,9 +272,11 @@ export async function upgradeProviders(o: UpgradeOptions): Promise<UpgradeOutcom
         remediation: 'run it with --dry-run to see each blocker and its fix',
       },
     );
+  if (via === 'operator') await tools.version('helm');
+  const cc = via === 'clusterctl' ? await tools.version('clusterctl') : undefined;
   const core = plan.steps.find((s) => s.key === 'core')!;
   const [major, minor] = core.target.replace(/^v/, '').split('.').map(Number);
-  if (cc.major !== major || cc.minor !== minor)
+  if (cc && (cc.major !== major || cc.minor !== minor))
     throw new FerryError(
       'input',
       `clusterctl ${cc.major}.${cc.minor}.${cc.patch} does not match the target core ${core.target}`,
@@ -228,6 +309,22 @@ export async function upgradeProviders(o: UpgradeOptions): Promise<UpgradeOutcom
     await stage('upgrade-apply', async () => {
       // Resumed after clusterctl had upgraded them all: nothing is left to pin.
       if (plan.upToDate) return;
+      if (via === 'operator') {
+        for (const c of applyCmds) {
+          o.progress(
+            c.tool === 'helm'
+              ? `helm ${c.args.slice(0, 5).join(' ')} … -f - (values: the versions above)`
+              : renderCmd(c),
+          );
+          await tools.ok(
+            { tool: c.tool, args: c.args, ...(typeof c.stdin === 'string' && { stdin: c.stdin }) },
+            'the Cluster API operator did not upgrade the providers',
+            'the backup above holds the management cluster as it was; read the error, fix it and run the same command again (the backup is not taken twice)',
+          );
+        }
+        return;
+      }
+      const [apply] = applyCmds as [Cmd];
       const pins = plan.steps.map((s) => pinProvider(s.type, s.name, s.target)!);
       writeFileSync(
         config,
@@ -241,14 +338,14 @@ export async function upgradeProviders(o: UpgradeOptions): Promise<UpgradeOutcom
       );
       o.progress(renderCmd(apply));
       await tools.ok(
-        apply,
+        { tool: apply.tool, args: apply.args, ...(apply.env && { env: apply.env }) },
         'clusterctl upgrade apply failed',
         "the backup above holds the management cluster as it was; read clusterctl's error, fix it and run the same command again (the backup is not taken twice)",
       );
     });
     const verified = (await stage('verify', async () => {
       const after = {
-        inventory: await inventory(tools, kubeconfig),
+        inventory: (await installedProviders(tools, kubeconfig, via)).installed,
         deployments: (await kubectlJson(
           tools,
           kubeconfig,
@@ -267,8 +364,63 @@ export async function upgradeProviders(o: UpgradeOptions): Promise<UpgradeOutcom
         .map((s) => `${s.key} ${s.target}`)
         .concat(`${before.length} Cluster(s) unchanged, none paused`);
     })) ?? ['verified by an earlier run'];
-    return { kind: 'upgraded', plan, backup, verified };
+    return { kind: 'upgraded', via, plan, backup, verified };
   } finally {
     journal.close();
   }
+}
+
+/**
+ * The operator's chart holds every provider it installs: its values are mgmt.yaml's, so a provider
+ * installed that mgmt.yaml does not pin would be dropped from them. Refused before anything runs.
+ */
+function operatorCovers(c: MgmtConfig, plan: UpgradePlan): void {
+  const pinned = new Set(['core', 'talos-bootstrap', 'talos-cp', c.infrastructure.kind, 'ipam']);
+  const extra = plan.steps.filter((s) => !pinned.has(s.key)).map((s) => `${s.type} ${s.name}`);
+  if (extra.length > 0)
+    throw new FerryError(
+      'input',
+      `the Cluster API operator also runs ${extra.join(', ')}, which ${c.file} does not pin: the chart's values would leave it out`,
+      {
+        location: { file: c.file, field: 'providers' },
+        remediation:
+          'upgrade it through the operator yourself, or use the mgmt.yaml this cluster was built from',
+      },
+    );
+}
+
+/**
+ * Through the operator: the capi-operator stage of bootstrap (helm upgrade of the chart, values on
+ * stdin, then a wait for every provider kind) with mgmt.yaml's providers set to the targets.
+ */
+function operatorCommands(
+  c: MgmtConfig,
+  plan: UpgradePlan,
+  kubeconfig: string,
+  stateDir: string,
+  timeout: number,
+): Cmd[] {
+  const at = (k: ProviderKey, dflt: string) => plan.steps.find((s) => s.key === k)?.target ?? dflt;
+  const p = c.providers;
+  const target: MgmtConfig = {
+    ...c,
+    providers: {
+      core: at('core', p.core),
+      bootstrapTalos: at('talos-bootstrap', p.bootstrapTalos),
+      controlPlaneTalos: at('talos-cp', p.controlPlaneTalos),
+      infrastructure: at(c.infrastructure.kind, p.infrastructure),
+      ipamInCluster: at('ipam', p.ipamInCluster),
+    },
+  };
+  const stage = buildStages(target, statePaths(stateDir, c.cluster.name), {
+    waitTimeoutSeconds: timeout,
+    providerTimeoutSeconds: timeout,
+  }).find((s) => s.kind === 'capi-operator')!;
+  // The stage names bootstrap's kubeconfig; the command's may be another.
+  return stage.commands.map((cmd) => {
+    const args = [...cmd.args];
+    const i = args.indexOf('--kubeconfig');
+    if (i >= 0) args[i + 1] = kubeconfig;
+    return { ...cmd, args };
+  });
 }
