@@ -99,7 +99,13 @@ export async function runMgmtUpgrade(argv: string[], io: Io): Promise<ExitCode> 
   });
   const { Tools } = await import('../mgmt/tools/adapter.js');
   const progress = (line: string) => io.stderr(`${line}\n`);
-  const tools = new Tools({ env: io.env, sink: (tool, _s, line) => progress(`${tool}: ${line}`) });
+  // kubectl's stdout is the JSON ferry reads: only what clusterctl and helm say, and errors, are shown.
+  const tools = new Tools({
+    env: io.env,
+    sink: (tool, stream, line) => {
+      if (tool !== 'kubectl' || stream === 'stderr') progress(`${tool}: ${line}`);
+    },
+  });
   const { upgradeProviders } = await import('../mgmt/upgrade-providers.js');
   const out = await upgradeProviders({
     config,
