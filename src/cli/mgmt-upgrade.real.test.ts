@@ -2,7 +2,8 @@
  * `ferry mgmt upgrade-providers --yes` through the CLI with the real backup: a lab API server
  * (127.0.71.1) holding a management cluster with one Cluster, moto on 127.0.71.2, and stand-in
  * kubectl and clusterctl on PATH that play the inventory before and after the upgrade. The backup
- * lands in the bucket before clusterctl upgrade apply runs; a dry run stores nothing.
+ * lands in the bucket before clusterctl upgrade apply runs; a dry run stores nothing. The snapshot
+ * reader lists the same lab's Deployments and keeps the controllers' summaries.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,8 +14,10 @@ import {
   PutBucketVersioningCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
+import { AppsV1Api } from '@kubernetes/client-node';
 import { generateIdentity, identityToRecipient } from 'age-encryption';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readMgmtFromKubeconfig } from '../adapters/capi/mgmt-reader.js';
 import { type LabApiFixture, startLabApi, writeAdminKubeconfig } from '../lab/apiserver/testing.js';
 import { writeConfig } from '../mgmt/bootstrap/testing-scenario.js';
 import { installCapiCrds, labKube, seedCluster, seedProviders } from '../mgmt/testing-fleet.js';
@@ -116,6 +119,42 @@ afterAll(async () => {
   s3?.destroy();
   await Promise.all([moto?.stop(), lab?.stop()]);
   if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('the snapshot reader on the same lab', () => {
+  it('lists the Deployments of every namespace and keeps the controllers, summarised', async () => {
+    const apps = lab.kc.makeApiClient(AppsV1Api);
+    const labels = { 'cluster.x-k8s.io/provider': 'infrastructure-proxmox' };
+    await apps.createNamespacedDeployment({
+      namespace: 'capmox-system',
+      body: {
+        metadata: { name: 'capmox-controller-manager', labels },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: labels },
+          template: {
+            metadata: { labels },
+            spec: { containers: [{ name: 'manager', image: 'capmox:v0.9.0', args: ['--leader-elect'] }] },
+          },
+        },
+      },
+    });
+    const m = await readMgmtFromKubeconfig(join(dir, 'mgmt.kubeconfig'));
+    expect(m.controllers).toEqual({
+      kind: 'observed',
+      deployments: [
+        {
+          namespace: 'capmox-system',
+          name: 'capmox-controller-manager',
+          component: 'infrastructure-proxmox',
+          replicas: 1,
+          leaderElection: 'on',
+          spread: 'none',
+        },
+      ],
+    });
+    expect(JSON.stringify(m)).not.toContain('capmox:v0.9.0');
+  });
 });
 
 describe('ferry mgmt upgrade-providers with the real backup', () => {
