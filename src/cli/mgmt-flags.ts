@@ -42,7 +42,9 @@ The management cluster (the one running Cluster API): build it, back it up, rest
            runs it with --bootstrap-config mgmt.yaml.
   upgrade-providers  plans the Cluster API providers' upgrade to mgmt.yaml's pins (--to overrides),
            with contracts, release notes and blockers; --yes backs up, runs one pinned clusterctl
-           upgrade apply and verifies (ferry mgmt upgrade-providers --help).
+           upgrade apply (or the operator chart with the new versions) and verifies; journaled.
+           --mgmt-kubeconfig FILE (default: the state directory's, as bootstrap wrote it),
+           --backup-to s3://… with --recipient/--recipients-file and S3 flags, --state-dir DIR.
   status   clusters, machines, providers and versions, what is paused; the newest backup's age and
            whether it verifies. Exit 1 when it is older than --max-age, does not verify, or is missing.
 
