@@ -14,6 +14,7 @@ export const usage = `usage: ferry mgmt bootstrap --config mgmt.yaml [...]
                           [--bootstrap-config mgmt.yaml] [S3 flags] [-o text|json]
        ferry mgmt status [--kubeconfig FILE] [--from s3://BUCKET[/PREFIX] [--identity FILE] [--max-age DUR]]
                          [S3 flags] [-o table|json]
+       ferry mgmt upgrade-providers --config mgmt.yaml (--dry-run | --yes --backup-to s3://…) [--to KEY=VERSION,...]
 
 The management cluster (the one running Cluster API): build it, back it up, restore it.
 
@@ -39,6 +40,11 @@ The management cluster (the one running Cluster API): build it, back it up, rest
            (default .ferry-mgmt-restore): the same command again continues where a run stopped,
            with the backup version it started. No backup at all: it names ferry mgmt bootstrap, or
            runs it with --bootstrap-config mgmt.yaml.
+  upgrade-providers  plans the Cluster API providers' upgrade to mgmt.yaml's pins (--to overrides),
+           with contracts, release notes and blockers; --yes backs up, runs one pinned clusterctl
+           upgrade apply (or the operator chart with the new versions) and verifies; journaled.
+           --mgmt-kubeconfig FILE (default: the state directory's, as bootstrap wrote it),
+           --backup-to s3://… with --recipient/--recipients-file and S3 flags, --state-dir DIR.
   status   clusters, machines, providers and versions, what is paused; the newest backup's age and
            whether it verifies. Exit 1 when it is older than --max-age, does not verify, or is missing.
 

@@ -165,7 +165,8 @@ async function status(argv: string[], io: Io): Promise<ExitCode> {
 
 export const command: Command = {
   name: 'mgmt',
-  summary: 'the management cluster: bootstrap, encrypted backups to S3 (backup), restore, status',
+  summary:
+    'the management cluster: bootstrap, encrypted backups to S3 (backup), restore, status, upgrade-providers',
   usage,
   async run(argv, io) {
     const [sub, ...rest] = argv;
@@ -178,6 +179,8 @@ export const command: Command = {
         return restore(rest, io);
       case 'status':
         return status(rest, io);
+      case 'upgrade-providers':
+        return (await import('./mgmt-upgrade.js')).runMgmtUpgrade(rest, io);
       default:
         throw usageError(
           sub === undefined ? 'missing subcommand' : `unknown subcommand "${sub}"`,

@@ -36,7 +36,8 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     load: async () => (await import('./run.js')).command,
   },
   mgmt: {
-    summary: 'the management cluster: bootstrap, encrypted backups to S3 (backup), restore, status',
+    summary:
+      'the management cluster: bootstrap, encrypted backups to S3 (backup), restore, status, upgrade-providers',
     load: async () => (await import('./mgmt.js')).command,
   },
   capi: {

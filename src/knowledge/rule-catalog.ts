@@ -124,6 +124,7 @@ export const RULE_CATALOG: readonly CatalogEntry[] = [
   { id: 'capi.json-patches-multidoc', severity: 'risk', inputs: ['mgmt'] },
   { id: 'capi.secret-not-moved', severity: 'risk', inputs: ['mgmt'] },
   { id: 'capi.move-paused-or-unstable', severity: 'risk', inputs: ['mgmt'] },
+  { id: 'capi.controllers-not-ha', severity: 'risk', inputs: ['mgmt'] },
   { id: 'capi.operator-inventory', severity: 'info', inputs: ['mgmt'] },
   { id: 'capi.mhc-no-cp-remediation', severity: 'info', inputs: ['mgmt'] },
 ];

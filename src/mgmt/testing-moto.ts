@@ -34,11 +34,11 @@ async function freePort(host: string): Promise<number> {
   return port;
 }
 
-export async function startMoto(opts: { timeoutMs?: number } = {}): Promise<Moto> {
+export async function startMoto(opts: { timeoutMs?: number; host?: string } = {}): Promise<Moto> {
   const path = motoPythonPath();
   if (!existsSync(join(path, 'moto')))
     throw new Error(`moto is not installed in ${path}: run \`bash scripts/install-moto.sh\` (as root)`);
-  const host = '127.0.0.1';
+  const host = opts.host ?? '127.0.0.1';
   // moto cannot report a port it chose itself: take a free one and hand it over (a small race, retried).
   for (let attempt = 0; ; attempt++) {
     const port = await freePort(host);

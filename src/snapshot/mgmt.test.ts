@@ -55,14 +55,54 @@ describe('snapshot part mgmt', () => {
     expect(talos['data']).toEqual({ bundle: '', extra: '' });
     expect(talos.metadata.annotations).toEqual({});
     expect(s.mgmt!.objects.map((o) => o.kind)).toContain('TalosControlPlane');
+    // Deployments become the controllers they are; other Deployments, images and environments are dropped.
+    expect(s.mgmt!.objects.some((o) => o.kind === 'Deployment')).toBe(false);
+    expect(s.mgmt!.controllers).toEqual({
+      kind: 'observed',
+      deployments: [
+        ['capi-system', 'capi-controller-manager', 'cluster-api', 1, 'on', 'none'],
+        ['cabpt-system', 'cabpt-controller-manager', 'bootstrap-talos', 2, 'on', 'hostname'],
+        ['cacppt-system', 'cacppt-controller-manager', 'control-plane-talos', 2, 'off', 'hostname'],
+        ['capmox-system', 'capmox-controller-manager', 'infrastructure-proxmox', 2, 'on', 'none'],
+        [
+          'capi-operator-system',
+          'capi-operator-cluster-api-operator',
+          'cluster-api-operator',
+          1,
+          'on',
+          'none',
+        ],
+      ].map(([namespace, name, component, replicas, leaderElection, spread]) => ({
+        namespace,
+        name,
+        component,
+        replicas,
+        leaderElection,
+        spread,
+      })),
+    });
     const out = join(tmp, 'saved');
     await saveSnapshot(s, out);
     const text = await readFile(join(out, 'mgmt.json'), 'utf8');
     expect(text).not.toContain(secret);
     expect(text).not.toContain('plain-secret');
+    expect(text).not.toContain('fixture-env-value-not-kept');
+    expect(text).not.toContain('cluster-api-controller:v1.16.0');
     const back = await readSavedSnapshot(out);
     expect(back.mgmt).toEqual(s.mgmt);
     expect(back.manifest.parts).toContain('mgmt');
+  });
+
+  it('a mgmt.json whose controllers are malformed is refused; one without them reads as not read', async () => {
+    const s = await loadSnapshot(await filesDir('controllers'));
+    const out = join(tmp, 'saved-controllers');
+    await saveSnapshot(s, out);
+    const saved = JSON.parse(await readFile(join(out, 'mgmt.json'), 'utf8'));
+    await writeFile(join(out, 'mgmt.json'), JSON.stringify({ ...saved, controllers: { kind: 'guessed' } }));
+    expect((await rejected(readSavedSnapshot(out))).message).toMatch(/not a management-cluster snapshot/);
+    delete saved.controllers;
+    await writeFile(join(out, 'mgmt.json'), JSON.stringify(saved));
+    expect((await readSavedSnapshot(out)).mgmt!.controllers).toBeUndefined();
   });
 
   it('an object without a kind is an input error naming file and line', async () => {

@@ -7,7 +7,15 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inputError } from '../errors.js';
-import type { KubeObject, MgmtCrd, MgmtSnapshot, SourceRef } from './model.js';
+import { controllerSummary, isDeployment } from './mgmt-controllers.js';
+import type {
+  KubeObject,
+  MgmtController,
+  MgmtControllers,
+  MgmtCrd,
+  MgmtSnapshot,
+  SourceRef,
+} from './model.js';
 import { parseYamlDocuments } from './yaml.js';
 
 const CRD_KIND = 'CustomResourceDefinition';
@@ -58,17 +66,34 @@ export function crdSummary(crd: Record<string, unknown>): MgmtCrd | undefined {
   return { name: String(meta['name']), group: spec['group'], kind: names['kind'], versions };
 }
 
-/** Objects as read: CRDs of Cluster API groups become MgmtCrds, everything else is kept (redacted). */
-export function mgmtSnapshot(items: KubeObject[], source: SourceRef): MgmtSnapshot {
+/**
+ * Objects as read: CRDs of Cluster API groups become MgmtCrds, Deployments become the controllers
+ * they are (others dropped), everything else is kept (redacted). `controllers` is what a live
+ * read found (its Deployment list, or why there is none); from files, Deployments among the items
+ * are the answer, and none at all means the controllers were not read.
+ */
+export function mgmtSnapshot(
+  items: KubeObject[],
+  source: SourceRef,
+  controllers?: MgmtControllers,
+): MgmtSnapshot {
   const objects: KubeObject[] = [];
   const crds: MgmtCrd[] = [];
+  const deployments: MgmtController[] = [];
+  let sawDeployment = false;
   for (const o of items) {
     if (o.kind === CRD_KIND) {
       const c = crdSummary(o as unknown as Record<string, unknown>);
       if (c && isCapiGroup(c.group)) crds.push(c);
+    } else if (isDeployment(o)) {
+      sawDeployment = true;
+      const c = controllerSummary(o);
+      if (c) deployments.push(c);
     } else objects.push(redact(o));
   }
-  return { source, objects, crds };
+  const found: MgmtControllers | undefined =
+    controllers ?? (sawDeployment ? { kind: 'observed', deployments } : undefined);
+  return { source, objects, crds, ...(found && { controllers: found }) };
 }
 
 /** A snapshot directory's `mgmt/`: every *.yaml, *.yml and *.json file, multi-document, `List`s expanded. */
@@ -112,11 +137,37 @@ export function validateMgmtSnapshot(v: unknown, file: string): void {
     isRecord(v['source']) &&
     Array.isArray(v['objects']) &&
     Array.isArray(v['crds']) &&
-    v['objects'].every((o) => isRecord(o) && typeof o['kind'] === 'string' && isRecord(o['metadata']));
+    v['objects'].every((o) => isRecord(o) && typeof o['kind'] === 'string' && isRecord(o['metadata'])) &&
+    (v['controllers'] === undefined || validControllers(v['controllers']));
   if (!ok)
     throw inputError(
-      'mgmt.json is not a management-cluster snapshot (source, objects[], crds[])',
+      'mgmt.json is not a management-cluster snapshot (source, objects[], crds[], controllers)',
       { file },
       'take the snapshot again with `ferry snapshot --mgmt-kubeconfig K`',
     );
+}
+
+function validControllers(v: unknown): boolean {
+  if (!isRecord(v)) return false;
+  switch (v['kind']) {
+    case 'observed':
+      return (
+        Array.isArray(v['deployments']) &&
+        v['deployments'].every(
+          (d) =>
+            isRecord(d) &&
+            typeof d['name'] === 'string' &&
+            typeof d['component'] === 'string' &&
+            typeof d['replicas'] === 'number' &&
+            (d['leaderElection'] === 'on' || d['leaderElection'] === 'off') &&
+            (d['spread'] === 'hostname' || d['spread'] === 'none'),
+        )
+      );
+    case 'not-observed':
+      return (
+        typeof v['message'] === 'string' && (v['reason'] === 'forbidden' || v['reason'] === 'not-served')
+      );
+    default:
+      return false;
+  }
 }

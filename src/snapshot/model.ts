@@ -533,7 +533,31 @@ export interface MgmtSnapshot {
   source: SourceRef;
   objects: KubeObject[];
   crds: MgmtCrd[];
+  /**
+   * The Cluster API controllers' Deployments (the operator's and each provider's), as far as
+   * they were read. Absent: not read (an older snapshot, or a mgmt/ directory without
+   * Deployments) — unknown, like a list the server refused, never "none".
+   */
+  controllers?: MgmtControllers;
 }
+
+/** A Cluster API controller's Deployment, as the snapshot keeps it: no images, no environment. */
+export interface MgmtController {
+  namespace: string;
+  name: string;
+  /** What runs in it: the `cluster.x-k8s.io/provider` label (`cluster-api`, `infrastructure-proxmox`) or `cluster-api-operator`. */
+  component: string;
+  /** spec.replicas (1 when unset, as the API server defaults it). */
+  replicas: number;
+  /** The manager container's leader-election flag, the last one given winning; absent is off. */
+  leaderElection: 'on' | 'off';
+  /** Its pods kept on distinct nodes: a required anti-affinity, or a DoNotSchedule spread, on kubernetes.io/hostname. */
+  spread: 'hostname' | 'none';
+}
+
+export type MgmtControllers =
+  | { kind: 'observed'; deployments: MgmtController[] }
+  | { kind: 'not-observed'; reason: NotObservedReason; message: string };
 
 /** Every SnapshotInput, in collection order. */
 export const SNAPSHOT_INPUTS: readonly SnapshotInput[] = [

@@ -1,14 +1,17 @@
 /**
  * Reads a Cluster API management cluster for the snapshot's `mgmt` part: the CRDs of the
- * *.cluster.x-k8s.io groups, every object of each at its storage version, and the Secrets of the
- * namespaces that hold Clusters (values dropped by snapshot/mgmt.ts before anything is kept).
+ * *.cluster.x-k8s.io groups, every object of each at its storage version, the Secrets of the
+ * namespaces that hold Clusters (values dropped by snapshot/mgmt.ts before anything is kept) and
+ * the controllers' Deployments (summarised by snapshot/mgmt-controllers.ts).
  * Fail closed: a list the server refuses stops the collection — a part missing its
  * TalosControlPlanes would let the audit pass what it never saw.
  */
 
 import { FerryError } from '../../errors.js';
+import { KubeApiError } from '../../ports/kube.js';
 import { crdSummary, isCapiGroup, mgmtSnapshot } from '../../snapshot/mgmt.js';
-import type { KubeObject, MgmtSnapshot } from '../../snapshot/model.js';
+import { controllerSummary } from '../../snapshot/mgmt-controllers.js';
+import type { KubeObject, MgmtControllers, MgmtSnapshot } from '../../snapshot/model.js';
 import { requireFileSync } from '../../util/input-file.js';
 import { CRD_PATH, KubeClient } from '../kube/client.js';
 import { loadKubeconfig } from '../kube/kubeconfig.js';
@@ -80,7 +83,42 @@ export async function readMgmt(
       pageSize,
     ))
       items.push({ apiVersion: 'v1', kind: 'Secret', ...o } as unknown as KubeObject);
-  return mgmtSnapshot(items, { kind: 'api', server, path: '/apis' });
+  return mgmtSnapshot(items, { kind: 'api', server, path: '/apis' }, await controllers(t, pageSize));
+}
+
+const DEPLOYMENTS_PATH = '/apis/apps/v1/deployments';
+
+/**
+ * The controllers' Deployments, every namespace (the operator and each provider pick their own).
+ * A list refused (403) or not served (404) is recorded as not observed, so that the audit skips
+ * instead of reporting no single-replica controller; any other failure stops the collection.
+ */
+async function controllers(t: KubeClient, pageSize: number): Promise<MgmtControllers> {
+  try {
+    const items = await t.list(DEPLOYMENTS_PATH, { pageSize });
+    return {
+      kind: 'observed',
+      deployments: items.flatMap((o) => {
+        const c = controllerSummary({ ...o, apiVersion: 'apps/v1', kind: 'Deployment' });
+        return c ? [c] : [];
+      }),
+    };
+  } catch (cause) {
+    if (cause instanceof KubeApiError && (cause.status === 403 || cause.status === 404))
+      return {
+        kind: 'not-observed',
+        reason: cause.status === 403 ? 'forbidden' : 'not-served',
+        message: `list deployments.apps: ${cause.serverMessage}`,
+      };
+    throw new FerryError(
+      'unreachable',
+      `cannot list Deployments in the management cluster (${t.address} ${DEPLOYMENTS_PATH})`,
+      {
+        remediation: 'give --mgmt-kubeconfig a kubeconfig that may list Deployments in every namespace',
+        cause,
+      },
+    );
+  }
 }
 
 /** `--mgmt-kubeconfig FILE [--mgmt-context NAME]`: the management cluster, read once. */

@@ -52,6 +52,15 @@ describe('capi.* rules', () => {
       ],
     ],
     [
+      'capi.controllers-not-ha',
+      [
+        /^cluster-api \(Deployment capi-system\/capi-controller-manager\) runs 1 replica: /,
+        /^control-plane-talos \(Deployment cacppt-system\/cacppt-controller-manager\) runs 2 replicas without leader election/,
+        /^infrastructure-proxmox \(Deployment capmox-system\/capmox-controller-manager\) runs 2 replicas that nothing keeps on different nodes/,
+        /^cluster-api-operator \(Deployment capi-operator-system\/capi-operator-cluster-api-operator\) runs 1 replica: /,
+      ],
+    ],
+    [
       'capi.operator-inventory',
       [/^InfrastructureProvider proxmox v0\.9\.0 was installed by the CAPI Operator/],
     ],

@@ -25,6 +25,7 @@ import {
 } from '../../capi/view.js';
 import type { KubeObject, MgmtSnapshot } from '../../snapshot/model.js';
 import { type AuditContext, type Rule, type RuleFinding, skip } from '../rule.js';
+import { controllersNotHa } from './capi-controllers.js';
 import { DOCS, withMgmt } from './capi-mgmt.js';
 import { CAPI_MOVE_RULES } from './capi-move.js';
 import { CAPI_TALOSCONFIG_RULES } from './capi-talosconfig.js';
@@ -403,4 +404,5 @@ export const CAPI_RULES: Rule[] = [
   secretNotMoved,
   ...CAPI_TALOSCONFIG_RULES,
   ...CAPI_MOVE_RULES,
+  controllersNotHa,
 ];

@@ -83,6 +83,17 @@ export function adopted(): MgmtSnapshot {
       provider('cluster-api', 'cluster-api', 'CoreProvider', 'v1.14.0'),
       provider('control-plane-talos', 'talos', 'ControlPlaneProvider', 'v0.5.13'),
     ],
+    controllers: {
+      kind: 'observed',
+      deployments: ['cluster-api', 'control-plane-talos', 'cluster-api-operator'].map((component) => ({
+        namespace: `${component}-system`,
+        name: `${component}-controller-manager`,
+        component,
+        replicas: 2,
+        leaderElection: 'on' as const,
+        spread: 'hostname' as const,
+      })),
+    },
     crds: [
       {
         name: 'clusters.cluster.x-k8s.io',

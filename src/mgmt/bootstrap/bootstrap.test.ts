@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { memoryIo } from '../../cli/io.js';
 import { runMgmtBootstrap } from '../../cli/mgmt-bootstrap.js';
 import { rejected } from '../../testing-errors.js';
@@ -119,6 +120,70 @@ describe('ferry mgmt bootstrap against stand-in tools', () => {
     ]);
     // The move directory held the cluster's Secrets: gone after the import.
     expect(existsSync(join(state(), 'move'))).toBe(false);
+  });
+
+  it('the Cluster API operator and every provider: 2 replicas, leader election, one per control plane', async () => {
+    const { code } = await bootstrap(happyRules());
+    expect(code).toBe(0);
+    const helm = tools.called(
+      'helm',
+      /^upgrade --install capi-operator cluster-api-operator --version 0.28.0 /,
+    );
+    expect(helm).toHaveLength(1);
+    const v = parse(helm[0]!.stdin);
+    const onControlPlanes = (labels: Record<string, string>) => ({
+      nodeSelector: { 'node-role.kubernetes.io/control-plane': '' },
+      tolerations: [
+        { key: 'node-role.kubernetes.io/control-plane', operator: 'Exists', effect: 'NoSchedule' },
+      ],
+      affinity: {
+        podAntiAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: [
+            { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: labels } },
+          ],
+        },
+      },
+    });
+    expect(v).toMatchObject({
+      replicaCount: 2,
+      leaderElection: { enabled: true },
+      ...onControlPlanes({
+        'app.kubernetes.io/name': 'cluster-api-operator',
+        'app.kubernetes.io/instance': 'capi-operator',
+      }),
+    });
+    // Each provider's spec.deployment, with its own pod label and its own leader-election flag.
+    const expected: [string, string, string, string, string][] = [
+      ['core', 'cluster-api', 'v1.14.0', 'cluster-api', '--leader-elect'],
+      ['bootstrap', 'talos', 'v0.6.12', 'bootstrap-talos', '--enable-leader-election'],
+      ['controlPlane', 'talos', 'v0.5.13', 'control-plane-talos', '--enable-leader-election'],
+      ['infrastructure', 'proxmox', 'v0.9.0', 'infrastructure-proxmox', '--leader-elect'],
+      ['ipam', 'in-cluster', 'v1.1.0', 'ipam-in-cluster', '--leader-elect'],
+    ];
+    for (const [group, name, version, label, flag] of expected)
+      expect(v[group][name], `${group}.${name}`).toEqual({
+        version,
+        createNamespace: true,
+        deployment: {
+          replicas: 2,
+          ...onControlPlanes({ 'cluster.x-k8s.io/provider': label }),
+          containers: [{ name: 'manager', args: { [flag]: 'true' } }],
+        },
+      });
+    expect(Object.keys(v).sort()).toEqual(
+      [
+        'affinity',
+        'bootstrap',
+        'controlPlane',
+        'core',
+        'infrastructure',
+        'ipam',
+        'leaderElection',
+        'nodeSelector',
+        'replicaCount',
+        'tolerations',
+      ].sort(),
+    );
   });
 
   it('no secret in any argument list, environment, output, journal or file but the 0600 ones', async () => {

@@ -63,7 +63,6 @@ describe('mgmt.yaml', () => {
 
   it('checks values against what the providers accept', () => {
     const cases: [string, string, RegExp][] = [
-      ['name: kmgt\n', 'name: kmgt\n  controlPlanes: 2\n', /must be odd/],
       ['tokenId: capi@pve!capi', 'tokenId: capi', /tokenId: "capi" is not valid/],
       ['url: https://127.0.0.1:8006', 'url: http://127.0.0.1:8006', /url: .* is not valid/],
       [
@@ -88,6 +87,20 @@ describe('mgmt.yaml', () => {
       expect(text).not.toBe(MINIMAL);
       expect(thrown(() => parse(text), 2).message).toMatch(msg);
     }
+  });
+
+  it('refuses fewer than 3 control planes or an even number, with the reason and the line; takes 3, 5 and 7', () => {
+    const at = (n: number) => MINIMAL.replace('name: kmgt\n', `name: kmgt\n  controlPlanes: ${n}\n`);
+    for (const n of [1, 2]) {
+      const e = thrown(() => parse(at(n)), 2);
+      expect(e.message).toMatch(/controlPlanes must be at least 3: the management cluster upgrades itself/);
+      expect(e.location).toMatchObject({ file: 'mgmt.yaml', field: 'cluster.controlPlanes' });
+      expect(e.remediation).toBe('use 3 (the default) or 5');
+    }
+    for (const n of [4, 6])
+      expect(thrown(() => parse(at(n)), 2).message).toMatch(/must be odd \(etcd quorum\)/);
+    expect(thrown(() => parse(at(9)), 2).message).toMatch(/controlPlanes must be/);
+    for (const n of [3, 5, 7]) expect(parse(at(n)).cluster.controlPlanes).toBe(n);
   });
 
   it('an environment variable as the secret source; both or neither is an error', () => {

@@ -433,10 +433,17 @@ function parseCluster(c: Walk, infra: Infrastructure): ClusterShape {
     .at('name')
     .string({ nonBlank: true, pattern: DNS_NAME, hint: 'a lowercase DNS label, e.g. kmgt' });
   const controlPlanes = c.at('controlPlanes').given()?.int({ min: 1, max: 7 }) ?? 3;
+  // The Cluster API controllers run on the nodes they upgrade: they need a quorum that survives
+  // one node being replaced, and a node beside each of their HA replicas (mgmt.md §9, §10).
+  if (controlPlanes < 3)
+    c.at('controlPlanes').invalid(
+      `controlPlanes must be at least 3: the management cluster upgrades itself, and with ${controlPlanes} a node being replaced takes etcd's quorum or the controllers' second replica with it; got ${controlPlanes}`,
+      'use 3 (the default) or 5',
+    );
   if (controlPlanes % 2 === 0)
     c.at('controlPlanes').invalid(
       `controlPlanes must be odd (etcd quorum); got ${controlPlanes}`,
-      'use 3 (the default) or 5; 1 only for a throw-away cluster',
+      'use 3 (the default) or 5',
     );
 
   const e = c.at('endpoint');

@@ -7,6 +7,14 @@
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { names } from '../../generate/capi/objects.js';
+import {
+  componentsUrl,
+  HA_CONTROLLER_REPLICAS,
+  PROVIDERS,
+  type ProviderFacts,
+  type ProviderType,
+  providerFacts,
+} from '../../knowledge/capi-providers.js';
 import { CILIUM_ON_TALOS } from '../../knowledge/talos-config.js';
 import type { ToolName } from '../tools/versions.js';
 import type { Chart, MgmtConfig, SecretSource } from './config.js';
@@ -128,14 +136,7 @@ export type Stage =
 
 export const MOVE_LABEL_ARG = 'clusterctl.cluster.x-k8s.io/move=';
 
-const GITHUB = 'https://github.com';
-
-export type ProviderType =
-  | 'CoreProvider'
-  | 'BootstrapProvider'
-  | 'ControlPlaneProvider'
-  | 'InfrastructureProvider'
-  | 'IPAMProvider';
+export type { ProviderType };
 
 /** A provider pinned to one release: its `clusterctl init` flag and its components URL (never `latest`). */
 export interface ProviderPin {
@@ -146,7 +147,7 @@ export interface ProviderPin {
   url: string;
 }
 
-const FLAGS: Record<ProviderType, string> = {
+export const PROVIDER_FLAGS: Record<ProviderType, string> = {
   CoreProvider: '--core',
   BootstrapProvider: '--bootstrap',
   ControlPlaneProvider: '--control-plane',
@@ -154,40 +155,14 @@ const FLAGS: Record<ProviderType, string> = {
   IPAMProvider: '--ipam',
 };
 
-// The repositories and file names of clusterctl's built-in providers ferry works with (capi.md §5.2).
-const RELEASES: Record<string, { repo: string; file: string }> = {
-  'CoreProvider/cluster-api': { repo: 'kubernetes-sigs/cluster-api', file: 'core-components.yaml' },
-  'BootstrapProvider/talos': {
-    repo: 'siderolabs/cluster-api-bootstrap-provider-talos',
-    file: 'bootstrap-components.yaml',
-  },
-  'ControlPlaneProvider/talos': {
-    repo: 'siderolabs/cluster-api-control-plane-provider-talos',
-    file: 'control-plane-components.yaml',
-  },
-  'InfrastructureProvider/proxmox': {
-    repo: 'ionos-cloud/cluster-api-provider-proxmox',
-    file: 'infrastructure-components.yaml',
-  },
-  'InfrastructureProvider/vsphere': {
-    repo: 'kubernetes-sigs/cluster-api-provider-vsphere',
-    file: 'infrastructure-components.yaml',
-  },
-  'IPAMProvider/in-cluster': {
-    repo: 'kubernetes-sigs/cluster-api-ipam-provider-in-cluster',
-    file: 'ipam-components.yaml',
-  },
-};
-
 /** The pin of a provider ferry knows, or undefined (a provider ferry cannot pin is not installed blindly). */
 export function pinProvider(type: string, name: string, version: string): ProviderPin | undefined {
-  const r = RELEASES[`${type}/${name}`];
-  if (!r || !(type in FLAGS)) return undefined;
-  const t = type as ProviderType;
-  return { type: t, flag: FLAGS[t], name, version, url: `${GITHUB}/${r.repo}/releases/${version}/${r.file}` };
+  const p = providerFacts(type, name);
+  if (!p) return undefined;
+  return { type: p.type, flag: PROVIDER_FLAGS[p.type], name, version, url: componentsUrl(p, version) };
 }
 
-export const KNOWN_PROVIDERS = Object.keys(RELEASES);
+export const KNOWN_PROVIDERS = PROVIDERS.map((p) => `${p.type}/${p.name}`);
 
 function providerList(c: MgmtConfig): ProviderPin[] {
   const v = c.providers;
@@ -283,24 +258,74 @@ function ccmValues(): string {
   });
 }
 
+const CONTROL_PLANE_ROLE = 'node-role.kubernetes.io/control-plane';
+const HOSTNAME = 'kubernetes.io/hostname';
+/** The labels the operator chart puts on its pods (release `capi-operator`, chart `cluster-api-operator`). */
+export const OPERATOR_POD_LABELS = {
+  'app.kubernetes.io/name': 'cluster-api-operator',
+  'app.kubernetes.io/instance': 'capi-operator',
+};
+
+/**
+ * Where a controller's pods go: on the control planes (they carry the taint when there are
+ * workers), never two on one node. Required, not preferred: two replicas on one node is one
+ * failure away from none, and with HA_CONTROLLER_REPLICAS below the control-plane count a
+ * rollout's surge pod still has a node.
+ */
+function placement(podLabels: Record<string, string>) {
+  return {
+    nodeSelector: { [CONTROL_PLANE_ROLE]: '' },
+    tolerations: [{ key: CONTROL_PLANE_ROLE, operator: 'Exists', effect: 'NoSchedule' }],
+    affinity: {
+      podAntiAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: [
+          { topologyKey: HOSTNAME, labelSelector: { matchLabels: podLabels } },
+        ],
+      },
+    },
+  };
+}
+
+/**
+ * A provider's `spec.deployment` (operator.cluster.x-k8s.io/v1alpha2 DeploymentSpec): replicas,
+ * placement, and its manager's leader-election flag set explicitly — the operator writes
+ * `containers[].args` as FLAG=VALUE onto the named container.
+ */
+export function providerDeployment(p: ProviderFacts) {
+  return {
+    replicas: HA_CONTROLLER_REPLICAS,
+    ...placement({ 'cluster.x-k8s.io/provider': p.podLabel }),
+    containers: [{ name: 'manager', args: { [p.leaderElectFlag]: 'true' } }],
+  };
+}
+
 function operatorValues(c: MgmtConfig): string {
   const v = c.providers;
-  const entry = (version: string) => ({ version, createNamespace: true });
+  const entry = (type: ProviderType, name: string, version: string) => ({
+    version,
+    createNamespace: true,
+    deployment: providerDeployment(providerFacts(type, name)!),
+  });
   // bootstrap/controlPlane must be named, or the chart adds kubeadm ones (capi.md §6).
   return stringify({
-    replicaCount: 1,
+    // The controllers run on the infrastructure they upgrade: never a single replica (mgmt.md §9, §10).
+    replicaCount: HA_CONTROLLER_REPLICAS,
     leaderElection: { enabled: true },
-    core: { 'cluster-api': entry(v.core) },
-    bootstrap: { talos: entry(v.bootstrapTalos) },
-    controlPlane: { talos: entry(v.controlPlaneTalos) },
+    ...placement(OPERATOR_POD_LABELS),
+    core: { 'cluster-api': entry('CoreProvider', 'cluster-api', v.core) },
+    bootstrap: { talos: entry('BootstrapProvider', 'talos', v.bootstrapTalos) },
+    controlPlane: { talos: entry('ControlPlaneProvider', 'talos', v.controlPlaneTalos) },
     // CAPV reads a VSphereClusterIdentity's Secret from its own namespace; clusterctl move brings it to capv-system.
     infrastructure: {
       [c.infrastructure.kind]:
         c.infrastructure.kind === 'vsphere'
-          ? { ...entry(v.infrastructure), namespace: CAPV_NAMESPACE }
-          : entry(v.infrastructure),
+          ? {
+              ...entry('InfrastructureProvider', c.infrastructure.kind, v.infrastructure),
+              namespace: CAPV_NAMESPACE,
+            }
+          : entry('InfrastructureProvider', c.infrastructure.kind, v.infrastructure),
     },
-    ipam: { 'in-cluster': entry(v.ipamInCluster) },
+    ipam: { 'in-cluster': entry('IPAMProvider', 'in-cluster', v.ipamInCluster) },
   });
 }
 

@@ -125,9 +125,25 @@ describe('ferry mgmt bootstrap on vSphere', () => {
       name: 'kmgt',
     });
     expect(tools.called('kubectl', / apply -f \S+kmgt\.capi\.yaml$/)).toHaveLength(1);
-    expect(tools.called('helm', /^upgrade --install capi-operator /)[0]?.stdin).toMatch(
-      /infrastructure:\n {2}vsphere:\n {4}version: v1.16.1\n {4}createNamespace: true\n {4}namespace: capv-system/,
-    );
+    const values = parse(tools.called('helm', /^upgrade --install capi-operator /)[0]?.stdin ?? '');
+    expect(values.infrastructure.vsphere).toMatchObject({
+      version: 'v1.16.1',
+      createNamespace: true,
+      namespace: 'capv-system',
+      deployment: {
+        replicas: 2,
+        containers: [{ name: 'manager', args: { '--leader-elect': 'true' } }],
+      },
+    });
+    expect(
+      values.infrastructure.vsphere.deployment.affinity.podAntiAffinity
+        .requiredDuringSchedulingIgnoredDuringExecution,
+    ).toEqual([
+      {
+        topologyKey: 'kubernetes.io/hostname',
+        labelSelector: { matchLabels: { 'cluster.x-k8s.io/provider': 'infrastructure-vsphere' } },
+      },
+    ]);
   });
 });
 
