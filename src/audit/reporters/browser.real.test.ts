@@ -6,12 +6,12 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeSyntheticSnapshot } from '../../../bench/lib/write-snapshot.js';
 import { deriveFacts } from '../../facts/derive.js';
+import { CHROMIUM, dumpDom } from '../../lab/testing-browser.js';
 import { loadSnapshot } from '../../snapshot/load.js';
 import { scaled } from '../../util/testing-slowness.js';
 import { type AuditReport, runAudit } from '../engine.js';
 import { ALL_RULES } from '../rules/index.js';
 import { renderReport } from './index.js';
-import { CHROMIUM, dumpDom } from './testing-browser.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../../examples/lab-cluster', import.meta.url));
 const MAX_PAGE_BYTES = 10 * 1024 * 1024;

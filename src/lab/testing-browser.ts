@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { scaled } from '../../util/testing-slowness.js';
+import { scaled } from '../util/testing-slowness.js';
 
 const run = promisify(execFile);
 export const CHROMIUM = '/usr/bin/chromium';
