@@ -96,6 +96,16 @@ describe('ferry fleet audit', () => {
     expect(out).toContain('not compared (read in only one run): gone, missing');
   });
 
+  it('-o sarif: a run per cluster, in the fleet file order', async () => {
+    const { code, out } = await run('audit', 'fleet.yaml', '--out', 'sarif-out', '-o', 'sarif');
+    expect(code).toBe(1);
+    const log = JSON.parse(out);
+    expect(log.runs.map((r: { automationDetails: { id: string } }) => r.automationDetails.id)).toEqual(
+      ['lab-b', 'lab-a', 'recorded', 'gone', 'missing'].map((n) => `ferry-fleet/${n}`),
+    );
+    expect(log.runs[3].invocations[0].executionSuccessful).toBe(false);
+  });
+
   it('refuses a bad fleet file before reading any cluster (exit 2, file, line, field)', async () => {
     await writeFile(
       join(dir, 'bad.yaml'),

@@ -19,6 +19,7 @@ with the reason and never stops the others.
 flags:
   -o, --output FORMAT   table (default) | md | json | html (one offline page: a rule x cluster
                         matrix, a section per cluster, a filter box; ?filter=TEXT opens it filtered)
+                        | sarif (a run per cluster, automationDetails.id ferry-fleet/NAME)
   --output-file FILE    write the report to FILE (atomically) instead of stdout
   --out DIR             where the per-cluster reports and fleet.json go (default fleet-audit)
   --concurrency N       clusters read at once (default 4)
@@ -50,7 +51,7 @@ async function audit(argv: string[], io: Io): Promise<0 | 1 | 2 | 4> {
   if (positionals.length > 1)
     throw usageError(`unexpected argument "${positionals[1]}"`, `see usage:\n${usage.trim()}`);
   const { FLEET_FORMATS } = await import('../fleet/render.js');
-  const format = oneOf('output', values.output, FLEET_FORMATS, 'table');
+  const format = oneOf('output', values.output, [...FLEET_FORMATS, 'sarif'] as const, 'table');
   const failOn = oneOf('fail-on', values['fail-on'], FAIL_ON, 'blocker');
   const concurrency = wholeNumber('concurrency', values.concurrency, { min: 1, max: 64 }) ?? 4;
   const target = targetInputFromFlags(values);
@@ -105,7 +106,11 @@ async function audit(argv: string[], io: Io): Promise<0 | 1 | 2 | 4> {
     ...(previous && { previous }),
   });
   await atomic.writeFileAtomic(resolve(outDir, 'fleet.json'), renderFleetReport(report, 'json'));
-  const text = renderFleetReport(report, format);
+  // SARIF carries each cluster's whole audit run, so it is built from the results themselves.
+  const text =
+    format === 'sarif'
+      ? (await import('../fleet/sarif.js')).renderFleetSarif(results)
+      : renderFleetReport(report, format);
   const outputFile = values['output-file'];
   if (outputFile !== undefined) {
     await atomic.writeFileAtomic(path(outputFile), text, {

@@ -1,11 +1,8 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { Ajv } from 'ajv';
-import addFormatsPlugin from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { deriveFacts } from '../../facts/derive.js';
+import { sarifValidator } from '../../lab/testing-sarif.js';
 import { ruleDocsRef } from '../docs-link.js';
 import { type AuditReport, runAudit } from '../engine.js';
 import type { Rule } from '../rule.js';
@@ -215,19 +212,7 @@ describe('every format carries the same findings and suppressed counts', () => {
 
   it('sarif (valid against the SARIF 2.1.0 schema)', () => {
     const log = JSON.parse(renderReport(report, 'sarif'));
-    const schemaPath = createRequire(import.meta.url).resolve(
-      '@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json',
-    );
-    const schema = JSON.parse(readFileSync(schemaPath, 'utf8'));
-    // The schema is draft-04; ajv 8 reads it once `id` is spelled `$id` and the meta-schema dropped.
-    const { $schema: _ignored, id, ...rest } = schema;
-    const ajv = new Ajv({ strict: false, allErrors: true, unicodeRegExp: false });
-    // ajv-formats is CommonJS: under NodeNext its default export is the module object.
-    type Plugin = (a: Ajv) => Ajv;
-    const mod = addFormatsPlugin as unknown as Plugin & { default?: Plugin };
-    const addFormats = mod.default ?? mod;
-    addFormats(ajv);
-    const validate = ajv.compile({ $id: id, ...rest });
+    const validate = sarifValidator();
     const ok = validate(log);
     expect(validate.errors ?? []).toEqual([]);
     expect(ok).toBe(true);

@@ -1,14 +1,7 @@
-/**
- * `ferry audit --kit`: a finding the kit resolves is reported apart in every format, and never as
- * a failure. One report, one kit, each renderer checked against it.
- */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { Ajv } from 'ajv';
-import addFormatsPlugin from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { deriveFacts } from '../../facts/derive.js';
+import { sarifValidator } from '../../lab/testing-sarif.js';
 import { type AuditReport, runAudit } from '../engine.js';
 import type { Rule } from '../rule.js';
 import { makeSnapshot, memoryKit } from '../testing.js';
@@ -96,15 +89,7 @@ describe('a finding resolved by the kit, in every format', () => {
 
   it('sarif: a result with an external suppression whose justification names the kit file (schema-valid)', () => {
     const log = JSON.parse(renderReport(r, 'sarif'));
-    const schemaPath = createRequire(import.meta.url).resolve(
-      '@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json',
-    );
-    const { $schema: _ignored, id, ...schema } = JSON.parse(readFileSync(schemaPath, 'utf8'));
-    const ajv = new Ajv({ strict: false, allErrors: true, unicodeRegExp: false });
-    type Plugin = (a: Ajv) => Ajv;
-    const mod = addFormatsPlugin as unknown as Plugin & { default?: Plugin };
-    (mod.default ?? mod)(ajv);
-    const validate = ajv.compile({ $id: id, ...schema });
+    const validate = sarifValidator();
     expect(validate(log), JSON.stringify(validate.errors)).toBe(true);
     const results = log.runs[0].results as {
       partialFingerprints: Record<string, string>;
