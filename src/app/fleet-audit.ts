@@ -53,30 +53,29 @@ function outcomeLine(o: ClusterOutcome): string {
 }
 
 /** An error's message with its remediation, as the single-cluster commands print it. */
-function reasonOf(err: unknown): string {
+export function reasonOf(err: unknown): string {
   if (err instanceof FerryError) return err.remediation ? `${err.message} (${err.remediation})` : err.message;
   return err instanceof Error ? err.message : String(err);
 }
 
-async function auditOne(cluster: FleetCluster, opts: FleetAuditOptions): Promise<ClusterOutcome> {
-  const dir = join(opts.outDir, 'clusters', cluster.name);
-  // Relative to where the operator stands, unless that climbs out of it.
-  const shown = (p: string) => {
-    const rel = relative(opts.cwd, p);
-    return rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? p : rel;
-  };
-  let snapshot: Snapshot;
-  let snapshotDir: string | undefined;
+/** The snapshot of one cluster: loaded, or collected live (and kept under `dir`); what went wrong, otherwise. */
+export async function readCluster(
+  cluster: FleetCluster,
+  dir: string,
+  progress: (line: string) => void,
+): Promise<
+  | { kind: 'read'; snapshot: Snapshot; snapshotDir?: string }
+  | { kind: 'unreachable' | 'unreadable'; reason: string }
+> {
   const src = cluster.source;
   switch (src.kind) {
     case 'snapshot':
       try {
         const { loadSnapshot } = await import('../snapshot/load.js');
-        snapshot = await loadSnapshot(src.dir, { strictPki: false });
+        return { kind: 'read', snapshot: await loadSnapshot(src.dir, { strictPki: false }) };
       } catch (err) {
         return { kind: 'unreadable', reason: reasonOf(err) };
       }
-      break;
     case 'kubeconfig':
       try {
         const [{ createKubeReader }, { collectSnapshot }, { saveSnapshot }] = await Promise.all([
@@ -88,19 +87,32 @@ async function auditOne(cluster: FleetCluster, opts: FleetAuditOptions): Promise
           kubeconfig: src.path,
           ...(src.context !== undefined && { context: src.context }),
         });
-        snapshot = await collectSnapshot({
+        const snapshot = await collectSnapshot({
           kube,
           progress: (e) => {
-            if (e.kind === 'step') opts.progress(`${cluster.name}: ${e.text}`);
+            if (e.kind === 'step') progress(`${cluster.name}: ${e.text}`);
           },
         });
-        snapshotDir = join(dir, 'snapshot');
+        const snapshotDir = join(dir, 'snapshot');
         await saveSnapshot(snapshot, snapshotDir, { force: true });
+        return { kind: 'read', snapshot, snapshotDir };
       } catch (err) {
         return { kind: 'unreachable', reason: reasonOf(err) };
       }
-      break;
   }
+}
+
+/** Relative to where the operator stands, unless that climbs out of it. */
+export function shownPath(cwd: string, p: string): string {
+  const rel = relative(cwd, p);
+  return rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? p : rel;
+}
+
+async function auditOne(cluster: FleetCluster, opts: FleetAuditOptions): Promise<ClusterOutcome> {
+  const dir = join(opts.outDir, 'clusters', cluster.name);
+  const read = await readCluster(cluster, dir, opts.progress);
+  if (read.kind !== 'read') return read;
+  const { snapshot, snapshotDir } = read;
   const facts = deriveFacts(snapshot, opts.target);
   const report = runAudit({ snapshot, facts, target: facts.target, rules: ALL_RULES, now: opts.now() });
   const reportFile = join(dir, 'report.json');
@@ -108,7 +120,7 @@ async function auditOne(cluster: FleetCluster, opts: FleetAuditOptions): Promise
   return {
     kind: 'audited',
     report,
-    reportFile: shown(reportFile),
-    ...(snapshotDir !== undefined && { snapshotDir: shown(snapshotDir) }),
+    reportFile: shownPath(opts.cwd, reportFile),
+    ...(snapshotDir !== undefined && { snapshotDir: shownPath(opts.cwd, snapshotDir) }),
   };
 }

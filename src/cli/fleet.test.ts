@@ -106,6 +106,40 @@ describe('ferry fleet audit', () => {
     expect(log.runs[3].invocations[0].executionSuccessful).toBe(false);
   });
 
+  it('fleet plan: refuses what ferry plan refuses, and plans the rest in waves with plans ferry run reads', async () => {
+    const refused = await run('plan', 'fleet.yaml', '--out', 'plans-refused', '-o', 'json');
+    expect(refused.code).toBe(1);
+    const r = JSON.parse(refused.out);
+    const lab = r.clusters.find((c: { name: string }) => c.name === 'lab-a');
+    expect(lab.outcome.kind).toBe('refused');
+    expect(lab.outcome.why[0]).toMatch(/unsuppressed blocker\(s\).*--allow-blockers/);
+    expect(r.clusters.find((c: { name: string }) => c.name === 'gone').outcome.kind).toBe('unreachable');
+
+    const ok = await run(
+      'plan',
+      'fleet.yaml',
+      '--out',
+      'plans',
+      '-o',
+      'json',
+      '--allow-blockers',
+      '--surge-replicas',
+      '--max-parallel',
+      '1',
+    );
+    const p = JSON.parse(ok.out);
+    const wave1 = p.waves.find((w: { name: string }) => w.name === '1');
+    // At most one at a time: lab-a and (when its recorded cluster plans) recorded, one round each.
+    expect(wave1.rounds.flat()).toContain('lab-a');
+    for (const round of wave1.rounds) expect(round).toHaveLength(1);
+    expect(p.waves.find((w: { name: string }) => w.name === '2').rounds).toEqual([['lab-b']]);
+    const { parsePlan } = await import('../plan/load.js');
+    const planFile = join(dir, 'plans/clusters/lab-a/plan.json');
+    const plan = parsePlan(await readFile(planFile, 'utf8'), planFile);
+    expect(plan.workerRoll.batches.length).toBeGreaterThan(0);
+    await stat(join(dir, 'plans/fleet-plan.json'));
+  });
+
   it('refuses a bad fleet file before reading any cluster (exit 2, file, line, field)', async () => {
     await writeFile(
       join(dir, 'bad.yaml'),

@@ -121,15 +121,91 @@ async function audit(argv: string[], io: Io): Promise<0 | 1 | 2 | 4> {
   return fleetExitCode(report);
 }
 
+const planUsage = `usage: ferry fleet plan FLEET [flags]
+
+Plans every cluster of FLEET as \`ferry plan\` does (the same refusals) and puts them in waves:
+canary clusters first (label canary: "true"), then each value of the wave label in order
+(unlabelled last), at most --max-parallel clusters migrating at once; a wave's estimate is the sum
+over its rounds of the longest cluster of each. Each cluster's plan is written as
+OUT/clusters/NAME/plan.json (for \`ferry run\`), the fleet plan as OUT/fleet-plan.json. Clusters that
+cannot be planned are listed with why and are in no wave.
+
+flags:
+  -o, --output FORMAT   table (default) | md | json
+  --out DIR             where the plans go (default fleet-plan)
+  --concurrency N       clusters read and planned at once (default 4)
+  --max-parallel K      clusters migrating at once within a wave (default 3)
+  --wave-label LABEL    the label that orders the waves (default wave)
+  --allow-blockers      plan clusters with unsuppressed blockers anyway (as ferry plan)
+  --surge-replicas      scale a workload a budget holds at 0 up by one around its drains
+${TARGET_FLAGS_USAGE}
+
+Exit codes: 0 every cluster planned; 1 a cluster cannot be planned; 2 bad usage or a bad fleet file.
+`;
+
+const planOptions = {
+  output: { type: 'string', short: 'o' },
+  out: { type: 'string' },
+  concurrency: { type: 'string' },
+  'max-parallel': { type: 'string' },
+  'wave-label': { type: 'string' },
+  'allow-blockers': { type: 'boolean' },
+  'surge-replicas': { type: 'boolean' },
+  ...TARGET_FLAG_OPTIONS,
+} as const;
+
+async function plan(argv: string[], io: Io): Promise<0 | 1> {
+  const { values, positionals } = parseFlags(argv, planOptions, planUsage);
+  const file = requirePositional(positionals, 'FLEET', planUsage);
+  if (positionals.length > 1)
+    throw usageError(`unexpected argument "${positionals[1]}"`, `see usage:\n${planUsage.trim()}`);
+  const format = oneOf('output', values.output, ['table', 'md', 'json'] as const, 'table');
+  const concurrency = wholeNumber('concurrency', values.concurrency, { min: 1, max: 64 }) ?? 4;
+  const maxParallel = wholeNumber('max-parallel', values['max-parallel'], { min: 1, max: 1000 }) ?? 3;
+  const target = targetInputFromFlags(values);
+  const outDir = resolve(io.cwd, values.out ?? 'fleet-plan');
+  const { loadFleet } = await import('../fleet/config.js');
+  const fleet = await loadFleet(resolve(io.cwd, file), file);
+  const [{ planFleet }, { assembleFleetPlan, renderFleetPlan }, { writeFileAtomic }] = await Promise.all([
+    import('../app/fleet-plan.js'),
+    import('../fleet/waves.js'),
+    import('../util/atomic-write.js'),
+  ]);
+  io.stderr(`planning ${fleet.clusters.length} cluster(s) of ${file}, ${concurrency} at a time\n`);
+  const entries = await planFleet({
+    clusters: fleet.clusters,
+    outDir,
+    cwd: io.cwd,
+    concurrency,
+    target,
+    allowBlockers: values['allow-blockers'] === true,
+    surgeReplicas: values['surge-replicas'] === true,
+    now: () => new Date(),
+    progress: (line) => io.stderr(`  ${line}\n`),
+  });
+  const fleetPlan = assembleFleetPlan({
+    fleet: file,
+    entries,
+    maxParallel,
+    waveLabel: values['wave-label'] ?? 'wave',
+    now: new Date(),
+  });
+  await writeFileAtomic(resolve(outDir, 'fleet-plan.json'), renderFleetPlan(fleetPlan, 'json'));
+  io.stdout(renderFleetPlan(fleetPlan, format));
+  return fleetPlan.notPlanned > 0 ? 1 : 0;
+}
+
 export const command: Command = {
   name: 'fleet',
-  summary: 'many clusters as one: audit a fleet side by side (fleet audit)',
-  usage,
+  summary: 'many clusters as one: audit a fleet side by side (fleet audit), plan it in waves (fleet plan)',
+  usage: `${usage}\n${planUsage}`,
   async run(argv, io) {
     const [sub, ...rest] = argv;
     switch (sub) {
       case 'audit':
         return audit(rest, io);
+      case 'plan':
+        return plan(rest, io);
       default:
         throw usageError(
           sub === undefined ? 'missing subcommand' : `unknown subcommand "${sub}"`,
