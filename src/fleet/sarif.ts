@@ -14,26 +14,22 @@ export function fleetSarifLog(results: readonly ClusterResult[]): Log {
     const id = { id: `ferry-fleet/${r.cluster.name}` };
     const properties = { cluster: r.cluster.name, labels: r.cluster.labels };
     const o = r.outcome;
-    switch (o.kind) {
-      case 'audited': {
-        const run = sarifLog(o.report).runs[0]!;
-        return { ...run, automationDetails: id, properties: { ...run.properties, ...properties } };
-      }
-      case 'unreachable':
-      case 'unreadable':
-        return {
-          tool: { driver: { name: 'ferry', version: VERSION, semanticVersion: VERSION, rules: [] } },
-          automationDetails: id,
-          invocations: [
-            {
-              executionSuccessful: false,
-              toolExecutionNotifications: [{ level: 'error', message: { text: `${o.kind}: ${o.reason}` } }],
-            },
-          ],
-          results: [],
-          properties,
-        };
+    if (o.kind === 'audited') {
+      const run = sarifLog(o.report).runs[0]!;
+      return { ...run, automationDetails: id, properties: { ...run.properties, ...properties } };
     }
+    return {
+      tool: { driver: { name: 'ferry', version: VERSION, semanticVersion: VERSION, rules: [] } },
+      automationDetails: id,
+      invocations: [
+        {
+          executionSuccessful: false,
+          toolExecutionNotifications: [{ level: 'error', message: { text: `${o.kind}: ${o.reason}` } }],
+        },
+      ],
+      results: [],
+      properties,
+    };
   });
   return { $schema: 'https://json.schemastore.org/sarif-2.1.0.json', version: '2.1.0', runs };
 }
