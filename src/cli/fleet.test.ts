@@ -138,6 +138,35 @@ describe('ferry fleet audit', () => {
     const plan = parsePlan(await readFile(planFile, 'utf8'), planFile);
     expect(plan.workerRoll.batches.length).toBeGreaterThan(0);
     await stat(join(dir, 'plans/fleet-plan.json'));
+
+    // A run of lab-a that stopped at a gate, journaled as ferry run journals it; lab-b never ran.
+    const { Journal, journalPathFor } = await import('../run/journal.js');
+    const j = Journal.open(journalPathFor(planFile));
+    const steps = plan.phases.flatMap((ph) => ph.steps);
+    j.beginRun({
+      planFile,
+      planDigest: 'd',
+      steps: steps.map((st, i) => ({
+        id: st.id,
+        position: i,
+        kind: st.kind,
+        subject: String(st.subject),
+        destructive: st.destructive,
+        title: st.title,
+      })),
+    });
+    j.transition(steps[0]!.id, 1, 'done');
+    j.endRun('stopped', { message: 'gate: etcd has 2 voters, expected 3', remediation: 'look at etcd' });
+    j.close();
+    const st = await run('status', 'fleet.yaml', '--plans', 'plans');
+    expect(st.code).toBe(1);
+    const line = (name: string) => st.out.split('\n').find((l) => l.startsWith(`${name} `)) ?? '';
+    expect(line('lab-a')).toContain(`stopped `);
+    expect(line('lab-a')).toContain(
+      `at ${steps[1]!.id} ${steps[1]!.title} (1/${steps.length} steps): gate: etcd has 2 voters, expected 3; look at etcd`,
+    );
+    expect(line('lab-b')).toContain(`planned, not started (`);
+    expect(line('gone')).toContain('no plan at plans/clusters/gone/plan.json');
   });
 
   it('refuses a bad fleet file before reading any cluster (exit 2, file, line, field)', async () => {

@@ -195,10 +195,51 @@ async function plan(argv: string[], io: Io): Promise<0 | 1> {
   return fleetPlan.notPlanned > 0 ? 1 : 0;
 }
 
+const statusUsage = `usage: ferry fleet status FLEET [--plans DIR] [-o table|json]
+
+Where each cluster's migration stands, from the journal \`ferry run\` keeps beside the plan
+\`ferry fleet plan\` wrote (DIR/clusters/NAME/plan.json; DIR defaults to fleet-plan): not planned,
+not started, in progress (no end recorded: running, or killed, which --resume continues), stopped
+at a gate or failed (the step and what the run said), completed. Journals are read without taking
+their lock.
+
+Exit codes: 0 nothing needs attention; 1 a run stopped or failed, or a journal could not be read;
+2 bad usage or a bad fleet file.
+`;
+
+const statusOptions = {
+  output: { type: 'string', short: 'o' },
+  plans: { type: 'string' },
+} as const;
+
+async function status(argv: string[], io: Io): Promise<0 | 1> {
+  const { values, positionals } = parseFlags(argv, statusOptions, statusUsage);
+  const file = requirePositional(positionals, 'FLEET', statusUsage);
+  if (positionals.length > 1)
+    throw usageError(`unexpected argument "${positionals[1]}"`, `see usage:\n${statusUsage.trim()}`);
+  const format = oneOf('output', values.output, ['table', 'json'] as const, 'table');
+  const { loadFleet } = await import('../fleet/config.js');
+  const fleet = await loadFleet(resolve(io.cwd, file), file);
+  const [{ fleetStatus }, { describeRunState, needsAttention }] = await Promise.all([
+    import('../app/fleet-status.js'),
+    import('../fleet/status.js'),
+  ]);
+  const rows = await fleetStatus(fleet.clusters, resolve(io.cwd, values.plans ?? 'fleet-plan'), io.cwd);
+  if (format === 'json')
+    io.stdout(`${JSON.stringify({ kind: 'FerryFleetStatus', fleet: file, clusters: rows }, null, 2)}\n`);
+  else {
+    const width = Math.max(7, ...rows.map((r) => r.name.length));
+    io.stdout(`${'CLUSTER'.padEnd(width)}  STATE\n`);
+    for (const r of rows) io.stdout(`${r.name.padEnd(width)}  ${describeRunState(r.state)}\n`);
+  }
+  return rows.some((r) => needsAttention(r.state)) ? 1 : 0;
+}
+
 export const command: Command = {
   name: 'fleet',
-  summary: 'many clusters as one: audit a fleet side by side (fleet audit), plan it in waves (fleet plan)',
-  usage: `${usage}\n${planUsage}`,
+  summary:
+    'many clusters as one: audit side by side (fleet audit), plan in waves (fleet plan), follow the runs (fleet status)',
+  usage: `${usage}\n${planUsage}\n${statusUsage}`,
   async run(argv, io) {
     const [sub, ...rest] = argv;
     switch (sub) {
@@ -206,6 +247,8 @@ export const command: Command = {
         return audit(rest, io);
       case 'plan':
         return plan(rest, io);
+      case 'status':
+        return status(rest, io);
       default:
         throw usageError(
           sub === undefined ? 'missing subcommand' : `unknown subcommand "${sub}"`,

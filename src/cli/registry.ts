@@ -45,7 +45,8 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     load: async () => (await import('./capi.js')).command,
   },
   fleet: {
-    summary: 'many clusters as one: audit a fleet side by side (fleet audit), plan it in waves (fleet plan)',
+    summary:
+      'many clusters as one: audit side by side (fleet audit), plan in waves (fleet plan), follow the runs (fleet status)',
     load: async () => (await import('./fleet.js')).command,
   },
   upgrade: {
