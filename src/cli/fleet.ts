@@ -235,11 +235,88 @@ async function status(argv: string[], io: Io): Promise<0 | 1> {
   return rows.some((r) => needsAttention(r.state)) ? 1 : 0;
 }
 
+const scheduleUsage = `usage: ferry fleet schedule FLEET -o DIR [--namespace NS] [--image IMAGE] [--schedule CRON] [--time-zone TZ] [--force]
+
+Writes the nightly fleet audit for a management cluster: DIR/manifests.yaml (a namespace, a
+ServiceAccount without an API token, a volume for the reports, a CronJob running ferry fleet audit
+one at a time, unprivileged, with a read-only root) and DIR/fleet-secret/fleet.yaml (the fleet
+with each kubeconfig as a key of the Secret ferry-fleet). Prints the two commands that install it:
+kubectl apply of the manifests, and kubectl create secret from this machine's kubeconfigs (no
+credential is ever in the manifests). Live clusters only: a snapshot entry is refused.
+
+flags:
+  -o, --output DIR      where to write (refused if it exists, unless --force)
+  --namespace NS        default ferry
+  --image IMAGE         default ferry:VERSION (Containerfile builds it)
+  --schedule CRON       default "0 2 * * *"
+  --time-zone TZ        e.g. Europe/Berlin (default: the controller's)
+`;
+
+const scheduleOptions = {
+  output: { type: 'string', short: 'o' },
+  namespace: { type: 'string' },
+  image: { type: 'string' },
+  schedule: { type: 'string' },
+  'time-zone': { type: 'string' },
+  force: { type: 'boolean' },
+} as const;
+
+async function schedule(argv: string[], io: Io): Promise<0> {
+  const { values, positionals } = parseFlags(argv, scheduleOptions, scheduleUsage);
+  const file = requirePositional(positionals, 'FLEET', scheduleUsage);
+  const out = values.output;
+  if (out === undefined) throw usageError('missing -o DIR', 'say where the manifests go: -o DIR');
+  const cron = values.schedule ?? '0 2 * * *';
+  if (cron.trim().split(/\s+/).length !== 5)
+    throw usageError(
+      `--schedule "${cron}" is not a cron schedule`,
+      'give five fields, e.g. --schedule "0 2 * * *"',
+    );
+  const namespace = values.namespace ?? 'ferry';
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace))
+    throw usageError(`--namespace "${namespace}" is not a namespace name`, 'give a lowercase DNS label');
+  const [{ loadFleet }, { fleetSchedule }, { writeDirAtomic }, { VERSION }, fs] = await Promise.all([
+    import('../fleet/config.js'),
+    import('../fleet/schedule.js'),
+    import('../util/atomic-write.js'),
+    import('../version.js'),
+    import('node:fs/promises'),
+  ]);
+  const fleet = await loadFleet(resolve(io.cwd, file), file);
+  const dir = resolve(io.cwd, out);
+  const s = fleetSchedule(fleet, {
+    namespace,
+    image: values.image ?? `ferry:${VERSION}`,
+    schedule: cron,
+    ...(values['time-zone'] !== undefined && { timeZone: values['time-zone'] }),
+    fleetFile: file,
+    secretFleetFile: resolve(dir, 'fleet-secret/fleet.yaml'),
+  });
+  await writeDirAtomic(
+    dir,
+    async (tmp) => {
+      await fs.writeFile(resolve(tmp, 'manifests.yaml'), s.manifests);
+      await fs.mkdir(resolve(tmp, 'fleet-secret'));
+      await fs.writeFile(resolve(tmp, 'fleet-secret/fleet.yaml'), s.fleetYaml, { mode: 0o600 });
+    },
+    { force: values.force === true, origin: { flag: '--output' } },
+  );
+  io.stdout(
+    [
+      `wrote ${out}/manifests.yaml and ${out}/fleet-secret/fleet.yaml; install with:`,
+      `  kubectl apply -f ${resolve(dir, 'manifests.yaml')}`,
+      `  ${s.createSecret}`,
+      '',
+    ].join('\n'),
+  );
+  return 0;
+}
+
 export const command: Command = {
   name: 'fleet',
   summary:
     'many clusters as one: audit side by side (fleet audit), plan in waves (fleet plan), follow the runs (fleet status)',
-  usage: `${usage}\n${planUsage}\n${statusUsage}`,
+  usage: `${usage}\n${planUsage}\n${statusUsage}\n${scheduleUsage}`,
   async run(argv, io) {
     const [sub, ...rest] = argv;
     switch (sub) {
@@ -249,6 +326,8 @@ export const command: Command = {
         return plan(rest, io);
       case 'status':
         return status(rest, io);
+      case 'schedule':
+        return schedule(rest, io);
       default:
         throw usageError(
           sub === undefined ? 'missing subcommand' : `unknown subcommand "${sub}"`,
