@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FleetCluster } from '../fleet/config.js';
-import { type RunState, runState } from '../fleet/status.js';
+import { type RunEnd, type RunState, runState } from '../fleet/status.js';
 import { readPlan } from '../plan/load.js';
 import { FINISHED, Journal, journalPathFor } from '../run/journal.js';
 import { reasonOf, shownPath } from './fleet-audit.js';
@@ -44,7 +44,7 @@ async function stateOf(planPath: string, planFile: string): Promise<RunState> {
         ...(latest && { latestRun: { runId: latest.runId, startedAt: latest.startedAt } }),
         ...(end && {
           lastEnd: {
-            state: end.state as 'completed' | 'stopped' | 'failed',
+            state: end.state as RunEnd,
             at: end.at,
             detail: end.detail,
             runId: end.runId,

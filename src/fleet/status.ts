@@ -4,7 +4,8 @@
  * running now, or killed, which `--resume` continues), stopped at a gate or failed (with the
  * step and what the run said), or completed. Pure: built from the journal's rows.
  */
-import type { RunEnd } from '../run/journal.js';
+/** How a run ended, as the run journal records it (the reader in src/app maps its rows to this). */
+export type RunEnd = 'completed' | 'stopped' | 'failed';
 
 export type RunState =
   | { kind: 'no-plan'; planFile: string }
