@@ -4,9 +4,7 @@
  * owner). Every field is checked here, once; a bad entry names the file, the line and the field.
  */
 import { dirname, resolve } from 'node:path';
-import { inputError } from '../errors.js';
-import { parseYamlDocuments } from '../snapshot/yaml.js';
-import { walkYamlDoc } from '../snapshot/yaml-walk.js';
+import { walkConfigDocument } from '../snapshot/yaml-walk.js';
 import { readTextFile } from '../util/input-file.js';
 
 export const FLEET_API_VERSION = 'ferry.dev/v1alpha1';
@@ -46,23 +44,12 @@ export async function loadFleet(path: string, shown: string): Promise<Fleet> {
 
 /** Paths in the file are relative to the file's own directory, so a fleet can move with its snapshots. */
 export function parseFleet(text: string, file: string, baseDir: string): Fleet {
-  const docs = parseYamlDocuments(text, { file });
-  const doc = docs[0];
-  if (docs.length !== 1 || !doc)
-    throw inputError(
-      `${file} must hold exactly one YAML document; it holds ${docs.length}`,
-      { file },
-      `write one ${FLEET_KIND} document (see examples/fleet/fleet.yaml)`,
-    );
-  const w = walkYamlDoc(doc, file);
-  w.object({ allowed: ['apiVersion', 'kind', 'clusters'] });
-  if (w.at('apiVersion').value !== FLEET_API_VERSION)
-    w.at('apiVersion').invalid(
-      `apiVersion must be ${FLEET_API_VERSION}`,
-      `write apiVersion: ${FLEET_API_VERSION}`,
-    );
-  if (w.at('kind').value !== FLEET_KIND)
-    w.at('kind').invalid(`kind must be ${FLEET_KIND}`, `write kind: ${FLEET_KIND}`);
+  const w = walkConfigDocument(text, file, {
+    apiVersion: FLEET_API_VERSION,
+    kind: FLEET_KIND,
+    example: 'examples/fleet/fleet.yaml',
+    allowed: ['clusters'],
+  });
   const items = w.at('clusters').items({
     min: 1,
     hint: 'list the clusters under clusters:, each with a name and a snapshot or a kubeconfig',

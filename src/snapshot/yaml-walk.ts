@@ -1,7 +1,7 @@
 /** Checking a hand-written YAML document field by field, each problem an input error at its line. */
 import { inputError } from '../errors.js';
 import { formatPath, type Problem, Walk } from '../util/walk.js';
-import type { ParsedDoc } from './yaml.js';
+import { type ParsedDoc, parseYamlDocuments } from './yaml.js';
 
 /**
  * The walk of a configuration document (mgmt.yaml, fleet.yaml): the first problem throws the input error naming the file, the line of the
@@ -71,4 +71,33 @@ function worded(p: Problem): { message: string; fix: string } {
     case 'invalid':
       return { message: p.message, fix: p.fix ?? `correct ${field}` };
   }
+}
+
+/**
+ * A ferry configuration file (mgmt.yaml, fleet.yaml): exactly one document of this apiVersion and
+ * kind whose top-level keys are `allowed`; its walk, for the fields after those.
+ */
+export function walkConfigDocument(
+  text: string,
+  file: string,
+  want: { apiVersion: string; kind: string; example: string; allowed: readonly string[] },
+): Walk {
+  const docs = parseYamlDocuments(text, { file });
+  const doc = docs[0];
+  if (docs.length !== 1 || !doc)
+    throw inputError(
+      `${file} must hold exactly one YAML document; it holds ${docs.length}`,
+      { file },
+      `write one ${want.kind} document (see ${want.example})`,
+    );
+  const w = walkYamlDoc(doc, file);
+  w.object({ allowed: ['apiVersion', 'kind', ...want.allowed] });
+  if (w.at('apiVersion').value !== want.apiVersion)
+    w.at('apiVersion').invalid(
+      `apiVersion must be ${want.apiVersion}`,
+      `write apiVersion: ${want.apiVersion}`,
+    );
+  if (w.at('kind').value !== want.kind)
+    w.at('kind').invalid(`kind must be ${want.kind}`, `write kind: ${want.kind}`);
+  return w;
 }

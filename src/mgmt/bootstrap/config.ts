@@ -4,9 +4,7 @@
  * password) come from a file or an environment variable, read only when a stage needs them.
  */
 import { dirname, resolve } from 'node:path';
-import { inputError } from '../../errors.js';
-import { parseYamlDocuments } from '../../snapshot/yaml.js';
-import { walkYamlDoc } from '../../snapshot/yaml-walk.js';
+import { walkConfigDocument } from '../../snapshot/yaml-walk.js';
 import { readTextFile } from '../../util/input-file.js';
 import type { Walk } from '../../util/walk.js';
 
@@ -152,19 +150,11 @@ export async function loadMgmtConfig(path: string, shown: string): Promise<MgmtC
 }
 
 export function parseMgmtConfig(text: string, file: string, baseDir: string): MgmtConfig {
-  const docs = parseYamlDocuments(text, { file });
-  const doc = docs[0];
-  if (docs.length !== 1 || !doc)
-    throw inputError(
-      `${file} must hold exactly one YAML document; it holds ${docs.length}`,
-      { file },
-      `write one ${MGMT_KIND} document (see examples/mgmt/mgmt.yaml)`,
-    );
-  const w = walkYamlDoc(doc, file);
-  w.object({
+  const w = walkConfigDocument(text, file, {
+    apiVersion: MGMT_API_VERSION,
+    kind: MGMT_KIND,
+    example: 'examples/mgmt/mgmt.yaml',
     allowed: [
-      'apiVersion',
-      'kind',
       'kindCluster',
       'infrastructure',
       'providers',
@@ -176,13 +166,6 @@ export function parseMgmtConfig(text: string, file: string, baseDir: string): Mg
       'images',
     ],
   });
-  if (w.at('apiVersion').value !== MGMT_API_VERSION)
-    w.at('apiVersion').invalid(
-      `apiVersion must be ${MGMT_API_VERSION}`,
-      `write apiVersion: ${MGMT_API_VERSION}`,
-    );
-  if (w.at('kind').value !== MGMT_KIND)
-    w.at('kind').invalid(`kind must be ${MGMT_KIND}`, `write kind: ${MGMT_KIND}`);
 
   w.at('kindCluster')
     .given()
