@@ -38,7 +38,9 @@ export default {
   // The first run (coverage per test over every test file above) takes minutes on two shared cores.
   dryRunTimeoutMinutes: 30,
   reporters: ['clear-text', 'progress', 'json'],
-  jsonReporter: { fileName: '.ferry-cache/mutation/mutation.json' },
+  // A run over part of the scope (npx stryker run --mutate FILES) names its own report with
+  // MUTATION_REPORT=…; scripts/mutation-report.ts merges the parts.
+  jsonReporter: { fileName: process.env.MUTATION_REPORT ?? '.ferry-cache/mutation/mutation.json' },
   tempDirName: '.ferry-cache/stryker-tmp',
   incremental: true,
   incrementalFile: '.ferry-cache/mutation/stryker-incremental.json',

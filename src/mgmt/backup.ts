@@ -73,7 +73,6 @@ interface Observed {
   /** Every Cluster API object listed (the inventory excluded), carried or not. */
   custom: KubeObject[];
   selection: Selection;
-  clusters: KubeObject[];
   providers: ProviderEntry[];
 }
 
@@ -108,8 +107,7 @@ async function observe(kube: MgmtKube, kinds: KindInfo[]): Promise<Observed> {
   const secrets = lists[kinds.length]!;
   const configMaps = lists[kinds.length + 1]!;
   const selection = selectGraph({ custom, secrets, configMaps });
-  const clusters = selection.selected.map((s) => s.object).filter((o) => o.kind === 'Cluster');
-  return { kinds, custom, selection, clusters, providers };
+  return { kinds, custom, selection, providers };
 }
 
 export function requireClusterApi(kinds: KindInfo[], server: string): void {

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { selectGraph } from './graph.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { isClusterApiGroup, type Selection, selectGraph } from './graph.js';
 import type { KubeObject } from './model.js';
 
 let n = 0;
@@ -43,17 +43,22 @@ describe('selectGraph', () => {
     secret('c1-creds', own(labelled)),
     { ...secret('c1-etcd'), metadata: { ...secret('c1-etcd').metadata, namespace: 'elsewhere' } },
   ];
-  const r = selectGraph({
-    custom: [cluster, md, ms, m, unowned, orphan, cls, topo, other, labelled],
-    secrets,
-    configMaps: [],
+  // Selected inside each test, not at collection: what runs outside a test escapes the mutation run.
+  let r: Selection;
+  let reasons: Record<string, string>;
+  beforeEach(() => {
+    r = selectGraph({
+      custom: [cluster, md, ms, m, unowned, orphan, cls, topo, other, labelled],
+      secrets,
+      configMaps: [],
+    });
+    reasons = Object.fromEntries(
+      r.selected.map((s) => [
+        `${s.object.kind} ${s.object.metadata.namespace}/${s.object.metadata.name}`,
+        s.reason,
+      ]),
+    );
   });
-  const reasons = Object.fromEntries(
-    r.selected.map((s) => [
-      `${s.object.kind} ${s.object.metadata.namespace}/${s.object.metadata.name}`,
-      s.reason,
-    ]),
-  );
 
   it('follows ownerRef chains from each Cluster to any depth', () => {
     expect(reasons['Machine ns/c1-m']).toBe('owner-chain');
@@ -139,12 +144,16 @@ describe('selectGraph without owner references', () => {
     obj('ProxmoxMachineTemplate', 'lab-cp', { namespace: 'other' }, infra),
     obj('ProxmoxCluster', 'lab-worker', {}, infra),
   ];
-  const r = selectGraph({
-    custom: [cluster, tcp, pc, pmtCp, pmtW, tct, md, ...lookalikes],
-    secrets: [creds],
-    configMaps: [],
+  let r: Selection;
+  let reasons: Map<KubeObject, string>;
+  beforeEach(() => {
+    r = selectGraph({
+      custom: [cluster, tcp, pc, pmtCp, pmtW, tct, md, ...lookalikes],
+      secrets: [creds],
+      configMaps: [],
+    });
+    reasons = new Map(r.selected.map((s) => [s.object, s.reason]));
   });
-  const reasons = new Map(r.selected.map((s) => [s.object, s.reason]));
 
   it("follows the Cluster's controlPlaneRef and infrastructureRef and the TalosControlPlane's template", () => {
     expect(reasons.get(tcp)).toBe('reference');
@@ -195,5 +204,120 @@ describe('selectGraph without owner references', () => {
         [w, 'reference'],
       ]),
     );
+  });
+});
+
+describe('selectGraph, edges', () => {
+  const names = (g: Selection) =>
+    Object.fromEntries(g.selected.map((s) => [s.object.metadata.name, s.reason]));
+
+  it('only Cluster API groups make roots: a database operator’s Cluster carries neither itself nor its Secrets', () => {
+    expect(isClusterApiGroup('cluster.x-k8s.io/v1beta2')).toBe(true);
+    expect(isClusterApiGroup('infrastructure.cluster.x-k8s.io/v1alpha2')).toBe(true);
+    expect(isClusterApiGroup('postgresql.cnpg.io/v1')).toBe(false);
+    expect(isClusterApiGroup('xcluster.x-k8s.io/v1')).toBe(false);
+    expect(isClusterApiGroup('cluster.x-k8s.io.example.com/v1')).toBe(false);
+    expect(isClusterApiGroup('v1')).toBe(false);
+    const pg = obj('Cluster', 'pg', {}, 'postgresql.cnpg.io/v1');
+    const g = selectGraph({
+      custom: [pg],
+      secrets: [secret('pg-kubeconfig'), secret('pg-talos')],
+      configMaps: [],
+    });
+    expect(g.selected).toEqual([]);
+    expect(g.leftBehind).toEqual(['Cluster ns/pg']);
+  });
+
+  it('the first rule that reaches an object names why it is carried', () => {
+    const c = obj('Cluster', 'c', { labels: { 'clusterctl.cluster.x-k8s.io/move': '' } });
+    const s = secret('c-kubeconfig', { labels: { 'clusterctl.cluster.x-k8s.io/move': '' } });
+    expect(names(selectGraph({ custom: [c], secrets: [s], configMaps: [] }))).toEqual({
+      c: 'root',
+      'c-kubeconfig': 'move-label',
+    });
+  });
+
+  it('a Secret is soft-owned only under its Cluster’s name prefix', () => {
+    const c = obj('Cluster', 'c1');
+    // 'zz-ca' has the prefix's length and a soft-owned suffix after it, but not the prefix.
+    const g = selectGraph({ custom: [c], secrets: [secret('zz-ca'), secret('c1-ca')], configMaps: [] });
+    expect(names(g)).toEqual({ c1: 'root', 'c1-ca': 'soft-owned-secret' });
+  });
+
+  it('an object without a uid is never carried (nothing could own or restore it), and says so', () => {
+    const c = obj('Cluster', 'c1');
+    const bare: KubeObject = {
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'Machine',
+      metadata: { name: 'bare', namespace: 'ns', labels: { 'cluster.x-k8s.io/cluster-name': 'c1' } },
+    };
+    const g = selectGraph({ custom: [c, bare], secrets: [], configMaps: [] });
+    expect(names(g)).toEqual({ c1: 'root' });
+    expect(g.leftBehind).toEqual([
+      'Machine ns/bare (labelled for cluster c1, which namespace ns does not hold, and no owner or reference leads to it)',
+    ]);
+  });
+
+  it('follows chains listed children first, as many passes as they need', () => {
+    const c = obj('Cluster', 'deep');
+    const md = obj('MachineDeployment', 'md', own(c));
+    const ms = obj('MachineSet', 'ms', own(md));
+    const m = obj('Machine', 'm', own(ms));
+    const g = selectGraph({ custom: [m, ms, md, c], secrets: [], configMaps: [] });
+    expect(names(g)).toEqual({ deep: 'root', md: 'owner-chain', ms: 'owner-chain', m: 'owner-chain' });
+    expect(g.leftBehind).toEqual([]);
+  });
+
+  it('references are followed from carried objects only, through a chain of them, a ClusterClass named for what it is', () => {
+    const infra = 'infrastructure.cluster.x-k8s.io/v1alpha2';
+    const tmpl = obj('ProxmoxMachineTemplate', 't', {}, infra);
+    const pc = {
+      ...obj('TalosControlPlane', 'pc', {}, 'controlplane.cluster.x-k8s.io/v1alpha3'),
+      spec: { infrastructureTemplate: { apiVersion: infra, kind: 'ProxmoxMachineTemplate', name: 't' } },
+    };
+    const stray = {
+      ...obj('TalosControlPlane', 'stray', {}, 'controlplane.cluster.x-k8s.io/v1alpha3'),
+      spec: { infrastructureTemplate: { apiVersion: infra, kind: 'ProxmoxMachineTemplate', name: 'other' } },
+    };
+    const other = obj('ProxmoxMachineTemplate', 'other', {}, infra);
+    const cls = obj('ClusterClass', 'gold', { labels: {} });
+    const c = {
+      ...obj('Cluster', 'c'),
+      spec: {
+        controlPlaneRef: { apiGroup: 'controlplane.cluster.x-k8s.io', kind: 'TalosControlPlane', name: 'pc' },
+      },
+    };
+    // Listed so that one pass of the reference step reaches pc but not yet t.
+    const g = selectGraph({ custom: [tmpl, pc, stray, other, c], secrets: [], configMaps: [] });
+    expect(names(g)).toEqual({ c: 'root', pc: 'reference', t: 'reference' });
+    expect(g.leftBehind).toEqual(['TalosControlPlane ns/stray', 'ProxmoxMachineTemplate ns/other']);
+    const topo = { ...obj('Cluster', 'topo'), spec: { topology: { classRef: { name: 'gold' } } } };
+    const clsOnly = selectGraph({
+      custom: [{ ...cls, kind: 'ClusterClassLike' }, topo],
+      secrets: [],
+      configMaps: [],
+    });
+    expect(names(clsOnly)).toEqual({ topo: 'root' });
+  });
+
+  it('the cluster-name label carries through chains too, and only for a Cluster of that namespace', () => {
+    const c = obj('Cluster', 'c');
+    const labelled = obj('MachineDeployment', 'md', { labels: { 'cluster.x-k8s.io/cluster-name': 'c' } });
+    const owned = obj('MachineSet', 'ms', own(labelled));
+    const other = obj('MachineDeployment', 'md2', {
+      namespace: 'elsewhere',
+      labels: { 'cluster.x-k8s.io/cluster-name': 'c' },
+    });
+    const g = selectGraph({ custom: [owned, labelled, other, c], secrets: [], configMaps: [] });
+    expect(names(g)).toEqual({ c: 'root', md: 'cluster-label', ms: 'owner-chain' });
+  });
+
+  it('what an object with the move label owns comes along; Secrets and ConfigMaps are never reported left behind', () => {
+    const cm = obj('ConfigMap', 'cm', { labels: { 'clusterctl.cluster.x-k8s.io/move-hierarchy': '' } }, 'v1');
+    const child = obj('ConfigMap', 'child', own(cm), 'v1');
+    const lone = obj('ConfigMap', 'lone', {}, 'v1');
+    const g = selectGraph({ custom: [], secrets: [secret('s')], configMaps: [child, cm, lone] });
+    expect(names(g)).toEqual({ cm: 'move-label', child: 'owner-chain' });
+    expect(g.leftBehind).toEqual([]);
   });
 });

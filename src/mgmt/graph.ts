@@ -47,8 +47,6 @@ export function selectGraph(input: {
 }): Selection {
   const all = [...input.custom, ...input.secrets, ...input.configMaps];
   const reason = new Map<string, Reason>();
-  const byUid = new Map<string, KubeObject>();
-  for (const o of all) if (o.metadata.uid) byUid.set(o.metadata.uid, o);
   const mark = (o: KubeObject, r: Reason) => {
     const uid = o.metadata.uid;
     if (uid && !reason.has(uid)) reason.set(uid, r);
