@@ -237,6 +237,25 @@ describe('selectGraph, edges', () => {
     });
   });
 
+  it('only a Cluster owns <name>-<purpose> Secrets and names a cluster-name label: another Cluster API kind of that name does not', () => {
+    // A MachineDeployment "web" beside Secrets and objects that would belong to a Cluster "web".
+    const web = obj('MachineDeployment', 'web');
+    const labelled = obj('MachineSet', 'web-ms', { labels: { 'cluster.x-k8s.io/cluster-name': 'web' } });
+    const g = selectGraph({
+      custom: [web, labelled],
+      secrets: [secret('web-kubeconfig'), secret('web-talos')],
+      configMaps: [],
+    });
+    expect(g.selected).toEqual([]);
+  });
+
+  it('an object without the cluster-name label is not carried for a Cluster that happens to be named "undefined"', () => {
+    const odd = obj('Cluster', 'undefined');
+    const loose = obj('MachineSet', 'loose');
+    const g = selectGraph({ custom: [odd, loose], secrets: [], configMaps: [] });
+    expect(names(g)).toEqual({ undefined: 'root' });
+  });
+
   it('a Secret is soft-owned only under its Cluster’s name prefix', () => {
     const c = obj('Cluster', 'c1');
     // 'zz-ca' has the prefix's length and a soft-owned suffix after it, but not the prefix.

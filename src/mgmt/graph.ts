@@ -93,7 +93,7 @@ export function selectGraph(input: {
         for (const t of input.custom) {
           const uid = t.metadata.uid;
           if (!uid || reason.has(uid) || !refersTo(r, t)) continue;
-          reason.set(uid, r.kind === 'ClusterClass' ? 'cluster-class' : 'reference');
+          reason.set(uid, 'reference');
           changed = true;
         }
     }

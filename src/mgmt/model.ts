@@ -37,7 +37,6 @@ export type Reason =
   | 'owner-chain'
   | 'soft-owned-secret'
   | 'move-label'
-  | 'cluster-class'
   | 'cluster-label'
   | 'reference'
   | 'talos-secret'

@@ -18,7 +18,7 @@ describe('mergeMoved', () => {
     { object: obj('Secret', 'a-talos'), reason: 'talos-secret' },
     {
       object: obj('ClusterClass', 'cc', { metadata: { name: 'cc', namespace: 'ns', annotations: {} } }),
-      reason: 'cluster-class',
+      reason: 'root',
     },
   ];
 
@@ -35,7 +35,7 @@ describe('mergeMoved', () => {
     expect(out.map((s) => `${s.object.kind}/${s.object.metadata.name}:${s.reason}`)).toEqual([
       'Cluster/a:root',
       'TalosControlPlane/a-cp:owner-chain',
-      'ClusterClass/cc:cluster-class',
+      'ClusterClass/cc:root',
       'ConfigMap/only-move:clusterctl-move',
       'Secret/a-talos:talos-secret',
     ]);
