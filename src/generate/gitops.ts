@@ -26,6 +26,8 @@ export function generateGitops(ctx: GenerateContext): GeneratorResult {
     { snapshot: ctx.snapshot, facts: ctx.facts, target: ctx.target, index: buildIndex(ctx.snapshot) },
     ownerIndex(ctx.snapshot.resources.gitops),
   );
+  // Most clusters have no GitOps or Terraform owner: no files, and no second run of the Cilium generator.
+  if (groups.length === 0) return { kind: 'ok', notes: [], artifacts: [] };
   return {
     kind: 'ok',
     notes: [],
