@@ -425,11 +425,14 @@ function summarizeSnapshot(s: Snapshot): SnapshotSummary {
 export type FailOn = Severity | 'never';
 
 export function failsAt(report: AuditReport, failOn: FailOn): boolean {
+  return findsAt(report, failOn) || unobservedAt(report, failOn).length > 0;
+}
+
+/** Does the report hold a finding at or above `failOn` (what was not observed aside)? */
+export function findsAt(report: AuditReport, failOn: FailOn): boolean {
   if (failOn === 'never') return false;
   const limit = severityRank(failOn);
-  return (
-    report.findings.some((f) => severityRank(f.severity) <= limit) || unobservedAt(report, failOn).length > 0
-  );
+  return report.findings.some((f) => severityRank(f.severity) <= limit);
 }
 
 /**

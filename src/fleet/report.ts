@@ -5,7 +5,7 @@
  * A cluster that could not be read has no findings, not zero: it is never ready, and nothing it
  * had before counts as fixed.
  */
-import { type AuditReport, type FailOn, unobservedAt } from '../audit/engine.js';
+import { type AuditReport, type FailOn, findsAt, unobservedAt } from '../audit/engine.js';
 import type { Finding, Severity, TargetSummary } from '../audit/findings.js';
 import { severityRank } from '../audit/findings.js';
 import type { ClusterSource, FleetCluster } from './config.js';
@@ -128,7 +128,7 @@ function row(r: ClusterResult, failOn: FailOn): ClusterRow {
       const verdict: Verdict =
         o.report.errors.length > 0
           ? 'error'
-          : hasFailingFindings(o.report, failOn)
+          : findsAt(o.report, failOn)
             ? 'blocked'
             : notObserved.length > 0
               ? 'not-observed'
@@ -143,11 +143,6 @@ function row(r: ClusterResult, failOn: FailOn): ClusterRow {
       };
     }
   }
-}
-
-function hasFailingFindings(report: AuditReport, failOn: FailOn): boolean {
-  if (failOn === 'never') return false;
-  return report.findings.some((f) => severityRank(f.severity) <= severityRank(failOn));
 }
 
 /** Clusters in the order a team reads them: by the `sortBy` label (absent last), then by name. */
