@@ -21,6 +21,7 @@ export default defineConfig({
       'src/run/orchestrator*.test.ts',
       'src/run/resume*.test.ts',
       'src/run/observe*.test.ts',
+      'src/run/drain-nodes.test.ts',
       'src/run/drain-pacing.test.ts',
       'src/run/measured-timing.test.ts',
       'src/plan/*.test.ts',

@@ -7,12 +7,13 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FerryError } from '../errors.js';
 import type { PodView } from '../ports/run.js';
+import { useClock, VirtualClock } from '../util/testing-virtual-clock.js';
 import { type DrainNodesOptions, drainNodes, type EvictedPod } from './drain-nodes.js';
-import { DrainCluster, pod, useClock, VirtualClock } from './testing-drain-cluster.js';
+import { DrainCluster, pod } from './testing-drain-cluster.js';
 
 // drain-nodes.ts sleeps through node:timers/promises: on the virtual clock here.
 vi.mock('node:timers/promises', async () => ({
-  setTimeout: (await import('./testing-drain-cluster.js')).virtualSetTimeout,
+  setTimeout: (await import('../util/testing-virtual-clock.js')).virtualSetTimeout,
 }));
 
 let clock: VirtualClock;
@@ -596,6 +597,24 @@ describe('replacements', () => {
     expect(clock.sleeps).toEqual([400, 400, 400, 300]);
     expect(c.eventsOf('node-drained')).toEqual([{ kind: 'node-drained', node: 'w1', ms: 400 }]);
     expect(c.eventsOf('replacements-ready')).toEqual([]);
+  });
+
+  it("count each owner's replacements apart, and name only its own unschedulable pod", async () => {
+    const api = { controller: { kind: 'ReplicaSet', name: 'api' }, labels: { app: 'api' } };
+    c.add(
+      // A pending web pod listed first: its scheduler message is web's, not api's.
+      pod('web-3', { node: '', ready: false, unschedulable: 'web cannot go anywhere' }),
+      pod('web-1'),
+      pod('api-1', api),
+    );
+    // web is back at once, twice over; api's replacement cannot be placed.
+    c.replace('web', { node: 'w3', readyMs: 0 });
+    clock.at(5, () => c.add(pod('web-2', { node: 'w3' })));
+    c.replace('api', { node: '', unschedulable: 'no node matches api' });
+    const err = await gate(drainNodes(c.port, opts({ timeoutMs: 1_000 })));
+    expect(err.message).toBe(
+      "the evicted pods' replacements were not Ready within 1 s: shop ReplicaSet/api: 0 of 1 Ready elsewhere (shop/api-1-r2 unschedulable: no node matches api)",
+    );
   });
 
   it.each([

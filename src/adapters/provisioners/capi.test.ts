@@ -1,9 +1,11 @@
 /**
  * The capi provisioner against an in-memory management cluster (testing-mgmt-memory.ts), the
  * controllers' work done by list hooks: which Machine it takes, when it refuses to create one,
- * and what stops each wait. capi.real.test.ts and capi-link.real.test.ts run it on the lab.
+ * and what stops each wait. Its waits run on a virtual clock (testing-virtual-clock.ts), so a test
+ * can say the instant a wait stops and the defaults (minutes) cost nothing.
+ * capi.real.test.ts and capi-link.real.test.ts run it on the lab.
  */
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { labKitObjects } from '../../capi/testing-kit.js';
 import { CONTROL_PLANE_LABEL, PAUSED_ANNOTATION } from '../../capi/view.js';
 import { FerryError } from '../../errors.js';
@@ -16,9 +18,15 @@ import type {
   ProvisionRequest,
 } from '../../ports/run.js';
 import type { KubeObject } from '../../snapshot/model.js';
+import { useClock, VirtualClock } from '../../util/testing-virtual-clock.js';
 import { DEPLOYMENT_NAME_LABEL } from '../capi/mgmt-api.js';
 import { MemoryMgmt, machine } from '../capi/testing-mgmt-memory.js';
 import { CapiProvisioner, type CapiProvisionerOptions } from './capi.js';
+
+// The provisioner's polls sleep through node:timers/promises: on the virtual clock here.
+vi.mock('node:timers/promises', async () => ({
+  setTimeout: (await import('../../util/testing-virtual-clock.js')).virtualSetTimeout,
+}));
 
 const crds = CrdValidator.fromSchemas();
 const kit = labKitObjects('lab');
@@ -45,8 +53,12 @@ let members: EtcdMemberInfo[] | Error;
 let nodes: Map<string, KubeObject>;
 let decommissioned: string[];
 let lines: string[];
+let clock: VirtualClock;
 
 beforeEach(() => {
+  clock = new VirtualClock();
+  useClock(clock);
+  vi.spyOn(Date, 'now').mockImplementation(clock.now);
   const tcp = structuredClone(kit.find((o) => o.kind === 'TalosControlPlane')!);
   tcp.metadata.uid = 'tcp-uid-1';
   tcp.metadata.annotations = { ...tcp.metadata.annotations, [PAUSED_ANNOTATION]: 'true' };
@@ -73,6 +85,10 @@ beforeEach(() => {
   } as KubeObject;
 });
 
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
 function provisioner(o: Partial<CapiProvisionerOptions> = {}): CapiProvisioner {
   const decommissioner = {
     kind: 'manual',
@@ -93,14 +109,14 @@ function provisioner(o: Partial<CapiProvisionerOptions> = {}): CapiProvisioner {
     templates,
     kitDir: 'kit',
     crds,
-    pollMs: 1,
+    pollMs: 10,
     ...o,
   });
 }
-const ctx = (timeoutMs = 2000): ActionContext => ({
+const ctx = (timeoutMs = 2000, signal = new AbortController().signal): ActionContext => ({
   stepId: '2.01',
   timeoutMs,
-  signal: new AbortController().signal,
+  signal,
   log: (l) => lines.push(l),
 });
 const req = (role: 'controlplane' | 'worker', replaces: string, claimed: string[] = []): ProvisionRequest =>
@@ -144,7 +160,7 @@ describe('capi provisioner: a control plane', () => {
     ]);
     expect(r.name).toMatch(/^lab-control-plane-[a-z0-9]{5}$/);
     expect(r.address).toBe('10.0.0.9');
-    expect(lines.some((l) => l.includes('talos host name'))).toBe(false);
+    expect(lines.some((l) => l.includes("'s Node is"))).toBe(false);
   });
 
   it('takes a Machine no known node claims (an earlier attempt of this step), whatever its case, and scales nothing', async () => {
@@ -154,6 +170,14 @@ describe('capi provisioner: a control plane', () => {
     expect(r.name).toBe('lab-cp-x1');
     expect(api.writes()).toEqual([]);
     expect(lines[0]).toBe('Machine lab-cp-x1 already exists for cp2: no second scale step');
+  });
+
+  it('takes only control-plane Machines: an unclaimed Machine of no MachineDeployment is not ours', async () => {
+    api.objects.push(machine('lab-pool-x1', {}));
+    boot();
+    const r = await provisioner().provision(req('controlplane', 'cp1'), ctx());
+    expect(r.name).toMatch(/^lab-control-plane-/);
+    expect(api.writes()).toContain('create Machine');
   });
 
   it('logs when the Node is not named as its Machine', async () => {
@@ -253,6 +277,7 @@ describe('capi provisioner: a worker', () => {
     const err = await failure(provisioner().provision(req('worker', 'w3'), ctx()));
     expect(err.kind).toBe('input');
     expect(err.message).toBe('the kit has no MachineDeployment whose ferry.dev/replaces names w3');
+    expect(err.location).toEqual({ field: 'metadata.annotations.ferry.dev/replaces' });
   });
 
   it('stops when the MachineDeployment does not exist', async () => {
@@ -262,12 +287,23 @@ describe('capi provisioner: a worker', () => {
     expect(api.writes()).toEqual([]);
   });
 
-  it('stops when no Machine appears before the step’s deadline', async () => {
+  it('stops when no Machine appears before the step’s deadline, at the first poll past it', async () => {
     const err = await failure(provisioner().provision(req('worker', 'w1'), ctx(30)));
+    expect(clock.elapsed()).toBe(40);
     expect(err.message).toBe('MachineDeployment lab-workers created no Machine for replicas 1');
     expect(err.remediation).toMatch(
       /-n lab describe machinedeployments\.cluster\.x-k8s\.io lab-workers\), then run ferry run --resume$/,
     );
+  });
+
+  it('stops the wait for the new Machine when the run is interrupted', async () => {
+    const ac = new AbortController();
+    clock.at(25, () => ac.abort());
+    const err = await provisioner()
+      .provision(req('worker', 'w1'), ctx(10_000, ac.signal))
+      .catch((e: unknown) => e);
+    expect((err as Error).name).toBe('AbortError');
+    expect(clock.elapsed()).toBe(25);
   });
 
   it('hands decommissioning to the second provisioner', async () => {
@@ -354,6 +390,9 @@ describe('capi provisioner: waiting for the Node', () => {
       }).provision(req('worker', 'w1'), ctx()),
     );
     expect(err.message).toMatch(/^Machines lab\/w-new are Provisioned without a providerID/);
+    expect(err.message).toContain(
+      'ferry could not see whether a cloud-controller-manager runs in the workload cluster',
+    );
   });
 
   it('does not call a Machine with a providerID stuck', async () => {
@@ -375,11 +414,137 @@ describe('capi provisioner: waiting for the Node', () => {
     );
   });
 
+  it('looks at the link exactly when its grace has passed, not before', async () => {
+    waiting({ phase: 'Running' });
+    api.kubeconfig = undefined;
+    const err = await failure(provisioner({ linkGraceMs: 50 }).provision(req('worker', 'w1'), ctx(10_000)));
+    expect(err.message).toMatch(/^Machine lab\/w-new cannot get its Node: /);
+    expect(clock.elapsed()).toBe(50);
+  });
+
+  it('gives the link 30 s by default', async () => {
+    waiting({ phase: 'Running' });
+    api.kubeconfig = undefined;
+    const err = await failure(provisioner({ pollMs: 1000 }).provision(req('worker', 'w1'), ctx(600_000)));
+    expect(err.message).toMatch(/^Machine lab\/w-new cannot get its Node: /);
+    expect(clock.elapsed()).toBe(30_000);
+  });
+
+  it('looks at the link at the deadline even within its grace, and names it over the phase', async () => {
+    waiting({ phase: 'Provisioning' });
+    api.kubeconfig = undefined;
+    const err = await failure(provisioner({ linkGraceMs: 60_000 }).provision(req('worker', 'w1'), ctx(100)));
+    expect(err.message).toMatch(/^Machine lab\/w-new cannot get its Node: /);
+    // The first poll past the deadline: 110 (at 100 it is not past yet).
+    expect(clock.elapsed()).toBe(110);
+  });
+
+  it('counts an unreadable TalosControlPlane as paused when it names the link', async () => {
+    waiting({ phase: 'Running' });
+    api.kubeconfig = undefined;
+    const paused = await failure(provisioner({ linkGraceMs: 0 }).provision(req('worker', 'w1'), ctx()));
+    api.controlPlane = async () => {
+      throw new Error('taloscontrolplanes is forbidden');
+    };
+    const unreadable = await failure(provisioner({ linkGraceMs: 0 }).provision(req('worker', 'w1'), ctx()));
+    expect(unreadable.message).toBe(paused.message);
+    expect(unreadable.remediation).toBe(paused.remediation);
+    // An unpaused TalosControlPlane is told otherwise: the comparison above can tell them apart.
+    delete api.tcp!.metadata.annotations![PAUSED_ANNOTATION];
+    api.controlPlane = MemoryMgmt.prototype.controlPlane.bind(api);
+    const unpaused = await failure(provisioner({ linkGraceMs: 0 }).provision(req('worker', 'w1'), ctx()));
+    expect(`${unpaused.message} ${unpaused.remediation}`).not.toBe(`${paused.message} ${paused.remediation}`);
+  });
+
+  it('gives a Machine Provisioned without a providerID 300 s by default, counted from when it got there', async () => {
+    waiting({ phase: 'Provisioning' });
+    clock.at(5_000, () => {
+      api.objects.find((o) => o.metadata.name === 'w-new')!.status!['phase'] = 'Provisioned';
+    });
+    const err = await failure(
+      provisioner({ pollMs: 1000, linkGraceMs: 600_000, ccmRunning: async () => false }).provision(
+        req('worker', 'w1'),
+        ctx(600_000),
+      ),
+    );
+    expect(err.message).toMatch(/^Machines lab\/w-new are Provisioned without a providerID/);
+    expect(clock.elapsed()).toBe(305_000);
+  });
+
+  it('stops a stuck Machine exactly when its providerID grace has passed', async () => {
+    waiting({ phase: 'Provisioned' });
+    const err = await failure(
+      provisioner({ providerIdGraceMs: 50, linkGraceMs: 60_000 }).provision(req('worker', 'w1'), ctx(10_000)),
+    );
+    expect(err.message).toMatch(/^Machines lab\/w-new are Provisioned without a providerID/);
+    expect(clock.elapsed()).toBe(50);
+  });
+
+  it('starts the providerID grace over when the Machine leaves Provisioned', async () => {
+    waiting({ phase: 'Provisioned' });
+    const m = api.objects.find((o) => o.metadata.name === 'w-new')!;
+    clock.at(30, () => {
+      m.status!['phase'] = 'Provisioning';
+    });
+    clock.at(40, () => {
+      m.status!['phase'] = 'Provisioned';
+    });
+    const err = await failure(
+      provisioner({ providerIdGraceMs: 50, linkGraceMs: 60_000 }).provision(req('worker', 'w1'), ctx(10_000)),
+    );
+    expect(err.message).toMatch(/^Machines lab\/w-new are Provisioned without a providerID/);
+    expect(clock.elapsed()).toBe(90);
+  });
+
+  it('calls stuck only a Machine in Provisioned: one still Provisioning waits for its deadline', async () => {
+    waiting({ phase: 'Provisioning' });
+    const err = await failure(
+      provisioner({ providerIdGraceMs: 0, linkGraceMs: 60_000 }).provision(req('worker', 'w1'), ctx(40)),
+    );
+    expect(err.message).toBe('Machine w-new has no nodeRef yet (phase Provisioning)');
+  });
+
+  it('reads a Machine without status or spec as not stuck, its phase unknown', async () => {
+    const m = machine('w-new', MD);
+    delete m.status;
+    delete m.spec;
+    api.objects.push(m);
+    const err = await failure(
+      provisioner({ providerIdGraceMs: 0, linkGraceMs: 60_000 }).provision(req('worker', 'w1'), ctx(40)),
+    );
+    expect(err.message).toBe('Machine w-new has no nodeRef yet (phase unknown)');
+    expect(clock.elapsed()).toBe(50);
+  });
+
+  it('stops the wait for the Node when the run is interrupted', async () => {
+    waiting({ phase: 'Provisioning' });
+    const ac = new AbortController();
+    clock.at(25, () => ac.abort());
+    const err = await provisioner({ linkGraceMs: 60_000 })
+      .provision(req('worker', 'w1'), ctx(10_000, ac.signal))
+      .catch((e: unknown) => e);
+    expect((err as Error).name).toBe('AbortError');
+    expect(clock.elapsed()).toBe(25);
+  });
+
+  it('stops the wait for the InternalIP when the run is interrupted', async () => {
+    waiting({ nodeRef: { name: 'w-new' } });
+    nodes.set('w-new', node('w-new'));
+    const ac = new AbortController();
+    clock.at(25, () => ac.abort());
+    const err = await provisioner()
+      .provision(req('worker', 'w1'), ctx(10_000, ac.signal))
+      .catch((e: unknown) => e);
+    expect((err as Error).name).toBe('AbortError');
+    expect(clock.elapsed()).toBe(25);
+  });
+
   it('returns no address when the Node has no InternalIP by the deadline', async () => {
     waiting({ nodeRef: { name: 'w-new' } });
     nodes.set('w-new', node('w-new'));
     const r = await provisioner().provision(req('worker', 'w1'), ctx(30));
     expect(r).toEqual({ name: 'w-new', address: null });
+    expect(clock.elapsed()).toBe(40);
   });
 
   it('waits for the Node to exist, then takes its InternalIP', async () => {
