@@ -13,6 +13,7 @@ import { deriveFacts } from '../facts/derive.js';
 import type { TargetInput } from '../facts/target.js';
 import type { FleetCluster } from '../fleet/config.js';
 import type { ClusterOutcome, ClusterResult } from '../fleet/report.js';
+import type { KubeReader } from '../ports/kube.js';
 import type { Snapshot } from '../snapshot/model.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { inParallel } from '../util/parallel.js';
@@ -78,28 +79,61 @@ export async function readCluster(
       }
     case 'kubeconfig':
       try {
-        const [{ createKubeReader }, { collectSnapshot }, { saveSnapshot }] = await Promise.all([
-          import('../adapters/kube/reader.js'),
-          import('../snapshot/collect.js'),
-          import('../snapshot/store.js'),
-        ]);
+        const { createKubeReader } = await import('../adapters/kube/reader.js');
         const kube = createKubeReader({
           kubeconfig: src.path,
           ...(src.context !== undefined && { context: src.context }),
         });
-        const snapshot = await collectSnapshot({
-          kube,
-          progress: (e) => {
-            if (e.kind === 'step') progress(`${cluster.name}: ${e.text}`);
-          },
-        });
-        const snapshotDir = join(dir, 'snapshot');
-        await saveSnapshot(snapshot, snapshotDir, { force: true });
-        return { kind: 'read', snapshot, snapshotDir };
+        return await collectLive(kube, cluster, dir, progress);
       } catch (err) {
         return { kind: 'unreachable', reason: reasonOf(err) };
       }
+    case 'capi':
+      try {
+        const [{ createKubeReader }, { createKubeClient }, { loadKubeconfig }, { workloadKubeconfig }] =
+          await Promise.all([
+            import('../adapters/kube/reader.js'),
+            import('../adapters/kube/client.js'),
+            import('../adapters/kube/kubeconfig.js'),
+            import('../adapters/capi/fleet-clusters.js'),
+          ]);
+        const m = src.management.kubeconfig;
+        const mgmt = createKubeClient(loadKubeconfig(m.path, m.context));
+        const kube = createKubeReader({
+          kubeconfig: await workloadKubeconfig(mgmt, src.namespace, src.cluster),
+        });
+        return await collectLive(kube, cluster, dir, progress);
+      } catch (err) {
+        return { kind: 'unreachable', reason: reasonOf(err) };
+      }
+    case 'unlisted':
+      return {
+        kind: 'unreachable',
+        reason: `the Clusters of management cluster ${src.management.name} could not be listed, so its members are not known: ${src.reason}`,
+      };
   }
+}
+
+/** A live cluster collected as `ferry snapshot` does, the snapshot kept under `dir`. */
+async function collectLive(
+  kube: KubeReader,
+  cluster: FleetCluster,
+  dir: string,
+  progress: (line: string) => void,
+): Promise<{ kind: 'read'; snapshot: Snapshot; snapshotDir: string }> {
+  const [{ collectSnapshot }, { saveSnapshot }] = await Promise.all([
+    import('../snapshot/collect.js'),
+    import('../snapshot/store.js'),
+  ]);
+  const snapshot = await collectSnapshot({
+    kube,
+    progress: (e) => {
+      if (e.kind === 'step') progress(`${cluster.name}: ${e.text}`);
+    },
+  });
+  const snapshotDir = join(dir, 'snapshot');
+  await saveSnapshot(snapshot, snapshotDir, { force: true });
+  return { kind: 'read', snapshot, snapshotDir };
 }
 
 /** Relative to where the operator stands, unless that climbs out of it. */

@@ -12,6 +12,7 @@ import { deriveFacts } from '../facts/derive.js';
 import type { TargetInput } from '../facts/target.js';
 import type { FleetCluster } from '../fleet/config.js';
 import { clusterSeconds } from '../fleet/estimate.js';
+import { describeSource } from '../fleet/report.js';
 import type { PlanEntry, PlanOutcome } from '../fleet/waves.js';
 import { buildPlan, planBlockers } from '../plan/build.js';
 import { workerRefusals } from '../plan/refusals.js';
@@ -51,7 +52,7 @@ async function planOne(cluster: FleetCluster, opts: FleetPlanOptions): Promise<P
   const read = await readCluster(cluster, dir, opts.progress);
   if (read.kind !== 'read') return read;
   const { snapshot } = read;
-  const shown = cluster.source.shown;
+  const shown = describeSource(cluster.source);
   try {
     refuseUnobserved(snapshot, 'ferry fleet plan', shown);
     const facts = deriveFacts(snapshot, opts.target);

@@ -14,6 +14,11 @@ export async function fleetStatus(
 ): Promise<{ name: string; labels: Record<string, string>; state: RunState }[]> {
   const out = [];
   for (const c of clusters) {
+    if (c.source.kind === 'unlisted') {
+      const reason = `the Clusters of management cluster ${c.source.management.name} could not be listed: ${c.source.reason}`;
+      out.push({ name: c.name, labels: c.labels, state: { kind: 'unlisted' as const, reason } });
+      continue;
+    }
     const planPath = join(plansDir, 'clusters', c.name, 'plan.json');
     const planFile = shownPath(cwd, planPath);
     out.push({ name: c.name, labels: c.labels, state: await stateOf(planPath, planFile) });

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { usageError } from '../errors.js';
 import { TARGET_FLAG_OPTIONS, TARGET_FLAGS_USAGE, targetInputFromFlags } from '../facts/target.js';
+import type { Fleet, FleetCluster } from '../fleet/config.js';
 import { oneOf, parseFlags, requirePositional, wholeNumber } from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
@@ -45,6 +46,14 @@ const options = {
   ...TARGET_FLAG_OPTIONS,
 } as const;
 
+/** The file's clusters and the management clusters' (listed now; progress on stderr). */
+async function members(fleet: Fleet, io: Io): Promise<FleetCluster[]> {
+  if (fleet.management.length === 0) return fleet.clusters;
+  const { discoverFleet } = await import('../app/fleet-discover.js');
+  io.stderr(`listing the Clusters of ${fleet.management.length} management cluster(s)\n`);
+  return discoverFleet(fleet, (line) => io.stderr(`  ${line}\n`));
+}
+
 async function audit(argv: string[], io: Io): Promise<0 | 1 | 2 | 4> {
   const { values, positionals } = parseFlags(argv, options, usage);
   const file = requirePositional(positionals, 'FLEET', usage);
@@ -87,9 +96,10 @@ async function audit(argv: string[], io: Io): Promise<0 | 1 | 2 | 4> {
       import('../fleet/render.js'),
       import('../util/atomic-write.js'),
     ]);
-  io.stderr(`auditing ${fleet.clusters.length} cluster(s) of ${file}, ${concurrency} at a time\n`);
+  const clusters = await members(fleet, io);
+  io.stderr(`auditing ${clusters.length} cluster(s) of ${file}, ${concurrency} at a time\n`);
   const results = await auditFleet({
-    clusters: fleet.clusters,
+    clusters,
     outDir,
     cwd: io.cwd,
     concurrency,
@@ -171,9 +181,10 @@ async function plan(argv: string[], io: Io): Promise<0 | 1> {
     import('../fleet/waves.js'),
     import('../util/atomic-write.js'),
   ]);
-  io.stderr(`planning ${fleet.clusters.length} cluster(s) of ${file}, ${concurrency} at a time\n`);
+  const clusters = await members(fleet, io);
+  io.stderr(`planning ${clusters.length} cluster(s) of ${file}, ${concurrency} at a time\n`);
   const entries = await planFleet({
-    clusters: fleet.clusters,
+    clusters,
     outDir,
     cwd: io.cwd,
     concurrency,
@@ -224,7 +235,11 @@ async function status(argv: string[], io: Io): Promise<0 | 1> {
     import('../app/fleet-status.js'),
     import('../fleet/status.js'),
   ]);
-  const rows = await fleetStatus(fleet.clusters, resolve(io.cwd, values.plans ?? 'fleet-plan'), io.cwd);
+  const rows = await fleetStatus(
+    await members(fleet, io),
+    resolve(io.cwd, values.plans ?? 'fleet-plan'),
+    io.cwd,
+  );
   if (format === 'json')
     io.stdout(`${JSON.stringify({ kind: 'FerryFleetStatus', fleet: file, clusters: rows }, null, 2)}\n`);
   else {

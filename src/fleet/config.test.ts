@@ -3,6 +3,7 @@ import { FerryError } from '../errors.js';
 import { parseFleet } from './config.js';
 
 const HEAD = 'apiVersion: ferry.dev/v1alpha1\nkind: Fleet\nclusters:\n';
+const MGMT = 'apiVersion: ferry.dev/v1alpha1\nkind: Fleet\nmanagement:\n';
 
 function error(text: string): FerryError {
   try {
@@ -35,6 +36,29 @@ describe('fleet.yaml', () => {
       {
         name: 'lab',
         source: { kind: 'snapshot', dir: '/srv/examples/lab-cluster', shown: '../examples/lab-cluster' },
+        labels: {},
+      },
+    ]);
+  });
+
+  it('reads management clusters, paths relative to the file; clusters may then be left out', () => {
+    const fleet = parseFleet(
+      `${MGMT}  - name: mgmt-eu\n    kubeconfig: kube/mgmt.conf\n    context: admin@mgmt\n    namespace: fleet\n    selector: "environment in (prod,staging),wave!=0"\n    labels: {provider: capi}\n  - {name: mgmt-us, kubeconfig: /etc/ferry/us.conf}\n`,
+      'fleet.yaml',
+      '/srv/fleets',
+    );
+    expect(fleet.clusters).toEqual([]);
+    expect(fleet.management).toEqual([
+      {
+        name: 'mgmt-eu',
+        kubeconfig: { path: '/srv/fleets/kube/mgmt.conf', shown: 'kube/mgmt.conf', context: 'admin@mgmt' },
+        namespace: 'fleet',
+        selector: 'environment in (prod,staging),wave!=0',
+        labels: { provider: 'capi' },
+      },
+      {
+        name: 'mgmt-us',
+        kubeconfig: { path: '/etc/ferry/us.conf', shown: '/etc/ferry/us.conf' },
         labels: {},
       },
     ]);
@@ -85,6 +109,55 @@ describe('fleet.yaml', () => {
       /context only goes with kubeconfig/,
     ],
     ['no clusters', `${HEAD.replace('clusters:\n', 'clusters: []\n')}`, 'clusters', 3, /at least 1/],
+    [
+      'neither clusters nor management',
+      'apiVersion: ferry.dev/v1alpha1\nkind: Fleet\n',
+      'clusters',
+      1,
+      /clusters/,
+    ],
+    [
+      'a management entry without a kubeconfig',
+      `${MGMT}  - {name: mgmt-eu}\n`,
+      'management[0].kubeconfig',
+      4,
+      /missing|required|set/,
+    ],
+    [
+      'a management name twice',
+      `${MGMT}  - {name: m, kubeconfig: a}\n  - {name: m, kubeconfig: b}\n`,
+      'management[1].name',
+      5,
+      /"m" is used twice \(management\[0\] and management\[1\]\)/,
+    ],
+    [
+      'a cluster named as a management entry',
+      `${MGMT}  - {name: m, kubeconfig: a}\nclusters:\n  - {name: m, snapshot: s}\n`,
+      'clusters[0].name',
+      6,
+      /also a management entry's name/,
+    ],
+    [
+      'a selector with shell characters',
+      `${MGMT}  - {name: m, kubeconfig: a, selector: "env=prod; rm -rf"}\n`,
+      'management[0].selector',
+      4,
+      /not valid/,
+    ],
+    [
+      'a namespace that is no name',
+      `${MGMT}  - {name: m, kubeconfig: a, namespace: Fleet_1}\n`,
+      'management[0].namespace',
+      4,
+      /not valid/,
+    ],
+    [
+      'a typo in a management entry',
+      `${MGMT}  - {name: m, kubeconfg: a}\n`,
+      'management[0].kubeconfg',
+      4,
+      /unknown field/,
+    ],
     [
       'another kind',
       'apiVersion: ferry.dev/v1alpha1\nkind: Cluster\nclusters: []\n',

@@ -1,11 +1,14 @@
 /**
  * `fleet.yaml`: the clusters one `ferry fleet` command looks at, each read from a live kubeconfig
  * or from a snapshot directory, with the labels a platform team sorts them by (environment, wave,
- * owner). Every field is checked here, once; a bad entry names the file, the line and the field.
+ * owner), and the management clusters whose Cluster API Clusters join them (discovered when a
+ * command runs: app/fleet-discover.ts). Every field is checked here, once; a bad entry names the
+ * file, the line and the field.
  */
 import { dirname, resolve } from 'node:path';
 import { walkConfigDocument } from '../snapshot/yaml-walk.js';
 import { readTextFile } from '../util/input-file.js';
+import type { Walk } from '../util/walk.js';
 
 export const FLEET_API_VERSION = 'ferry.dev/v1alpha1';
 export const FLEET_KIND = 'Fleet';
@@ -14,7 +17,24 @@ export type ClusterSource =
   /** A saved snapshot or a files directory (docs/snapshot-layout.md). */
   | { kind: 'snapshot'; dir: string; shown: string }
   /** A live cluster: collected as `ferry snapshot --kubeconfig` does. */
-  | { kind: 'kubeconfig'; path: string; shown: string; context?: string };
+  | { kind: 'kubeconfig'; path: string; shown: string; context?: string }
+  /** A Cluster API Cluster found on a management cluster: read through its `<name>-kubeconfig` Secret. */
+  | { kind: 'capi'; management: FleetManagement; namespace: string; cluster: string }
+  /** A management cluster whose Clusters could not be listed: not observed, never an empty list. */
+  | { kind: 'unlisted'; management: FleetManagement; reason: string };
+
+/** A management cluster whose Cluster API Clusters are members of the fleet. */
+export interface FleetManagement {
+  /** Names the entry in the report when its Clusters cannot be listed. */
+  name: string;
+  kubeconfig: { path: string; shown: string; context?: string };
+  /** Only the Clusters of this namespace; every namespace when unset. */
+  namespace?: string;
+  /** A label selector the Clusters must match, e.g. "environment=prod". */
+  selector?: string;
+  /** Labels every discovered cluster gets; its own Cluster labels win. */
+  labels: Record<string, string>;
+}
 
 export interface FleetCluster {
   name: string;
@@ -24,13 +44,17 @@ export interface FleetCluster {
 
 export interface Fleet {
   file: string;
+  /** The clusters listed in the file; discovery adds the management clusters' (app/fleet-discover.ts). */
   clusters: FleetCluster[];
+  management: FleetManagement[];
 }
 
 /** A cluster name is a directory name in the fleet's output: a DNS label keeps it portable. */
 const NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 /** Kubernetes' label-value syntax, so labels select as cluster labels do. */
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
+/** What a label selector may hold (the API server parses it): no spaces, quotes or shell characters. */
+const SELECTOR = /^[A-Za-z0-9_./=!,() -]+$/;
 const LABEL_KEY = /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 
 export async function loadFleet(path: string, shown: string): Promise<Fleet> {
@@ -48,14 +72,19 @@ export function parseFleet(text: string, file: string, baseDir: string): Fleet {
     apiVersion: FLEET_API_VERSION,
     kind: FLEET_KIND,
     example: 'examples/fleet/fleet.yaml',
-    allowed: ['clusters'],
+    allowed: ['clusters', 'management'],
   });
-  const items = w.at('clusters').items({
-    min: 1,
-    hint: 'list the clusters under clusters:, each with a name and a snapshot or a kubeconfig',
-  });
+  const management = parseManagement(w.at('management'), baseDir);
+  const items =
+    management.length > 0 && w.at('clusters').absent
+      ? []
+      : w.at('clusters').items({
+          min: 1,
+          hint: 'list the clusters under clusters:, each with a name and a snapshot or a kubeconfig, or a management cluster to discover them from under management:',
+        });
   const clusters: FleetCluster[] = [];
   const seen = new Map<string, number>();
+  for (const m of management) seen.set(m.name, -1);
   for (const [i, c] of items.entries()) {
     c.object({ allowed: ['name', 'snapshot', 'kubeconfig', 'context', 'labels'] });
     const name = c
@@ -64,7 +93,9 @@ export function parseFleet(text: string, file: string, baseDir: string): Fleet {
     const before = seen.get(name);
     if (before !== undefined)
       c.at('name').invalid(
-        `cluster name "${name}" is used twice (clusters[${before}] and clusters[${i}])`,
+        before < 0
+          ? `cluster name "${name}" is also a management entry's name`
+          : `cluster name "${name}" is used twice (clusters[${before}] and clusters[${i}])`,
         'give each cluster its own name',
       );
     seen.set(name, i);
@@ -81,18 +112,7 @@ export function parseFleet(text: string, file: string, baseDir: string): Fleet {
         'context only goes with kubeconfig',
         'remove context, or read the cluster live with kubeconfig',
       );
-    const labels: Record<string, string> = {};
-    for (const [key, v] of c.at('labels').given()?.entries() ?? []) {
-      if (!LABEL_KEY.test(key))
-        v.invalid(
-          `label key "${key}" is not a valid label key`,
-          'use a key such as wave or example.com/owner',
-        );
-      labels[key] = v.string({
-        pattern: LABEL_VALUE,
-        hint: 'a label value: letters, digits, - _ . (quote numbers: wave: "1")',
-      });
-    }
+    const labels = parseLabels(c.at('labels'));
     const source: ClusterSource =
       snap !== undefined
         ? { kind: 'snapshot', dir: resolve(baseDir, snap), shown: snap }
@@ -104,5 +124,58 @@ export function parseFleet(text: string, file: string, baseDir: string): Fleet {
           };
     clusters.push({ name, source, labels });
   }
-  return { file, clusters };
+  return { file, clusters, management };
+}
+
+function parseLabels(at: Walk): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const [key, v] of at.given()?.entries() ?? []) {
+    if (!LABEL_KEY.test(key))
+      v.invalid(`label key "${key}" is not a valid label key`, 'use a key such as wave or example.com/owner');
+    labels[key] = v.string({
+      pattern: LABEL_VALUE,
+      hint: 'a label value: letters, digits, - _ . (quote numbers: wave: "1")',
+    });
+  }
+  return labels;
+}
+
+function parseManagement(at: Walk, baseDir: string): FleetManagement[] {
+  const out: FleetManagement[] = [];
+  const seen = new Map<string, number>();
+  for (const [i, m] of (at.given()?.items({ min: 1 }) ?? []).entries()) {
+    m.object({ allowed: ['name', 'kubeconfig', 'context', 'namespace', 'selector', 'labels'] });
+    const name = m
+      .at('name')
+      .string({ nonBlank: true, pattern: NAME, hint: 'a lowercase DNS label, e.g. mgmt-eu' });
+    const before = seen.get(name);
+    if (before !== undefined)
+      m.at('name').invalid(
+        `management name "${name}" is used twice (management[${before}] and management[${i}])`,
+        'give each management cluster its own name',
+      );
+    seen.set(name, i);
+    const kube = m.at('kubeconfig').string({
+      nonBlank: true,
+      hint: "the management cluster's kubeconfig, relative to this file",
+    });
+    const context = m.at('context').given()?.string({ nonBlank: true });
+    const namespace = m
+      .at('namespace')
+      .given()
+      ?.string({ nonBlank: true, pattern: NAME, hint: 'a namespace name, e.g. fleet' });
+    const selector = m.at('selector').given()?.string({
+      nonBlank: true,
+      pattern: SELECTOR,
+      hint: 'a label selector, e.g. environment=prod,wave!=0',
+    });
+    out.push({
+      name,
+      kubeconfig: { path: resolve(baseDir, kube), shown: kube, ...(context !== undefined && { context }) },
+      ...(namespace !== undefined && { namespace }),
+      ...(selector !== undefined && { selector }),
+      labels: parseLabels(m.at('labels')),
+    });
+  }
+  return out;
 }

@@ -102,6 +102,10 @@ export function describeSource(s: ClusterSource): string {
       return `snapshot ${s.shown}`;
     case 'kubeconfig':
       return `kubeconfig ${s.shown}${s.context ? ` (context ${s.context})` : ''}`;
+    case 'capi':
+      return `Cluster ${s.namespace}/${s.cluster} of management cluster ${s.management.name}`;
+    case 'unlisted':
+      return `the Clusters of management cluster ${s.management.name} (kubeconfig ${s.management.kubeconfig.shown})`;
   }
 }
 

@@ -69,6 +69,33 @@ describe('the scheduled fleet audit', () => {
     );
   });
 
+  it('carries a management entry, its kubeconfig a key of the Secret, so the Job discovers the Clusters itself', () => {
+    const withMgmt = parseFleet(
+      'apiVersion: ferry.dev/v1alpha1\nkind: Fleet\nmanagement:\n  - {name: mgmt-eu, kubeconfig: kube/mgmt.conf, context: admin, namespace: fleet, selector: "env=prod", labels: {provider: capi}}\n',
+      'fleet.yaml',
+      '/srv/fleet',
+    );
+    const s = fleetSchedule(withMgmt, opts);
+    const again = parseFleet(s.fleetYaml, 'fleet.yaml', SECRET_MOUNT);
+    expect(again.clusters).toEqual([]);
+    expect(again.management).toEqual([
+      {
+        name: 'mgmt-eu',
+        kubeconfig: {
+          path: `${SECRET_MOUNT}/mgmt-eu.management.kubeconfig`,
+          shown: 'mgmt-eu.management.kubeconfig',
+          context: 'admin',
+        },
+        namespace: 'fleet',
+        selector: 'env=prod',
+        labels: { provider: 'capi' },
+      },
+    ]);
+    expect(s.secretFiles).toEqual([
+      { key: 'mgmt-eu.management.kubeconfig', from: '/srv/fleet/kube/mgmt.conf' },
+    ]);
+  });
+
   it('refuses a snapshot entry, naming it', () => {
     const withSnapshot = parseFleet(
       'apiVersion: ferry.dev/v1alpha1\nkind: Fleet\nclusters:\n  - {name: a, snapshot: s}\n',

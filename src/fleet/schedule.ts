@@ -62,7 +62,25 @@ export function fleetSchedule(fleet: Fleet, o: ScheduleOptions): Schedule {
       ...(Object.keys(c.labels).length > 0 && { labels: c.labels }),
     };
   });
-  const fleetYaml = stringify({ apiVersion: 'ferry.dev/v1alpha1', kind: 'Fleet', clusters });
+  // A management cluster's Clusters are discovered by the Job itself: its kubeconfig goes in the Secret.
+  const management = fleet.management.map((m) => {
+    const key = `${m.name}.management.kubeconfig`;
+    secretFiles.push({ key, from: m.kubeconfig.path });
+    return {
+      name: m.name,
+      kubeconfig: key,
+      ...(m.kubeconfig.context !== undefined && { context: m.kubeconfig.context }),
+      ...(m.namespace !== undefined && { namespace: m.namespace }),
+      ...(m.selector !== undefined && { selector: m.selector }),
+      ...(Object.keys(m.labels).length > 0 && { labels: m.labels }),
+    };
+  });
+  const fleetYaml = stringify({
+    apiVersion: 'ferry.dev/v1alpha1',
+    kind: 'Fleet',
+    ...(clusters.length > 0 && { clusters }),
+    ...(management.length > 0 && { management }),
+  });
   const command = [
     'ferry',
     'fleet',

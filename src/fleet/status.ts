@@ -8,6 +8,8 @@
 export type RunEnd = 'completed' | 'stopped' | 'failed';
 
 export type RunState =
+  /** A management cluster whose Clusters could not be listed: their states are not known. */
+  | { kind: 'unlisted'; reason: string }
   | { kind: 'no-plan'; planFile: string }
   | { kind: 'not-started'; planFile: string; steps: number }
   | { kind: 'in-progress'; planFile: string; done: number; steps: number; current?: string; since: string }
@@ -92,10 +94,15 @@ export function describeRunState(s: RunState): string {
       return `completed ${s.since} (${s.steps} steps)`;
     case 'unreadable':
       return `journal not readable: ${s.reason}`;
+    case 'unlisted':
+      return `its clusters are not known: ${s.reason}`;
   }
 }
 
-/** Exit 1 for what someone must look at: a stopped or failed run, a journal ferry could not read. */
+/**
+ * Exit 1 for what someone must look at: a stopped or failed run, a journal ferry could not read, a
+ * management cluster whose Clusters could not be listed.
+ */
 export function needsAttention(s: RunState): boolean {
-  return s.kind === 'stopped' || s.kind === 'failed' || s.kind === 'unreadable';
+  return s.kind === 'stopped' || s.kind === 'failed' || s.kind === 'unreadable' || s.kind === 'unlisted';
 }

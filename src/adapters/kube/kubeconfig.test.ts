@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeError } from '../../errors.js';
 import { thrown } from '../../testing-errors.js';
-import { loadKubeconfig } from './kubeconfig.js';
+import { kubeconfigFromText, loadKubeconfig } from './kubeconfig.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ferry-kubeconfig-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -136,5 +136,40 @@ users:
     expect(err.location).toMatchObject({ file, line: 7 });
     expect(err.message).toMatch(new RegExp(`^kubeconfig ${file} is not valid YAML: `));
     expect(describeError(err)).not.toContain(keyData.slice(0, 32));
+  });
+});
+
+describe('a kubeconfig held in memory (a Cluster API kubeconfig Secret)', () => {
+  const text = (server: string) =>
+    `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "${server}"}\nusers:\n- name: u\n  user: {token: secret-token-value}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n`;
+
+  it('is checked as a file is, and named as given', () => {
+    const loaded = kubeconfigFromText(text('https://10.0.0.10:6443/'), 'Secret fleet/a-kubeconfig');
+    expect(loaded).toMatchObject({
+      file: 'Secret fleet/a-kubeconfig',
+      context: 'x',
+      server: 'https://10.0.0.10:6443',
+    });
+  });
+
+  it('names the Secret, the line and never the value when the server is no URL or the YAML is broken', () => {
+    const bad = thrown(() => kubeconfigFromText(text('10.0.0.10:6443'), 'Secret fleet/a-kubeconfig'));
+    expect(describeError(bad)).toContain('cluster "c" in kubeconfig Secret fleet/a-kubeconfig has server');
+    expect(bad).toMatchObject({
+      location: { file: 'Secret fleet/a-kubeconfig', line: 5, field: 'cluster.server' },
+    });
+    const broken = thrown(() =>
+      kubeconfigFromText(
+        'users:\n- name: u\n  user: {token: secret-token-value\n',
+        'Secret fleet/b-kubeconfig',
+      ),
+    );
+    expect(describeError(broken)).toContain(
+      'Secret fleet/b-kubeconfig:4:1: kubeconfig Secret fleet/b-kubeconfig is not valid YAML',
+    );
+    expect(describeError(broken)).not.toContain('secret-token-value');
+    expect(describeError(thrown(() => kubeconfigFromText('', 'Secret fleet/c-kubeconfig')))).toContain(
+      'kubeconfig Secret fleet/c-kubeconfig is not a kubeconfig: it is empty',
+    );
   });
 });

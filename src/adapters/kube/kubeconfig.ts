@@ -24,33 +24,62 @@ export function loadKubeconfig(file: string, context?: string): LoadedKubeconfig
     provide: 'pass --kubeconfig the path of an admin kubeconfig (e.g. a copy of /etc/kubernetes/admin.conf)',
   });
   const kc = new KubeConfig();
+  const text = () => readFileSync(file, 'utf8');
   try {
     kc.loadFromFile(file);
   } catch (err) {
-    const mark = yamlMark(err);
-    if (mark) {
-      // Not the parser's message: its excerpt of the file may show a client key or a token.
-      throw inputError(
-        `kubeconfig ${file} is not valid YAML: ${mark.reason}`,
-        { file, line: mark.line, column: mark.column },
-        'fix the YAML at that line (indentation, a missing ":", a cut-off file), or copy the kubeconfig again',
-      );
-    }
-    // client-node reads fields of the parsed document without checking there is one.
-    if (err instanceof TypeError && isEmptyYaml(file)) {
-      throw inputError(
-        `kubeconfig ${file} is not a kubeconfig: it is empty`,
-        { file },
-        'pass --kubeconfig an admin kubeconfig (apiVersion: v1, kind: Config), e.g. a copy of /etc/kubernetes/admin.conf',
-      );
-    }
-    throw inputError(
-      `kubeconfig ${file} cannot be read: ${(err as Error).message}`,
-      { file },
-      'check the file is a kubeconfig (apiVersion: v1, kind: Config) with clusters, users and contexts',
-      err,
+    throw unparsable(err, file, text);
+  }
+  return selectContext(kc, file, context, text);
+}
+
+/**
+ * A kubeconfig held in memory, such as a Cluster API `<cluster>-kubeconfig` Secret's: checked as a
+ * file is, `shown` naming it in every error; it is never written to disk.
+ */
+export function kubeconfigFromText(text: string, shown: string, context?: string): LoadedKubeconfig {
+  const kc = new KubeConfig();
+  try {
+    kc.loadFromString(text);
+  } catch (err) {
+    throw unparsable(err, shown, () => text);
+  }
+  return selectContext(kc, shown, context, () => text);
+}
+
+function unparsable(err: unknown, file: string, text: () => string): Error {
+  const mark = yamlMark(err);
+  if (mark) {
+    // Not the parser's message: its excerpt of the file may show a client key or a token.
+    return inputError(
+      `kubeconfig ${file} is not valid YAML: ${mark.reason}`,
+      { file, line: mark.line, column: mark.column },
+      'fix the YAML at that line (indentation, a missing ":", a cut-off file), or copy the kubeconfig again',
     );
   }
+  // client-node reads fields of the parsed document without checking there is one.
+  if (err instanceof TypeError && isEmptyYaml(text)) {
+    return inputError(
+      `kubeconfig ${file} is not a kubeconfig: it is empty`,
+      { file },
+      'pass --kubeconfig an admin kubeconfig (apiVersion: v1, kind: Config), e.g. a copy of /etc/kubernetes/admin.conf',
+    );
+  }
+  return inputError(
+    `kubeconfig ${file} cannot be read: ${(err as Error).message}`,
+    { file },
+    'check the file is a kubeconfig (apiVersion: v1, kind: Config) with clusters, users and contexts',
+    err,
+  );
+}
+
+/** The context asked for (or the current one), checked for what client-node takes but cannot use. */
+function selectContext(
+  kc: KubeConfig,
+  file: string,
+  context: string | undefined,
+  text: () => string,
+): LoadedKubeconfig {
   const names = kc.getContexts().map((c) => c.name);
   const listed = names.length > 0 ? names.join(', ') : '(none)';
   const chosen = context ?? (kc.getCurrentContext() || undefined);
@@ -95,7 +124,7 @@ export function loadKubeconfig(file: string, context?: string): LoadedKubeconfig
   if (!isApiUrl(cluster.server)) {
     throw inputError(
       `cluster "${cluster.name}" in kubeconfig ${file} has server "${cluster.server}", which is not an https:// or http:// URL`,
-      { file, ...serverLine(file, cluster.name), object: `cluster ${cluster.name}`, field: 'cluster.server' },
+      { file, ...serverLine(text, cluster.name), object: `cluster ${cluster.name}`, field: 'cluster.server' },
       'set the API server URL, e.g. https://10.0.0.10:6443 (an IPv6 address in brackets: https://[fd00::10]:6443)',
     );
   }
@@ -122,19 +151,19 @@ function yamlMark(err: unknown): { line: number; column: number; reason: string 
   };
 }
 
-function isEmptyYaml(file: string): boolean {
+function isEmptyYaml(text: () => string): boolean {
   try {
-    return parseDocument(readFileSync(file, 'utf8')).contents === null;
+    return parseDocument(text()).contents === null;
   } catch {
     return false;
   }
 }
 
-/** The line of `clusters[name].cluster.server`, when the file can be read again and has it. */
-function serverLine(file: string, name: string): Pick<Location, 'line'> {
+/** The line of `clusters[name].cluster.server`, when the text can be read again and has it. */
+function serverLine(text: () => string, name: string): Pick<Location, 'line'> {
   try {
     const lineCounter = new LineCounter();
-    const doc = parseDocument(readFileSync(file, 'utf8'), { lineCounter });
+    const doc = parseDocument(text(), { lineCounter });
     const clusters = doc.toJS() as { clusters?: { name?: unknown }[] } | null;
     const i = clusters?.clusters?.findIndex((c) => c?.name === name) ?? -1;
     const node = i < 0 ? undefined : doc.getIn(['clusters', i, 'cluster', 'server'], true);

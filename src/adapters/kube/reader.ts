@@ -5,12 +5,13 @@
 import { isKubeApiError, type KubeReader, type ListOptions, type ServerVersion } from '../../ports/kube.js';
 import { apiVersionOf, RESOURCE_TYPES, type ResourceKind, resourcePath } from '../../ports/kube-kinds.js';
 import type { KubeObject } from '../../snapshot/model.js';
-import { loadKubeconfig } from './kubeconfig.js';
+import { type LoadedKubeconfig, loadKubeconfig } from './kubeconfig.js';
 import { listAll } from './paginate.js';
 import { createRequester, KubeNetworkError, type KubeRequester } from './request.js';
 
 export interface KubeReaderOptions {
-  kubeconfig: string;
+  /** A kubeconfig file, or one already loaded (a Cluster API kubeconfig Secret's, held in memory). */
+  kubeconfig: string | LoadedKubeconfig;
   /** Connecting and the TLS handshake must finish within this. Default 5 s. */
   connectTimeoutMs?: number;
   /** A silent connection (no bytes either way) fails after this. Default 30 s. */
@@ -23,7 +24,8 @@ export interface KubeReaderOptions {
 }
 
 export function createKubeReader(opts: KubeReaderOptions): KubeReader {
-  const loaded = loadKubeconfig(opts.kubeconfig, opts.context);
+  const loaded =
+    typeof opts.kubeconfig === 'string' ? loadKubeconfig(opts.kubeconfig, opts.context) : opts.kubeconfig;
   const requester = createRequester(loaded, {
     connectTimeoutMs: opts.connectTimeoutMs ?? 5_000,
     idleTimeoutMs: opts.idleTimeoutMs ?? 30_000,
