@@ -11,7 +11,8 @@ const FAIL_ON = ['blocker', 'risk', 'info', 'never'] as const;
 const usage = `usage: ferry fleet audit FLEET [flags]
 
 Audits every cluster of FLEET (a fleet.yaml: clusters by name, each a snapshot directory or a
-kubeconfig, with labels; examples/fleet/fleet.yaml) side by side and writes one fleet report: a
+kubeconfig, with labels, and management clusters whose Cluster API Clusters join them;
+examples/fleet/fleet.yaml) side by side and writes one fleet report: a
 verdict per cluster, every blocker and risk grouped across the fleet with the clusters it affects
 and the fix once. Each cluster's full report (and a live cluster's snapshot) is written under
 OUT/clusters/NAME/, the fleet report as OUT/fleet.json. A cluster that cannot be read is reported
