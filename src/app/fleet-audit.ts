@@ -98,7 +98,7 @@ export async function readCluster(
             import('../adapters/capi/fleet-clusters.js'),
           ]);
         const m = src.management.kubeconfig;
-        const mgmt = createKubeClient(loadKubeconfig(m.path, m.context));
+        const mgmt = createKubeClient(loadKubeconfig(m.path, m.context), { connectTimeoutMs: 5_000 });
         const kube = createKubeReader({
           kubeconfig: await workloadKubeconfig(mgmt, src.namespace, src.cluster),
         });

@@ -29,7 +29,9 @@ export async function discoverFleet(fleet: Fleet, progress: (line: string) => vo
 }
 
 async function listOne(m: FleetManagement): Promise<FoundCluster[]> {
-  const client = createKubeClient(loadKubeconfig(m.kubeconfig.path, m.kubeconfig.context));
+  const client = createKubeClient(loadKubeconfig(m.kubeconfig.path, m.kubeconfig.context), {
+    connectTimeoutMs: 5_000,
+  });
   const listed = await listCapiClusters(client, {
     ...(m.namespace !== undefined && { namespace: m.namespace }),
     ...(m.selector !== undefined && { selector: m.selector }),
