@@ -7,7 +7,17 @@ import type { Plan, Step } from '../plan/model.js';
 import type { EtcdProbeControl } from '../ports/run.js';
 import { Journal } from './journal.js';
 import type { Orchestrator, RunOptions } from './orchestrator.js';
-import { beginRun, m1, m2, n1, plan, step, World, worldOrchestrator } from './testing-orchestrator.js';
+import {
+  beginRun,
+  m1,
+  m2,
+  n1,
+  plan,
+  step,
+  voters3,
+  World,
+  worldOrchestrator,
+} from './testing-orchestrator.js';
 
 // The orchestrator against an in-memory world: gates, the shortcut for effects already there,
 // cordon restore, and what a resumed run does with the step that was in flight.
@@ -109,6 +119,56 @@ describe('Orchestrator', () => {
     expect(w.calls.length).toBeGreaterThan(0);
     expect(new Set(w.calls)).toEqual(new Set(['evict app/web-1']));
     expect(w.nodes.get('n1')!.unschedulable).toBe(true);
+  });
+
+  it('a step whose effect appears while its gate waits (the lab put the node behind the LB) is already done when the gate stops', async () => {
+    for (const appears of [true, false]) {
+      const w = new World();
+      w.members[2]!.isLearner = true; // the cordon's gate below never holds
+      const observe = w.etcd.observe;
+      w.etcd.observe = async () => {
+        if (appears) w.nodes.get('n1')!.unschedulable = true; // cordoned meanwhile, by someone else
+        return observe();
+      };
+      const p = plan();
+      p.phases[0]!.steps[0]!.expect = voters3();
+      journal.close();
+      journal = Journal.open(join(dir, `plan-${appears}.journal.sqlite`));
+      begin(p);
+      const logs: string[] = [];
+      const r = await orchestrator(w, p, {}, logs).run();
+      expect(r.status).toBe('stopped');
+      expect(w.calls).not.toContain('setUnschedulable n1 true');
+      if (appears) {
+        expect(journal.lastStates().get('2.01.cordon.n1')?.state).toBe('already-done');
+        expect(logs).toContain('  already done: cordon done');
+        expect(r.stoppedAt).toBe('2.03.etcd-move-leader.n1'); // the drain ran; the next gate stops
+      } else {
+        expect(journal.lastStates().get('2.01.cordon.n1')?.state).toBe('stopped');
+        expect(r.stoppedAt).toBe('2.01.cordon.n1');
+        expect(r.error?.message).toContain('etcd learners: expected 0, saw 1');
+      }
+    }
+  });
+
+  it('an aborted gate wait is a stop, not already done, even when the effect is there by then', async () => {
+    const w = new World();
+    w.members[2]!.isLearner = true;
+    const ctl = new AbortController();
+    const observe = w.etcd.observe;
+    w.etcd.observe = async () => {
+      w.nodes.get('n1')!.unschedulable = true;
+      ctl.abort(new Error('SIGTERM'));
+      return observe();
+    };
+    const p = plan();
+    p.phases[0]!.steps[0]!.expect = voters3();
+    begin(p);
+    const at = { journal, planFile: join(dir, 'plan.json') };
+    const r = await worldOrchestrator(w, p, at, { gateGraceSeconds: 5 }, [], { signal: ctl.signal }).run();
+    expect(r.status).toBe('stopped');
+    expect(r.stoppedAt).toBe('2.01.cordon.n1');
+    expect(journal.lastStates().get('2.01.cordon.n1')?.state).not.toBe('already-done');
   });
 
   it('a gate mismatch stops the run (exit 3) with what was expected and seen, and acts no further', async () => {

@@ -55,14 +55,9 @@ function observesOnly(step: Step): boolean {
 export function concurrentGroup(steps: readonly Step[], i: number): Step[] {
   const first = steps[i]!;
   if (first.batch === undefined || HANDLERS[first.kind].concurrent !== true) return [first];
+  const alike = (s?: Step) => s?.kind === first.kind && s.batch === first.batch && s.phase === first.phase;
   let j = i + 1;
-  while (
-    j < steps.length &&
-    steps[j]!.kind === first.kind &&
-    steps[j]!.batch === first.batch &&
-    steps[j]!.phase === first.phase
-  )
-    j++;
+  while (alike(steps[j])) j++;
   return steps.slice(i, j);
 }
 
@@ -105,12 +100,8 @@ export class Orchestrator {
   }
 
   #confirmedFor(stepId: string): Set<string> {
-    let s = this.#confirmed.get(stepId);
-    if (!s) {
-      s = new Set();
-      this.#confirmed.set(stepId, s);
-    }
-    return s;
+    if (!this.#confirmed.has(stepId)) this.#confirmed.set(stepId, new Set());
+    return this.#confirmed.get(stepId)!;
   }
 
   #log(line: string): void {
@@ -358,17 +349,19 @@ export class Orchestrator {
         this.#log(`  skipped: ${before.skip}`);
         return skip(before.skip);
       }
-      // A non-destructive step whose effect is already there (the lab put a joined node behind the
-      // load balancer, a node was cordoned by hand) is not done twice.
-      if (!step.destructive && !observesOnly(step) && !isEmptyExpectation(step.idempotencyCheck.doneWhen)) {
-        const checks = await this.#check(step.idempotencyCheck.doneWhen, step.id);
-        if (checks.length > 0 && checks.every((c) => c.status === 'ok')) {
-          t('already-done', { reason: step.idempotencyCheck.description });
-          this.#log(`  already done: ${step.idempotencyCheck.description}`);
-          return 'already-done';
-        }
+      // A non-destructive step whose effect is there, before its gate or once the gate stops (the lab
+      // put a joined node behind the load balancer meanwhile, a node cordoned by hand), is not redone.
+      let there = await this.#effectThere(step);
+      if (!there)
+        await this.#gate(step).catch(async (e: unknown) => {
+          if (this.#ctl.signal.aborted || !(await this.#effectThere(step))) throw e;
+          there = true;
+        });
+      if (there) {
+        t('already-done', { reason: step.idempotencyCheck.description });
+        this.#log(`  already done: ${step.idempotencyCheck.description}`);
+        return 'already-done';
       }
-      await this.#gate(step);
       t('gate-passed');
       const expected = () => h.expectedAlerts?.(step, this.#stepContext(step)) ?? [];
       const log = (l: string) => this.#log(`  ${l}`);
@@ -390,6 +383,13 @@ export class Orchestrator {
       this.#log(`■ ${step.id} stopped: ${fe.message}`);
       throw fe;
     }
+  }
+
+  async #effectThere(step: Step): Promise<boolean> {
+    const doneWhen = step.idempotencyCheck.doneWhen;
+    if (step.destructive || observesOnly(step) || isEmptyExpectation(doneWhen)) return false;
+    const checks = await this.#check(doneWhen, step.id);
+    return checks.length > 0 && checks.every((c) => c.status === 'ok');
   }
 
   /** A stop gives back what the run changed and can give back (cordons, replica counts): each once. */

@@ -41,8 +41,11 @@ function translate(err: unknown, what: string): Error {
   return new StoreUnavailableError(`etcd ${what}: ${msg}`, { timedOut: DEADLINE.test(msg), cause: err });
 }
 
-/** UNAVAILABLE answers of a live member during an election or a leadership transfer. */
-const BETWEEN_LEADERS = /leader changed|no leader/i;
+/**
+ * UNAVAILABLE answers of a live member during an election or a leadership transfer, and the
+ * channel etcd3 closes under a concurrent call when such an answer resets the host's services.
+ */
+const BETWEEN_LEADERS = /leader changed|no leader|channel closed before call started/i;
 const READ_RETRY_MS = 25;
 
 const rev = (s: string | number): number => Number(s);
