@@ -3,7 +3,7 @@ import { FerryError } from '../errors.js';
 import { exampleSnapshot } from '../snapshot/testing-example.js';
 import { memberIdHex } from '../util/member-id.js';
 import { buildPlan } from './build.js';
-import { parsePlan } from './load.js';
+import { parsePlan, readPlan } from './load.js';
 import { allSteps, PLAN_FORMAT_VERSION, type Plan, type PlanContent, type Step, stepId } from './model.js';
 import { renderPlanJson } from './render-json.js';
 import { examplePlan, inputsFor, sealed, setLeader } from './testing-example.js';
@@ -489,5 +489,125 @@ describe('every plan buildPlan makes loads', () => {
   it.each(variants)('%s', async (_, make) => {
     const p = await make();
     expect(parsePlan(renderPlanJson(p as Plan), 'plan.json')).toEqual(p);
+  });
+});
+
+describe('what the loader says before and beyond the digest', () => {
+  it('a file that is not a plan object is refused by its kind, with how to get a plan', () => {
+    for (const t of ['[]', 'null', '42', '"FerryPlan"', '{"kind":"Snapshot"}', '{}']) {
+      try {
+        parsePlan(t, 'plan.json');
+        expect.unreachable(`${t} loaded`);
+      } catch (err) {
+        const fe = err as FerryError;
+        expect(fe).toBeInstanceOf(FerryError);
+        expect(fe.exitCode).toBe(2);
+        expect(fe.message).toBe('not a ferry plan (kind is not FerryPlan)');
+        expect(fe.location).toEqual({ file: 'plan.json', field: 'kind' });
+        expect(fe.remediation).toContain('ferry plan ... -o plan.json');
+      }
+    }
+  });
+
+  it('a plan of another format says which it is and which this ferry reads', () => {
+    try {
+      parsePlan(
+        edited((d) => void ((d as { formatVersion: unknown }).formatVersion = 99)),
+        'plan.json',
+      );
+      expect.unreachable('loaded');
+    } catch (err) {
+      expect((err as FerryError).message).toBe(
+        `plan format 99 is not the format ${PLAN_FORMAT_VERSION} this ferry reads`,
+      );
+    }
+  });
+
+  it('a long list of differences shows 15 and counts the rest', () => {
+    const steps = allSteps(plan);
+    expect(steps.length).toBeGreaterThan(20);
+    const e = refusal(
+      edited((d) => {
+        for (const s of allSteps(d).slice(0, 20)) s.title = `${s.title} (edited)`;
+      }),
+    );
+    expect(e.message.split('\n  - ')).toHaveLength(16);
+    expect(e.message).toMatch(/\n {2}… and 5 more$/);
+    expect(e.message).toContain(`step ${steps[0]!.id}`);
+    expect(e.message).not.toContain(`step ${steps[15]!.id} `);
+    // Exactly 15: nothing counted.
+    const fifteen = refusal(
+      edited((d) => {
+        for (const s of allSteps(d).slice(0, 15)) s.title = `${s.title} (edited)`;
+      }),
+    );
+    expect(fifteen.message.split('\n  - ')).toHaveLength(16);
+    expect(fifteen.message).not.toContain('more');
+  });
+
+  it('an edit that also breaks a rule says both, the difference first', () => {
+    const { j } = inPhase2(plan, (s) => s.kind === 'drain');
+    const e = refusal(
+      edited((d) => {
+        d.phases[2]!.steps[j]!.timeoutSeconds = -5;
+      }),
+    );
+    expect(e.message.startsWith('the plan was changed after ferry plan wrote it')).toBe(true);
+    expect(e.message).toContain('\nand it breaks rules ferry run relies on:\n  - phases[2]');
+    expect(e.location?.field).toBe(`phases[2].steps[${j}].timeoutSeconds`);
+    expect(e.remediation).not.toContain('ferry bug');
+    // An edit that breaks no rule says only what differs.
+    const titled = refusal(edited((d) => void (d.phases[2]!.steps[j]!.title = 'x')));
+    expect(titled.message).not.toContain('breaks rules');
+  });
+
+  it('rules broken in several places are counted; one message in many places is said once with three of them', () => {
+    const drains = [0, 1, 2, 3];
+    const negative = (n: number) =>
+      refusal(
+        resealed((d) => {
+          for (const j of drains.slice(0, n)) d.phases[2]!.steps[j]!.timeoutSeconds = -5;
+        }),
+      );
+    const two = negative(2).message;
+    expect(two).toContain('the plan breaks 2 rules ferry run relies on:');
+    const at = (j: number) => `phases[2].steps[${j}].timeoutSeconds (${plan.phases[2]!.steps[j]!.id})`;
+    expect(two).toContain(`\n  - must be a number of seconds greater than 0; got -5: at ${at(0)}, ${at(1)}`);
+    expect(two.endsWith(at(1))).toBe(true);
+    const three = negative(3).message;
+    expect(three).not.toContain('more places');
+    const four = negative(4).message;
+    expect(four).toContain('the plan breaks 4 rules');
+    expect(four).toMatch(
+      /got -5: at phases\[2\]\.steps\[\d+\]\.timeoutSeconds \(.+\), .+, .+, and 1 more places$/,
+    );
+  });
+});
+
+describe('readPlan', () => {
+  it('reads a plan file; a missing one is named as the user typed it', async () => {
+    const { mkdtemp, rm, writeFile } = await import('node:fs/promises');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-readplan-'));
+    try {
+      await writeFile(join(dir, 'plan.json'), text);
+      expect(await readPlan(join(dir, 'plan.json'))).toEqual(plan);
+      const e = await readPlan(join(dir, 'gone.json'), 'gone.json').then(
+        () => expect.unreachable('a missing plan loaded'),
+        (err: unknown) => err as FerryError,
+      );
+      expect(e.exitCode).toBe(2);
+      expect(e.message).toContain('gone.json');
+      expect(e.message).not.toContain(dir);
+      // A bad plan is located at the file read.
+      await writeFile(join(dir, 'bad.json'), '[]');
+      const bad = await readPlan(join(dir, 'bad.json'), 'bad.json').catch(
+        (err: unknown) => err as FerryError,
+      );
+      expect((bad as FerryError).location?.file).toBe(join(dir, 'bad.json'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

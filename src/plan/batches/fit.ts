@@ -17,6 +17,11 @@ function tolerates(t: Toleration, taint: Taint): boolean {
   return (t.value ?? '') === (taint.value ?? '');
 }
 
+/** A label value as the scheduler's ParseInt reads it: decimal digits, an optional sign; else none. */
+function integer(s: string | undefined): number | undefined {
+  return s !== undefined && /^[+-]?\d+$/.test(s) ? Number(s) : undefined;
+}
+
 function termHolds(r: NodeTerm, labels: Record<string, string>): boolean {
   const has = Object.hasOwn(labels, r.key);
   const v = labels[r.key];
@@ -31,9 +36,9 @@ function termHolds(r: NodeTerm, labels: Record<string, string>): boolean {
       return !has;
     case 'Gt':
     case 'Lt': {
-      const n = Number(v);
-      const bound = Number(r.values[0]);
-      if (!has || !Number.isInteger(n) || !Number.isInteger(bound)) return false;
+      const n = integer(v);
+      const bound = integer(r.values[0]);
+      if (n === undefined || bound === undefined) return false;
       return r.operator === 'Gt' ? n > bound : n < bound;
     }
     default:
