@@ -164,9 +164,9 @@ export class Orchestrator {
       const ok = holds(checks);
       const seen = JSON.stringify(describeChecks(checks));
       const last = Date.now() >= deadline;
-      // Journal what changed, at most every 10 s while waiting (a lag count changes every look),
-      // and always the outcome.
-      if (ok || last || (seen !== lastSeen && Date.now() - lastAt >= 10_000) || lastAt === 0) {
+      // Journal the first look, what changed, at most every 10 s while waiting (a lag count changes
+      // every look), and always the outcome.
+      if (ok || last || (seen !== lastSeen && Date.now() - lastAt >= 10_000)) {
         this.#d.journal.observe(step.id, purpose, ok, {
           checks: checks.filter((c) => c.status !== 'ok'),
           ok: checks.filter((c) => c.status === 'ok').length,
@@ -230,7 +230,6 @@ export class Orchestrator {
     ];
     const confirmed = this.#confirmedFor(step.id);
     for (const q of questions) {
-      if (confirmed.has(q)) continue;
       const yes = await this.#oneQuestionAtATime(() => this.#d.operator.ask(step.id, q, this.#ctl.signal));
       this.#d.journal.observe(step.id, 'note', yes, yes ? { confirmed: q } : { refused: q });
       if (!yes) {

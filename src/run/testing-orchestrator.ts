@@ -289,7 +289,7 @@ export function worldOrchestrator(
   at: { journal: Journal; planFile: string },
   options: RunOptions = {},
   logs: string[] = [],
-  extra: Partial<Pick<RunDeps, 'etcdProbe' | 'signals' | 'silencer' | 'signal'>> = {},
+  extra: Partial<Pick<RunDeps, 'etcdProbe' | 'signals' | 'silencer' | 'signal' | 'interrupt'>> = {},
 ): Orchestrator {
   return new Orchestrator(
     {
