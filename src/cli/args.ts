@@ -68,6 +68,14 @@ export function required(flag: string, value: string | undefined, remediation: s
  * A count, a port octet, a number of milliseconds: digits only (no sign, no fraction, no 1e3 or
  * 0x10, which Number() would take), within [min, max]. `unit` names what is counted in the message.
  */
+/** A duration flag such as --max-age 26h: a whole number with a unit s, m, h, d or w; in seconds. */
+export function parseDuration(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const m = /^(\d+)(s|m|h|d|w)$/.exec(v);
+  if (!m) throw usageError(`--${flag} must be a number with a unit s, m, h, d or w (e.g. 26h); got "${v}"`);
+  return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 }[m[2] as 's' | 'm' | 'h' | 'd' | 'w'];
+}
+
 export function wholeNumber(
   flag: string,
   value: string | undefined,

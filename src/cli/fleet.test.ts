@@ -167,6 +167,14 @@ describe('ferry fleet audit', () => {
     );
     expect(line('lab-b')).toContain(`planned, not started (`);
     expect(line('gone')).toContain('no plan at plans/clusters/gone/plan.json');
+    // Under each: its versions from its Nodes (the snapshot's, the live cluster's) and its origin.
+    const lines = st.out.split('\n');
+    const under = (name: string) => lines[lines.findIndex((l) => l.startsWith(`${name} `)) + 1]?.trim();
+    expect(under('lab-a')).toBe('kubernetes v1.32.4; no Talos node (8 nodes); listed in the fleet file');
+    expect(under('recorded')).toBe('kubernetes v1.32.4; no Talos node (3 nodes); listed in the fleet file');
+    expect(under('gone')).toMatch(/^versions not observed: .*; listed in the fleet file$/);
+    expect(under('missing')).toMatch(/^versions not observed: /);
+    expect(st.out).not.toContain('MANAGEMENT');
   });
 
   it('refuses a bad fleet file before reading any cluster (exit 2, file, line, field)', async () => {

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { usageError } from '../errors.js';
 import { TARGET_FLAG_OPTIONS, TARGET_FLAGS_USAGE, targetInputFromFlags } from '../facts/target.js';
 import type { Fleet, FleetCluster } from '../fleet/config.js';
-import { oneOf, parseFlags, requirePositional, wholeNumber } from './args.js';
+import { oneOf, parseDuration, parseFlags, requirePositional, wholeNumber } from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
 
@@ -207,21 +207,32 @@ async function plan(argv: string[], io: Io): Promise<0 | 1> {
   return fleetPlan.notPlanned > 0 ? 1 : 0;
 }
 
-const statusUsage = `usage: ferry fleet status FLEET [--plans DIR] [-o table|json]
+const statusUsage = `usage: ferry fleet status FLEET [--plans DIR] [--max-age DUR] [--concurrency N] [-o table|json]
 
 Where each cluster's migration stands, from the journal \`ferry run\` keeps beside the plan
 \`ferry fleet plan\` wrote (DIR/clusters/NAME/plan.json; DIR defaults to fleet-plan): not planned,
 not started, in progress (no end recorded: running, or killed, which --resume continues), stopped
 at a gate or failed (the step and what the run said), completed. Journals are read without taking
-their lock.
+their lock. Under each cluster: its Kubernetes and Talos versions from its Nodes (a snapshot's, or
+the live cluster's) and whether it came from a management cluster. Then each management cluster's
+newest backup (management[].backup in the fleet file), checksum-verified, and its age.
 
-Exit codes: 0 nothing needs attention; 1 a run stopped or failed, or a journal could not be read;
-2 bad usage or a bad fleet file.
+flags:
+  --plans DIR        where ferry fleet plan wrote (default fleet-plan)
+  --max-age DUR      a backup older than this needs attention, e.g. 26h, 8d
+  --concurrency N    clusters read at once (default 4)
+  -o table|json
+
+Exit codes: 0 nothing needs attention; 1 a run stopped or failed, a journal could not be read, a
+management cluster could not be listed, or a backup is missing, does not verify, could not be read
+or is older than --max-age; 2 bad usage or a bad fleet file.
 `;
 
 const statusOptions = {
   output: { type: 'string', short: 'o' },
   plans: { type: 'string' },
+  'max-age': { type: 'string' },
+  concurrency: { type: 'string' },
 } as const;
 
 async function status(argv: string[], io: Io): Promise<0 | 1> {
@@ -230,25 +241,25 @@ async function status(argv: string[], io: Io): Promise<0 | 1> {
   if (positionals.length > 1)
     throw usageError(`unexpected argument "${positionals[1]}"`, `see usage:\n${statusUsage.trim()}`);
   const format = oneOf('output', values.output, ['table', 'json'] as const, 'table');
+  const maxAgeSeconds = parseDuration('max-age', values['max-age']);
+  const concurrency = wholeNumber('concurrency', values.concurrency, { min: 1, max: 64 }) ?? 4;
   const { loadFleet } = await import('../fleet/config.js');
   const fleet = await loadFleet(resolve(io.cwd, file), file);
-  const [{ fleetStatus }, { describeRunState, needsAttention }] = await Promise.all([
+  const [{ fleetStatus }, { renderFleetStatus, fleetStatusExit }] = await Promise.all([
     import('../app/fleet-status.js'),
-    import('../fleet/status.js'),
+    import('../fleet/status-render.js'),
   ]);
-  const rows = await fleetStatus(
-    await members(fleet, io),
-    resolve(io.cwd, values.plans ?? 'fleet-plan'),
-    io.cwd,
-  );
-  if (format === 'json')
-    io.stdout(`${JSON.stringify({ kind: 'FerryFleetStatus', fleet: file, clusters: rows }, null, 2)}\n`);
-  else {
-    const width = Math.max(7, ...rows.map((r) => r.name.length));
-    io.stdout(`${'CLUSTER'.padEnd(width)}  STATE\n`);
-    for (const r of rows) io.stdout(`${r.name.padEnd(width)}  ${describeRunState(r.state)}\n`);
-  }
-  return rows.some((r) => needsAttention(r.state)) ? 1 : 0;
+  const s = await fleetStatus({
+    fleet,
+    clusters: await members(fleet, io),
+    plansDir: resolve(io.cwd, values.plans ?? 'fleet-plan'),
+    cwd: io.cwd,
+    env: io.env,
+    now: new Date(),
+    concurrency,
+  });
+  io.stdout(renderFleetStatus(s, format, { fleetFile: file, maxAgeSeconds }));
+  return fleetStatusExit(s, maxAgeSeconds);
 }
 
 const scheduleUsage = `usage: ferry fleet schedule FLEET -o DIR [--namespace NS] [--image IMAGE] [--schedule CRON] [--time-zone TZ] [--force]

@@ -1,6 +1,14 @@
 import { resolve } from 'node:path';
 import { type ExitCode, usageError } from '../errors.js';
-import { abortOnSignals, noPositionals, oneOf, parseFlags, required, wholeNumber } from './args.js';
+import {
+  abortOnSignals,
+  noPositionals,
+  oneOf,
+  parseDuration,
+  parseFlags,
+  required,
+  wholeNumber,
+} from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
 import {
@@ -14,13 +22,6 @@ import {
 } from './mgmt-flags.js';
 
 const COUNT = { min: 1 };
-
-export function parseDuration(flag: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const m = /^(\d+)(s|m|h|d|w)$/.exec(v);
-  if (!m) throw usageError(`--${flag} must be a number with a unit s, m, h, d or w (e.g. 26h); got "${v}"`);
-  return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 }[m[2] as 's' | 'm' | 'h' | 'd' | 'w'];
-}
 
 async function backup(argv: string[], io: Io): Promise<ExitCode> {
   const { values, positionals } = parseFlags(argv, backupOptions, usage);

@@ -43,7 +43,7 @@ describe('fleet.yaml', () => {
 
   it('reads management clusters, paths relative to the file; clusters may then be left out', () => {
     const fleet = parseFleet(
-      `${MGMT}  - name: mgmt-eu\n    kubeconfig: kube/mgmt.conf\n    context: admin@mgmt\n    namespace: fleet\n    selector: "environment in (prod,staging),wave!=0"\n    labels: {provider: capi}\n  - {name: mgmt-us, kubeconfig: /etc/ferry/us.conf}\n`,
+      `${MGMT}  - name: mgmt-eu\n    kubeconfig: kube/mgmt.conf\n    context: admin@mgmt\n    namespace: fleet\n    selector: "environment in (prod,staging),wave!=0"\n    labels: {provider: capi}\n  - name: mgmt-us\n    kubeconfig: /etc/ferry/us.conf\n    backup: {url: s3://mgmt-backups/us, endpoint: "https://s3.us.example", region: us-east-2, credentialsFile: s3/creds, profile: ops}\n`,
       'fleet.yaml',
       '/srv/fleets',
     );
@@ -60,6 +60,13 @@ describe('fleet.yaml', () => {
         name: 'mgmt-us',
         kubeconfig: { path: '/etc/ferry/us.conf', shown: '/etc/ferry/us.conf' },
         labels: {},
+        backup: {
+          url: 's3://mgmt-backups/us',
+          endpoint: 'https://s3.us.example',
+          region: 'us-east-2',
+          credentialsFile: '/srv/fleets/s3/creds',
+          profile: 'ops',
+        },
       },
     ]);
   });
@@ -157,6 +164,34 @@ describe('fleet.yaml', () => {
       'management[0].kubeconfg',
       4,
       /unknown field/,
+    ],
+    [
+      'a backup that is not an s3:// URL',
+      `${MGMT}  - {name: m, kubeconfig: a, backup: {url: "https://bucket/x"}}\n`,
+      'management[0].backup.url',
+      4,
+      /not valid|matching/,
+    ],
+    [
+      'a backup without its URL',
+      `${MGMT}  - {name: m, kubeconfig: a, backup: {endpoint: "http://127.0.0.1:9000"}}\n`,
+      'management[0].backup.url',
+      4,
+      /missing|required|set/,
+    ],
+    [
+      'a secret in the backup entry',
+      `${MGMT}  - {name: m, kubeconfig: a, backup: {url: s3://bkt/x, secretAccessKey: k}}\n`,
+      'management[0].backup.secretAccessKey',
+      4,
+      /unknown field/,
+    ],
+    [
+      'a backup endpoint with a path',
+      `${MGMT}  - {name: m, kubeconfig: a, backup: {url: s3://bkt/x, endpoint: "http://h:9000/x"}}\n`,
+      'management[0].backup.endpoint',
+      4,
+      /not valid|matching/,
     ],
     [
       'another kind',

@@ -34,6 +34,17 @@ export interface FleetManagement {
   selector?: string;
   /** Labels every discovered cluster gets; its own Cluster labels win. */
   labels: Record<string, string>;
+  /** Where `ferry mgmt backup` writes this management cluster's backups: `fleet status` reports their age. */
+  backup?: FleetBackup;
+}
+
+/** A backup location as `ferry mgmt backup --to` takes it; credentials from a file or the environment, never inline. */
+export interface FleetBackup {
+  url: string;
+  endpoint?: string;
+  region?: string;
+  credentialsFile?: string;
+  profile?: string;
 }
 
 export interface FleetCluster {
@@ -55,6 +66,9 @@ const NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
 /** What a label selector may hold (the API server parses it): no spaces, quotes or shell characters. */
 const SELECTOR = /^[A-Za-z0-9_./=!,() -]+$/;
+/** As `ferry mgmt backup --to` takes it (mgmt/s3-config.ts parseS3Url). */
+const S3_URL = /^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?$/;
+const ENDPOINT = /^https?:\/\/[^/\s]+\/?$/;
 const LABEL_KEY = /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 
 export async function loadFleet(path: string, shown: string): Promise<Fleet> {
@@ -144,7 +158,7 @@ function parseManagement(at: Walk, baseDir: string): FleetManagement[] {
   const out: FleetManagement[] = [];
   const seen = new Map<string, number>();
   for (const [i, m] of (at.given()?.items({ min: 1 }) ?? []).entries()) {
-    m.object({ allowed: ['name', 'kubeconfig', 'context', 'namespace', 'selector', 'labels'] });
+    m.object({ allowed: ['name', 'kubeconfig', 'context', 'namespace', 'selector', 'labels', 'backup'] });
     const name = m
       .at('name')
       .string({ nonBlank: true, pattern: NAME, hint: 'a lowercase DNS label, e.g. mgmt-eu' });
@@ -176,6 +190,37 @@ function parseManagement(at: Walk, baseDir: string): FleetManagement[] {
       ...(selector !== undefined && { selector }),
       labels: parseLabels(m.at('labels')),
     });
+    const backup = parseBackup(m.at('backup'), baseDir);
+    if (backup) out.at(-1)!.backup = backup;
   }
   return out;
+}
+
+function parseBackup(at: Walk, baseDir: string): FleetBackup | undefined {
+  const b = at.given();
+  if (!b) return undefined;
+  b.object({ allowed: ['url', 'endpoint', 'region', 'credentialsFile', 'profile'] });
+  const url = b.at('url').string({
+    nonBlank: true,
+    pattern: S3_URL,
+    hint: 'the s3://BUCKET[/PREFIX] given to ferry mgmt backup --to',
+  });
+  const endpoint = b.at('endpoint').given()?.string({
+    nonBlank: true,
+    pattern: ENDPOINT,
+    hint: 'http(s)://HOST[:PORT], e.g. https://s3.eu.example',
+  });
+  const region = b.at('region').given()?.string({ nonBlank: true });
+  const file = b
+    .at('credentialsFile')
+    .given()
+    ?.string({ nonBlank: true, hint: 'an AWS shared credentials file (0600), relative to this file' });
+  const profile = b.at('profile').given()?.string({ nonBlank: true });
+  return {
+    url,
+    ...(endpoint !== undefined && { endpoint }),
+    ...(region !== undefined && { region }),
+    ...(file !== undefined && { credentialsFile: resolve(baseDir, file) }),
+    ...(profile !== undefined && { profile }),
+  };
 }

@@ -4,6 +4,28 @@
  * running now, or killed, which `--resume` continues), stopped at a gate or failed (with the
  * step and what the run said), or completed. Pure: built from the journal's rows.
  */
+import type { ManagementBackup } from './backup-age.js';
+import type { ClusterVersions } from './versions.js';
+
+export type Adoption =
+  | { kind: 'capi'; management: string; namespace: string; cluster: string }
+  /** Listed in the fleet file by kubeconfig or snapshot: not read from a management cluster. */
+  | { kind: 'listed' };
+
+/** One cluster's line of `ferry fleet status`. */
+export interface ClusterStatusRow {
+  name: string;
+  labels: Record<string, string>;
+  state: RunState;
+  adoption: Adoption;
+  versions: ClusterVersions;
+}
+
+export interface FleetStatus {
+  clusters: ClusterStatusRow[];
+  management: { name: string; backup: ManagementBackup }[];
+}
+
 /** How a run ended, as the run journal records it (the reader in src/app maps its rows to this). */
 export type RunEnd = 'completed' | 'stopped' | 'failed';
 

@@ -1,15 +1,10 @@
 /** Human renderings of the backup, restore and status reports (JSON is the reports themselves). */
+
+import { formatAge } from '../util/format-age.js';
 import type { BackupReport } from './backup.js';
 import type { RestoreReport } from './restore.js';
 import type { KindRestoreOutcome } from './restore-kind/run.js';
 import type { MgmtStatus } from './status.js';
-
-export function formatAge(seconds: number): string {
-  if (seconds < 120) return `${seconds}s`;
-  if (seconds < 7200) return `${Math.round(seconds / 60)}m`;
-  if (seconds < 172_800) return `${Math.round(seconds / 3600)}h`;
-  return `${Math.round(seconds / 86_400)}d`;
-}
 
 export function formatSize(bytes: number): string {
   if (bytes < 10_240) return `${bytes} B`;

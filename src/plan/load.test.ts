@@ -512,7 +512,9 @@ describe('what the loader says before and beyond the digest', () => {
   it('a plan of another format says which it is and which this ferry reads', () => {
     try {
       parsePlan(
-        edited((d) => void ((d as { formatVersion: unknown }).formatVersion = 99)),
+        edited((d) => {
+          (d as { formatVersion: unknown }).formatVersion = 99;
+        }),
         'plan.json',
       );
       expect.unreachable('loaded');
@@ -557,7 +559,11 @@ describe('what the loader says before and beyond the digest', () => {
     expect(e.location?.field).toBe(`phases[2].steps[${j}].timeoutSeconds`);
     expect(e.remediation).not.toContain('ferry bug');
     // An edit that breaks no rule says only what differs.
-    const titled = refusal(edited((d) => void (d.phases[2]!.steps[j]!.title = 'x')));
+    const titled = refusal(
+      edited((d) => {
+        d.phases[2]!.steps[j]!.title = 'x';
+      }),
+    );
     expect(titled.message).not.toContain('breaks rules');
   });
 
