@@ -262,20 +262,25 @@ async function status(argv: string[], io: Io): Promise<0 | 1> {
   return fleetStatusExit(s, maxAgeSeconds);
 }
 
-const scheduleUsage = `usage: ferry fleet schedule FLEET -o DIR [--namespace NS] [--image IMAGE] [--schedule CRON] [--time-zone TZ] [--force]
+const scheduleUsage = `usage: ferry fleet schedule FLEET -o DIR [--namespace NS] [--image IMAGE] [--schedule CRON] [--backup-schedule CRON] [--time-zone TZ] [--force]
 
 Writes the nightly fleet audit for a management cluster: DIR/manifests.yaml (a namespace, a
 ServiceAccount without an API token, a volume for the reports, a CronJob running ferry fleet audit
 one at a time, unprivileged, with a read-only root) and DIR/fleet-secret/fleet.yaml (the fleet
-with each kubeconfig as a key of the Secret ferry-fleet). Prints the two commands that install it:
-kubectl apply of the manifests, and kubectl create secret from this machine's kubeconfigs (no
-credential is ever in the manifests). Live clusters only: a snapshot entry is refused.
+with each kubeconfig as a key of the Secret ferry-fleet). Each management entry with a backup
+(management[].backup with credentialsFile and recipientsFile) also gets a CronJob running ferry
+mgmt backup (retention: 14 daily, 8 weekly), and a ClusterRole ferry-mgmt-backup with only what
+that backup reads and patches, bound to the user ferry-mgmt-backup: the management kubeconfig
+should authenticate as that user. Prints the two commands that install it: kubectl apply of the
+manifests, and kubectl create secret from this machine's files (no credential is ever in the
+manifests). Live clusters only: a snapshot entry is refused.
 
 flags:
   -o, --output DIR      where to write (refused if it exists, unless --force)
   --namespace NS        default ferry
   --image IMAGE         default ferry:VERSION (Containerfile builds it)
   --schedule CRON       default "0 2 * * *"
+  --backup-schedule CRON  default "0 1 * * *"
   --time-zone TZ        e.g. Europe/Berlin (default: the controller's)
 `;
 
@@ -284,6 +289,7 @@ const scheduleOptions = {
   namespace: { type: 'string' },
   image: { type: 'string' },
   schedule: { type: 'string' },
+  'backup-schedule': { type: 'string' },
   'time-zone': { type: 'string' },
   force: { type: 'boolean' },
 } as const;
@@ -293,12 +299,17 @@ async function schedule(argv: string[], io: Io): Promise<0> {
   const file = requirePositional(positionals, 'FLEET', scheduleUsage);
   const out = values.output;
   if (out === undefined) throw usageError('missing -o DIR', 'say where the manifests go: -o DIR');
-  const cron = values.schedule ?? '0 2 * * *';
-  if (cron.trim().split(/\s+/).length !== 5)
-    throw usageError(
-      `--schedule "${cron}" is not a cron schedule`,
-      'give five fields, e.g. --schedule "0 2 * * *"',
-    );
+  const cronFlag = (flag: 'schedule' | 'backup-schedule', fallback: string) => {
+    const cron = values[flag] ?? fallback;
+    if (cron.trim().split(/\s+/).length !== 5)
+      throw usageError(
+        `--${flag} "${cron}" is not a cron schedule`,
+        `give five fields, e.g. --${flag} "${fallback}"`,
+      );
+    return cron;
+  };
+  const cron = cronFlag('schedule', '0 2 * * *');
+  const backupCron = cronFlag('backup-schedule', '0 1 * * *');
   const namespace = values.namespace ?? 'ferry';
   if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace))
     throw usageError(`--namespace "${namespace}" is not a namespace name`, 'give a lowercase DNS label');
@@ -315,6 +326,7 @@ async function schedule(argv: string[], io: Io): Promise<0> {
     namespace,
     image: values.image ?? `ferry:${VERSION}`,
     schedule: cron,
+    backupSchedule: backupCron,
     ...(values['time-zone'] !== undefined && { timeZone: values['time-zone'] }),
     fleetFile: file,
     secretFleetFile: resolve(dir, 'fleet-secret/fleet.yaml'),
@@ -333,6 +345,13 @@ async function schedule(argv: string[], io: Io): Promise<0> {
       `wrote ${out}/manifests.yaml and ${out}/fleet-secret/fleet.yaml; install with:`,
       `  kubectl apply -f ${resolve(dir, 'manifests.yaml')}`,
       `  ${s.createSecret}`,
+      ...(s.backups.length > 0
+        ? [
+            `the backup CronJobs (${s.backups.map((b) => b.cronJob).join(', ')}) use the management kubeconfig in the Secret:`,
+            '  make it authenticate as user ferry-mgmt-backup (e.g. a client certificate with CN=ferry-mgmt-backup),',
+            '  whom ClusterRole ferry-mgmt-backup grants only what the backup reads and patches',
+          ]
+        : []),
       '',
     ].join('\n'),
   );

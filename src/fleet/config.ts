@@ -45,6 +45,8 @@ export interface FleetBackup {
   region?: string;
   credentialsFile?: string;
   profile?: string;
+  /** The age recipients the scheduled backup encrypts to (`ferry fleet schedule`). */
+  recipientsFile?: string;
 }
 
 export interface FleetCluster {
@@ -199,7 +201,7 @@ function parseManagement(at: Walk, baseDir: string): FleetManagement[] {
 function parseBackup(at: Walk, baseDir: string): FleetBackup | undefined {
   const b = at.given();
   if (!b) return undefined;
-  b.object({ allowed: ['url', 'endpoint', 'region', 'credentialsFile', 'profile'] });
+  b.object({ allowed: ['url', 'endpoint', 'region', 'credentialsFile', 'profile', 'recipientsFile'] });
   const url = b.at('url').string({
     nonBlank: true,
     pattern: S3_URL,
@@ -216,11 +218,16 @@ function parseBackup(at: Walk, baseDir: string): FleetBackup | undefined {
     .given()
     ?.string({ nonBlank: true, hint: 'an AWS shared credentials file (0600), relative to this file' });
   const profile = b.at('profile').given()?.string({ nonBlank: true });
+  const recipients = b
+    .at('recipientsFile')
+    .given()
+    ?.string({ nonBlank: true, hint: 'a file of age recipients (age1…), relative to this file' });
   return {
     url,
     ...(endpoint !== undefined && { endpoint }),
     ...(region !== undefined && { region }),
     ...(file !== undefined && { credentialsFile: resolve(baseDir, file) }),
     ...(profile !== undefined && { profile }),
+    ...(recipients !== undefined && { recipientsFile: resolve(baseDir, recipients) }),
   };
 }

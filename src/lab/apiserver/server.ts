@@ -14,7 +14,9 @@ import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } fro
 import { EvictionLog } from './eviction-log.js';
 import { parseRoute, type Route, sendJson, sendStatus, sendText, toApiError } from './http.js';
 import type { ListFault } from './list-fault.js';
+import { type RbacObjects, rbacAllows } from './rbac.js';
 import { Registry, type RequestUser } from './registry.js';
+import { builtinDef, resourcePrefix } from './resources.js';
 import { handleResource } from './rest.js';
 import { ApiError, forbidden, forbiddenResource, serviceUnavailable, unauthorized } from './status.js';
 import type { Store } from './store.js';
@@ -89,6 +91,7 @@ export class LabApiServer {
   #listFault: ListFault | undefined;
   #forbidden = new Set<string>();
   #forbiddenUser: string | undefined;
+  #rbacUsers = new Set<string>();
   #stopped = false;
   #compactor: NodeJS.Timeout | undefined;
 
@@ -188,6 +191,32 @@ export class LabApiServer {
     this.#forbiddenUser = opts.user;
   }
 
+  /**
+   * Authorizes these users' resource requests by the RBAC objects the lab stores (rbac.ts), as
+   * kube-apiserver's RBAC authorizer does: what no binding grants is 403. Other users (the lab's
+   * admin) are not checked; discovery and /version stay open to every authenticated user.
+   */
+  enforceRbacFor(users: readonly string[]): void {
+    this.#rbacUsers = new Set(users);
+  }
+
+  async #rbac(): Promise<RbacObjects> {
+    const all = async (plural: string) => {
+      const d = builtinDef('rbac.authorization.k8s.io', 'v1', plural)!;
+      // biome-ignore lint/suspicious/noExplicitAny: RBAC objects as stored; rbac.ts reads the fields it needs
+      return (await this.store.list(resourcePrefix(d))).items.map((i) => i.value as any);
+    };
+    const [clusterRoles, roles, clusterRoleBindings, roleBindings] = await Promise.all(
+      ['clusterroles', 'roles', 'clusterrolebindings', 'rolebindings'].map(all),
+    );
+    return {
+      clusterRoles: clusterRoles!,
+      roles: roles!,
+      clusterRoleBindings: clusterRoleBindings!,
+      roleBindings: roleBindings!,
+    };
+  }
+
   /** Fault injection: refuse chosen evictions with 429 whatever their budget says. */
   setEvictionFault(fault: EvictionFault | undefined): void {
     this.#evictionFault = fault;
@@ -257,6 +286,28 @@ export class LabApiServer {
           { group: route.group, resource: route.plural },
           { namespace: route.namespace, name: route.name },
         );
+      }
+      if (route.type === 'resource' && this.#rbacUsers.has(user.name)) {
+        const verb = resourceVerb(
+          req.method ?? 'GET',
+          route.name !== undefined,
+          url.searchParams.get('watch'),
+        );
+        const a = {
+          verb,
+          group: route.group,
+          resource: route.plural,
+          sub: route.sub,
+          namespace: route.namespace,
+          name: route.name,
+        };
+        if (!rbacAllows(await this.#rbac(), user, a))
+          throw forbiddenResource(
+            user.name,
+            verb,
+            { group: route.group, resource: route.plural },
+            { namespace: route.namespace, name: route.name },
+          );
       }
       await this.#route(route, req, res, url, user);
     } catch (err) {
