@@ -1,37 +1,19 @@
-/**
- * bench/collect (docs/benchmarks.md "collect"): a lab API server holding a synthetic
- * cluster of 1,000 nodes and 30,000 pods, read in the same run by `ferry snapshot --kubeconfig`
- * (the built CLI, as a child process) and by `kubectl get <the same kinds> -A -o json` (the real
- * binary): wall time and peak RSS of each, both measured by /usr/bin/time, alternating rounds,
- * medians. Target: ferry ≤ 1.0× kubectl on both.
- *
- *   npm run bench -- collect [--nodes N] [--pods N] [--namespaces N] [--rounds N]
- *                            [--ferry DIR] [--profile DIR]
- *
- * --ferry DIR uses a ferry built earlier (DIR/dist/cli/main.js) instead of building one into the
- * run's temporary directory; --profile DIR writes a CPU profile of the lab API server (this process)
- * over the measured rounds, to see whether the server is what the clients wait for.
- */
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { MemoryStore } from '../src/lab/apiserver/memory-store.js';
 import type { KObj } from '../src/lab/apiserver/object.js';
 import { BUILTIN_RESOURCES, objectKey } from '../src/lab/apiserver/resources.js';
 import { startLabApi, writeAdminKubeconfig } from '../src/lab/apiserver/testing.js';
 import { type Bench, mib, ms } from './lib/bench.js';
+import { buildFerry, measure, median, type Sample } from './lib/child-measure.js';
 import { generateCluster } from './lib/synthetic-cluster.js';
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const REPO = resolve(HERE, '..');
 /** bench/collect's loopback address (127.0.130.x–127.0.139.x belong to live collection). */
 const HOST = '127.0.130.1';
-const TIME = '/usr/bin/time';
 const ADVERTISE = 'kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint';
 
 /** What ferry lists cluster-wide (collect.ts LISTS); its kube-system Secret and ConfigMap reads are a handful of small requests kubectl is not asked for. */
@@ -54,17 +36,6 @@ const KINDS = [
   'clusterrolebindings.rbac.authorization.k8s.io',
   'rolebindings.rbac.authorization.k8s.io',
 ];
-
-interface Sample {
-  wallMs: number;
-  rssKiB: number;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-}
 
 /**
  * fieldsV1 the way a server records it: one `f:` entry per field the manager set. Real clusters
@@ -130,54 +101,6 @@ export async function seed(
   });
   await Promise.all(writes);
   return counts;
-}
-
-/** Builds the CLI as it ships (tsc, dist/) into `dir`, which then resolves packages through a symlink. */
-async function buildFerry(dir: string): Promise<void> {
-  const res = spawnSync(
-    process.execPath,
-    [
-      join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'),
-      '-p',
-      'tsconfig.build.json',
-      '--outDir',
-      join(dir, 'dist'),
-    ],
-    { cwd: REPO, stdio: 'inherit' },
-  );
-  if (res.status !== 0) throw new Error(`tsc exited with ${res.status ?? res.signal}`);
-  await writeFile(join(dir, 'package.json'), await readFile(join(REPO, 'package.json')));
-  await symlink(join(REPO, 'node_modules'), join(dir, 'node_modules'));
-  await symlink(join(REPO, 'schemas'), join(dir, 'schemas'));
-}
-
-/** Runs `argv` under /usr/bin/time (peak RSS) with stdout to `stdoutFile`; the wall time is this process's clock. */
-async function measure(argv: string[], stdoutFile: string, env: NodeJS.ProcessEnv): Promise<Sample> {
-  const timeFile = `${stdoutFile}.time`;
-  const { open } = await import('node:fs/promises');
-  const out = await open(stdoutFile, 'w');
-  const t0 = performance.now();
-  const code = await new Promise<number | null>((ok, fail) => {
-    const child = spawn(TIME, ['-f', '%M', '-o', timeFile, ...argv], {
-      env,
-      stdio: ['ignore', out.fd, 'pipe'],
-    });
-    let err = '';
-    child.stderr?.on('data', (c: Buffer) => {
-      err += c.toString();
-    });
-    child.on('error', fail);
-    child.on('exit', (c) => {
-      if (c !== 0) process.stderr.write(err);
-      ok(c);
-    });
-  });
-  const wallMs = performance.now() - t0;
-  await out.close();
-  if (code !== 0) throw new Error(`${argv.join(' ')} exited with ${code}`);
-  const rssKiB = Number((await readFile(timeFile, 'utf8')).trim().split('\n').pop());
-  if (!Number.isFinite(rssKiB) || rssKiB <= 0) throw new Error(`${TIME} reported no peak RSS for ${argv[0]}`);
-  return { wallMs, rssKiB };
 }
 
 export const bench: Bench = {

@@ -153,7 +153,9 @@ async function auditOne(cluster: FleetCluster, opts: FleetAuditOptions): Promise
   await writeFileAtomic(reportFile, renderReport(report, 'json', { color: false }));
   return {
     kind: 'audited',
-    report,
+    // A copy: findings point into the snapshot's objects, and the fleet keeps every report until
+    // it renders, so the snapshot may go now. The rules' metadata is the same for every cluster: shared.
+    report: { ...structuredClone({ ...report, rules: [] }), rules: report.rules },
     reportFile: shownPath(opts.cwd, reportFile),
     ...(snapshotDir !== undefined && { snapshotDir: shownPath(opts.cwd, snapshotDir) }),
   };
