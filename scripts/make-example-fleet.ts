@@ -19,18 +19,18 @@ import { describeError, FerryError } from '../src/errors.js';
 import { loadSnapshot } from '../src/snapshot/load.js';
 import { saveSnapshot } from '../src/snapshot/store.js';
 import { writeDirAtomic } from '../src/util/atomic-write.js';
+import { CLUSTER, CONTROL_PLANES } from './lab-cluster/cluster.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-export const EXAMPLE = join(REPO, 'examples', 'lab-cluster');
+const EXAMPLE = join(REPO, 'examples', 'lab-cluster');
 /** When the variants were "collected": fixed, so the files do not change from run to run. */
-export const CREATED_AT = '2026-12-01T06:00:00.000Z';
+const CREATED_AT = '2026-12-01T06:00:00.000Z';
 
 type Edit = (dir: string) => Promise<void>;
 
+/** A cluster of the fleet: the example with these edits (what each is for: examples/fleet/fleet.yaml). */
 export interface Variant {
   name: string;
-  /** What differs from the example, for the reader of the fleet file. */
-  story: string;
   edits: Edit[];
 }
 
@@ -44,7 +44,7 @@ async function editText(dir: string, rel: string, change: (text: string) => stri
   await writeFile(path, after);
 }
 
-/** Edits the items of a kubectl List file; `keep` false drops the item. */
+/** Edits the items of a kubectl List file; an item `change` answers false for is dropped. */
 async function editList(
   dir: string,
   rel: string,
@@ -65,17 +65,15 @@ async function editList(
 const named = (item: Record<string, unknown>, name: string) =>
   (item.metadata as { name?: string } | undefined)?.name === name;
 
-const CONTROL_PLANES = ['cp-1', 'cp-2', 'cp-3'];
-const TALOS_ISSUER = 'https://k8s-api.lab.example:6443';
+/** The issuer Talos apiservers sign with: the cluster endpoint's URL. */
+const TALOS_ISSUER = `https://${CLUSTER.endpointHost}:${CLUSTER.endpointPort}`;
 
 /** The kubeadm side already prepared as the kit's scripts do: the Talos issuer first, the old one kept. */
 const issuerPrepended: Edit = async (dir) => {
+  const kubeadm = `    - --service-account-issuer=${CLUSTER.serviceAccountIssuer}\n`;
   for (const cp of CONTROL_PLANES)
-    await editText(dir, `manifests/${cp}/kube-apiserver.yaml`, (t) =>
-      t.replace(
-        '    - --service-account-issuer=https://kubernetes.default.svc.cluster.local\n',
-        `    - --service-account-issuer=${TALOS_ISSUER}\n    - --service-account-issuer=https://kubernetes.default.svc.cluster.local\n`,
-      ),
+    await editText(dir, `manifests/${cp.name}/kube-apiserver.yaml`, (t) =>
+      t.replace(kubeadm, `    - --service-account-issuer=${TALOS_ISSUER}\n${kubeadm}`),
     );
 };
 
@@ -121,14 +119,11 @@ const etcdNoSpace: Edit = async (dir) => {
 export const VARIANTS: readonly Variant[] = [
   {
     name: 'staging-eu-1',
-    story:
-      'the canary: the kubeadm-side fixes done (issuer, encryption key name, join token, debug pod, checkout PDB)',
     edits: [issuerPrepended, keyRenamed, tokenWithoutTtl, debugPodGone, checkoutPdbRelaxed],
   },
-  { name: 'prod-eu-1', story: 'the example as it is', edits: [] },
+  { name: 'prod-eu-1', edits: [] },
   {
     name: 'prod-eu-2',
-    story: 'the example, and an etcd member out of quota (NOSPACE alarm)',
     edits: [etcdNoSpace],
   },
 ];
