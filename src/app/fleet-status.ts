@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ManagementBackup } from '../fleet/backup-age.js';
 import type { Fleet, FleetCluster, FleetManagement } from '../fleet/config.js';
+import { lastProbeFigures, type ProbeFigures } from '../fleet/probes.js';
 import {
   type Adoption,
   type ClusterStatusRow,
@@ -50,16 +51,20 @@ export async function fleetStatus(o: {
       return;
     }
     const planPath = join(o.plansDir, 'clusters', c.name, 'plan.json');
-    const [state, versions] = await Promise.all([
-      stateOf(planPath, shownPath(o.cwd, planPath)),
+    const [{ state, lastProbes }, versions] = await Promise.all([
+      journalOf(planPath, shownPath(o.cwd, planPath)),
       versionsOf(c),
     ]);
-    rows.set(c.name, { ...row, state, versions });
+    rows.set(c.name, { ...row, state, versions, ...(lastProbes && { lastProbes }) });
   });
   const management = [];
   for (const m of o.fleet.management)
     management.push({ name: m.name, backup: await backupOf(m, o.env, o.now) });
-  return { clusters: o.clusters.map((c) => rows.get(c.name)!), management };
+  return {
+    generatedAt: o.now.toISOString(),
+    clusters: o.clusters.map((c) => rows.get(c.name)!),
+    management,
+  };
 }
 
 /** The Nodes of a snapshot, or of the live cluster; what went wrong, otherwise. */
@@ -131,13 +136,16 @@ async function backupOf(m: FleetManagement, env: NodeJS.ProcessEnv, now: Date): 
   }
 }
 
-async function stateOf(planPath: string, planFile: string): Promise<RunState> {
-  if (!existsSync(planPath)) return { kind: 'no-plan', planFile };
+async function journalOf(
+  planPath: string,
+  planFile: string,
+): Promise<{ state: RunState; lastProbes?: ProbeFigures }> {
+  if (!existsSync(planPath)) return { state: { kind: 'no-plan', planFile } };
   const journalFile = journalPathFor(planPath);
   try {
     const plan = await readPlan(planPath, planFile);
     const steps = plan.phases.flatMap((p) => p.steps).map((s) => ({ id: s.id, title: s.title }));
-    if (!existsSync(journalFile)) return runState({ planFile, steps, finished: new Set() });
+    if (!existsSync(journalFile)) return { state: runState({ planFile, steps, finished: new Set() }) };
     // A reader beside a live run: no waiting on its lock (busy is "not readable now", said as such).
     const j = Journal.open(journalFile, { readonly: true, busyTimeoutMs: 0 });
     try {
@@ -147,7 +155,8 @@ async function stateOf(planPath: string, planFile: string): Promise<RunState> {
       const finished = new Set(
         [...j.lastStates().values()].filter((t) => FINISHED.has(t.state as never)).map((t) => t.stepId),
       );
-      return runState({
+      const lastProbes = lastProbeFigures(j.observations({ purpose: 'probe' }));
+      const state = runState({
         planFile,
         steps,
         finished,
@@ -161,10 +170,11 @@ async function stateOf(planPath: string, planFile: string): Promise<RunState> {
           },
         }),
       });
+      return { state, ...(lastProbes && { lastProbes }) };
     } finally {
       j.close();
     }
   } catch (err) {
-    return { kind: 'unreadable', planFile, reason: reasonOf(err) };
+    return { state: { kind: 'unreadable', planFile, reason: reasonOf(err) } };
   }
 }

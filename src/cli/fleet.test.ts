@@ -156,6 +156,26 @@ describe('ferry fleet audit', () => {
       })),
     });
     j.transition(steps[0]!.id, 1, 'done');
+    // What the run's probes measured, journaled as a run journals them when it ends.
+    const summary = (name: string, failures: number) => ({
+      name,
+      description: name,
+      attempts: 240,
+      failures,
+      longestFailureWindowMs: failures * 500,
+      longestGapMs: 610,
+      longestGapAtMs: 1_000,
+      errors: [],
+    });
+    for (const [name, failures] of [
+      ['api', 0],
+      ['etcd-write', 3],
+    ] as const)
+      j.observe(null, 'probe', failures === 0, {
+        summary: summary(name, failures),
+        samples: [],
+        startedAt: '2026-12-04T10:00:00.000Z',
+      });
     j.endRun('stopped', { message: 'gate: etcd has 2 voters, expected 3', remediation: 'look at etcd' });
     j.close();
     const st = await run('status', 'fleet.yaml', '--plans', 'plans');
@@ -175,6 +195,26 @@ describe('ferry fleet audit', () => {
     expect(under('gone')).toMatch(/^versions not observed: .*; listed in the fleet file$/);
     expect(under('missing')).toMatch(/^versions not observed: /);
     expect(st.out).not.toContain('MANAGEMENT');
+    // A third line where a run recorded its probes; none for the clusters that never ran.
+    expect(lines[lines.findIndex((l) => l.startsWith('lab-a ')) + 2]?.trim()).toBe(
+      'probes of the run started 2026-12-04T10:00:00.000Z: api 0/240 failed, longest outage 0 ms, longest gap 610 ms · etcd-write 3/240 failed, longest outage 1500 ms, longest gap 610 ms',
+    );
+    expect(lines[lines.findIndex((l) => l.startsWith('lab-b ')) + 2]).not.toMatch(/probes/);
+    const js = JSON.parse((await run('status', 'fleet.yaml', '--plans', 'plans', '-o', 'json')).out);
+    expect(js.clusters.find((c: { name: string }) => c.name === 'lab-a').lastProbes.probes[1]).toEqual({
+      name: 'etcd-write',
+      attempts: 240,
+      failures: 3,
+      longestFailureWindowMs: 1500,
+      longestGapMs: 610,
+    });
+    // The page: the stopped run first, under what needs attention; the same exit code.
+    const page = await run('status', 'fleet.yaml', '--plans', 'plans', '-o', 'html');
+    expect(page.code).toBe(1);
+    const attention = /<div class="attention-box" id="attention">(.*?)<\/div>/s.exec(page.out)?.[1] ?? '';
+    expect(attention).toContain('<a href="#c-lab-a">lab-a</a>: stopped ');
+    expect(attention).not.toContain('lab-b');
+    expect(page.out).toContain('<li class="probe bad">etcd-write 3/240 failed');
   });
 
   it('refuses a bad fleet file before reading any cluster (exit 2, file, line, field)', async () => {

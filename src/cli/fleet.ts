@@ -207,21 +207,23 @@ async function plan(argv: string[], io: Io): Promise<0 | 1> {
   return fleetPlan.notPlanned > 0 ? 1 : 0;
 }
 
-const statusUsage = `usage: ferry fleet status FLEET [--plans DIR] [--max-age DUR] [--concurrency N] [-o table|json]
+const statusUsage = `usage: ferry fleet status FLEET [--plans DIR] [--max-age DUR] [--concurrency N] [-o table|json|html]
 
 Where each cluster's migration stands, from the journal \`ferry run\` keeps beside the plan
 \`ferry fleet plan\` wrote (DIR/clusters/NAME/plan.json; DIR defaults to fleet-plan): not planned,
 not started, in progress (no end recorded: running, or killed, which --resume continues), stopped
 at a gate or failed (the step and what the run said), completed. Journals are read without taking
 their lock. Under each cluster: its Kubernetes and Talos versions from its Nodes (a snapshot's, or
-the live cluster's) and whether it came from a management cluster. Then each management cluster's
-newest backup (management[].backup in the fleet file), checksum-verified, and its age.
+the live cluster's), whether it came from a management cluster, and what the probes of its last
+run measured (ferry run records them when it ends; a killed run records none). Then each
+management cluster's newest backup (management[].backup in the fleet file), checksum-verified, and
+its age. -o html writes one offline page (redirect it to a file), what needs attention first.
 
 flags:
   --plans DIR        where ferry fleet plan wrote (default fleet-plan)
   --max-age DUR      a backup older than this needs attention, e.g. 26h, 8d
   --concurrency N    clusters read at once (default 4)
-  -o table|json
+  -o table|json|html
 
 Exit codes: 0 nothing needs attention; 1 a run stopped or failed, a journal could not be read, a
 management cluster could not be listed, or a backup is missing, does not verify, could not be read
@@ -240,7 +242,7 @@ async function status(argv: string[], io: Io): Promise<0 | 1> {
   const file = requirePositional(positionals, 'FLEET', statusUsage);
   if (positionals.length > 1)
     throw usageError(`unexpected argument "${positionals[1]}"`, `see usage:\n${statusUsage.trim()}`);
-  const format = oneOf('output', values.output, ['table', 'json'] as const, 'table');
+  const format = oneOf('output', values.output, ['table', 'json', 'html'] as const, 'table');
   const maxAgeSeconds = parseDuration('max-age', values['max-age']);
   const concurrency = wholeNumber('concurrency', values.concurrency, { min: 1, max: 64 }) ?? 4;
   const { loadFleet } = await import('../fleet/config.js');

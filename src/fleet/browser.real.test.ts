@@ -4,17 +4,15 @@
  * or cluster name, and a cluster that was not audited shows "?" in the matrix, never an empty cell.
  */
 
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAudit } from '../audit/engine.js';
 import { ALL_RULES } from '../audit/rules/index.js';
 import { deriveFacts } from '../facts/derive.js';
-import { CHROMIUM, dumpDom } from '../lab/testing-browser.js';
+import { CHROMIUM, dumpDom, screenshot } from '../lab/testing-browser.js';
 import { exampleSnapshot } from '../snapshot/testing-example.js';
 import { renderFleetReport } from './render.js';
 import { assembleFleetReport, type FleetReport } from './report.js';
@@ -87,18 +85,7 @@ describe('the fleet HTML report in headless chromium', () => {
   });
 
   it('renders as a person sees it (a screenshot with content)', async () => {
-    const png = join(work, 'fleet.png');
-    await promisify(execFile)(CHROMIUM, [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      `--user-data-dir=${join(work, 'shot-profile')}`,
-      '--host-resolver-rules=MAP * ~NOTFOUND',
-      '--proxy-server=http://127.0.0.1:9',
-      `--screenshot=${png}`,
-      '--window-size=1300,1400',
-      `file://${page}`,
-    ]);
+    const png = await screenshot(work, page, { width: 1300, height: 1400 });
     // A blank page compresses to a few kilobytes; the matrix does not.
     expect((await stat(png)).size).toBeGreaterThan(50_000);
   });

@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { escapeHtml as e } from '../util/escape-html.js';
+import { FLEET_PAGE_CSS } from './html-style.js';
 import type { ClusterRow, FleetFinding, FleetReport } from './report.js';
 import { verdictText } from './words.js';
 
@@ -60,12 +61,7 @@ const SCRIPT = `(function () {
 
 const SCRIPT_HASH = `'sha256-${createHash('sha256').update(SCRIPT).digest('base64')}'`;
 
-const CSS = `
-body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:90em;padding:0 1em;color:#1b1f24}
-h1{font-size:1.45em;margin:.2em 0}h2{margin-top:1.6em;border-bottom:1px solid #ccd;font-size:1.2em}
-[hidden]{display:none!important}
-table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccd;padding:.25em .6em;text-align:left;vertical-align:top}
-.meta{color:#555}
+const CSS = `${FLEET_PAGE_CSS}
 .v-ready{color:#1b5e20;font-weight:600}.v-blocked,.v-error{color:#b71c1c;font-weight:600}
 .v-not-observed,.v-unreachable,.v-unreadable{color:#8a5a00;font-weight:600}
 .sev{font-weight:bold;font-size:.78em;padding:.1em .4em;border-radius:3px;color:#fff;background:#888}

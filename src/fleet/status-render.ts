@@ -1,10 +1,13 @@
 /**
  * `ferry fleet status` as a table (a line per cluster with its run, a line under it with its
- * versions and where it came from; then the management clusters' backups) or as JSON, and the
- * exit code: 1 when a run, a journal, a listing or a backup needs someone to look at it.
+ * versions and where it came from, and one with its last run's probe figures when a run recorded
+ * them; then the management clusters' backups), as JSON or as one offline HTML page, and the exit
+ * code: 1 when a run, a journal, a listing or a backup needs someone to look at it.
  */
 import { backupNeedsAttention, describeBackup } from './backup-age.js';
+import { describeProbeFigures } from './probes.js';
 import { type Adoption, describeRunState, type FleetStatus, needsAttention } from './status.js';
+import { renderFleetStatusHtml } from './status-html.js';
 import { describeVersions } from './versions.js';
 
 function describeAdoption(a: Adoption): string {
@@ -15,14 +18,16 @@ function describeAdoption(a: Adoption): string {
 
 export function renderFleetStatus(
   s: FleetStatus,
-  format: 'table' | 'json',
+  format: 'table' | 'json' | 'html',
   o: { fleetFile: string; maxAgeSeconds: number | undefined },
 ): string {
+  if (format === 'html') return renderFleetStatusHtml(s, o);
   if (format === 'json')
     return `${JSON.stringify(
       {
         kind: 'FerryFleetStatus',
         fleet: o.fleetFile,
+        generatedAt: s.generatedAt,
         ...(o.maxAgeSeconds !== undefined && { maxAgeSeconds: o.maxAgeSeconds }),
         clusters: s.clusters,
         management: s.management.map((m) => ({
@@ -42,6 +47,7 @@ export function renderFleetStatus(
   for (const r of s.clusters) {
     out.push(`${r.name.padEnd(width)}  ${describeRunState(r.state)}`);
     out.push(`${''.padEnd(width)}  ${describeVersions(r.versions)}; ${describeAdoption(r.adoption)}`);
+    if (r.lastProbes) out.push(`${''.padEnd(width)}  ${describeProbeFigures(r.lastProbes)}`);
   }
   if (s.management.length > 0) {
     out.push('', `${'MANAGEMENT'.padEnd(width)}  BACKUP`);

@@ -5,6 +5,7 @@
  * step and what the run said), or completed. Pure: built from the journal's rows.
  */
 import type { ManagementBackup } from './backup-age.js';
+import type { ProbeFigures } from './probes.js';
 import type { ClusterVersions } from './versions.js';
 
 export type Adoption =
@@ -19,9 +20,13 @@ export interface ClusterStatusRow {
   state: RunState;
   adoption: Adoption;
   versions: ClusterVersions;
+  /** What the probes of the newest run that recorded any measured (none before a run ends). */
+  lastProbes?: ProbeFigures;
 }
 
 export interface FleetStatus {
+  /** When it was read. */
+  generatedAt: string;
   clusters: ClusterStatusRow[];
   management: { name: string; backup: ManagementBackup }[];
 }

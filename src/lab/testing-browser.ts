@@ -45,3 +45,30 @@ export async function dumpDom(work: string, page: string, filter?: string): Prom
     await rm(profile, { recursive: true, force: true });
   }
 }
+
+/** A PNG screenshot of the page as chromium lays it out in a window of that size; its path. */
+export async function screenshot(work: string, page: string, size: { width: number; height: number }) {
+  const profile = await mkdtemp(join(work, 'shot-profile-'));
+  const png = join(work, `shot-${Date.now()}-${Math.random().toString(36).slice(2)}.png`);
+  try {
+    await run(
+      CHROMIUM,
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        `--user-data-dir=${profile}`,
+        '--host-resolver-rules=MAP * ~NOTFOUND',
+        '--proxy-server=http://127.0.0.1:9',
+        '--hide-scrollbars',
+        `--screenshot=${png}`,
+        `--window-size=${size.width},${size.height}`,
+        pathToFileURL(page).href,
+      ],
+      { timeout: scaled(180_000) },
+    );
+    return png;
+  } finally {
+    await rm(profile, { recursive: true, force: true });
+  }
+}
