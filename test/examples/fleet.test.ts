@@ -1,13 +1,16 @@
 /**
  * examples/fleet: the committed snapshots are what scripts/make-example-fleet.ts makes from the
  * committed examples/lab-cluster, and `ferry fleet audit` on the example fleet gives each cluster
- * the verdict the fleet file's comment promises (a down live member included).
+ * the verdict the fleet file's comment promises (a down live member included); `ferry fleet
+ * schedule` on its live part (nightly.yaml) writes the two CronJobs and a Secret command whose
+ * files all exist, with no credential in the manifests.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { listFiles } from '../../scripts/make-example.js';
 import { makeExampleFleet, VARIANTS } from '../../scripts/make-example-fleet.js';
 import { memoryIo } from '../../src/cli/io.js';
@@ -62,5 +65,30 @@ describe('examples/fleet', () => {
     expect(by['prod-eu-2']).toMatchObject({ verdict: 'blocked', counts: { blocker: 11 } });
     expect(by['prod-us-1']?.verdict).toBe('unreachable');
     expect(by['prod-us-1']?.reason).toMatch(/127\.0\.0\.1:9.*refused/);
+  });
+
+  it('fleet schedule on nightly.yaml: the audit and backup CronJobs, and a Secret command that works as printed', async () => {
+    const io = memoryIo({ cwd: REPO });
+    const out = join(tmp, 'schedule');
+    const code = await runCli(['fleet', 'schedule', 'examples/fleet/nightly.yaml', '-o', out], io);
+    expect(io.err).toBe('');
+    expect(code).toBe(0);
+    const manifests = await readFile(join(out, 'manifests.yaml'), 'utf8');
+    const docs = parseAllDocuments(manifests).map(
+      (d) => d.toJS() as { kind: string; metadata: { name: string } },
+    );
+    expect(docs.filter((d) => d.kind === 'CronJob').map((d) => d.metadata.name)).toEqual([
+      'ferry-fleet-audit',
+      'ferry-mgmt-backup-mgmt-eu',
+    ]);
+    // Every --from-file the printed command names is there to read.
+    const secret = io.out.split('\n').find((l) => l.includes('create secret generic')) ?? '';
+    const files = [...secret.matchAll(/--from-file=[^=\s]+=(\S+)/g)].map((m) => m[1]!);
+    expect(files).toHaveLength(5);
+    for (const f of files) await access(f);
+    const credentials = await readFile(join(FLEET, 's3', 'credentials'), 'utf8');
+    expect(credentials).toContain('example-not-a-secret');
+    expect(manifests).not.toContain('example-not-a-secret');
+    expect(manifests).not.toContain('example-not-a-credential');
   });
 });
