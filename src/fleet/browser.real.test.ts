@@ -4,15 +4,13 @@
  * or cluster name, and a cluster that was not audited shows "?" in the matrix, never an empty cell.
  */
 
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAudit } from '../audit/engine.js';
 import { ALL_RULES } from '../audit/rules/index.js';
 import { deriveFacts } from '../facts/derive.js';
-import { CHROMIUM, dumpDom, screenshot } from '../lab/testing-browser.js';
+import { browserWork, dumpDom, screenshot } from '../lab/testing-browser.js';
 import { exampleSnapshot } from '../snapshot/testing-example.js';
 import { renderFleetReport } from './render.js';
 import { assembleFleetReport, type FleetReport } from './report.js';
@@ -22,9 +20,7 @@ let page: string;
 let report: FleetReport;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: run scripts/install-chromium.sh (scripts/test.sh does)`);
-  work = await mkdtemp(join(tmpdir(), 'ferry-fleet-browser-'));
+  work = await browserWork('ferry-fleet-browser-');
   const snapshot = await exampleSnapshot();
   const facts = deriveFacts(snapshot);
   const audit = runAudit({ snapshot, facts, target: facts.target, rules: ALL_RULES, now: new Date(0) });

@@ -5,12 +5,10 @@
  * drawn at all. The page runs no script: its DOM is what ferry wrote.
  */
 
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, dumpDom, screenshot } from '../lab/testing-browser.js';
+import { browserWork, dumpDom, screenshot } from '../lab/testing-browser.js';
 import { countColour, readPng } from '../lab/testing-png.js';
 import type { FleetStatus } from './status.js';
 import { renderFleetStatus } from './status-render.js';
@@ -114,9 +112,7 @@ async function page(name: string, s: FleetStatus, maxAgeSeconds?: number): Promi
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: run scripts/install-chromium.sh (scripts/test.sh does)`);
-  work = await mkdtemp(join(tmpdir(), 'ferry-fleet-status-browser-'));
+  work = await browserWork('ferry-fleet-status-browser-');
 });
 afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });

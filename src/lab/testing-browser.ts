@@ -4,7 +4,9 @@
  * DNS mapped to nothing and every proxied request sent to a closed loopback port.
  */
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -12,6 +14,23 @@ import { scaled } from '../util/testing-slowness.js';
 
 const run = promisify(execFile);
 export const CHROMIUM = '/usr/bin/chromium';
+
+/** A browser test's work directory; a missing chromium fails the suite, never skips it. */
+export async function browserWork(prefix: string): Promise<string> {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: run scripts/install-chromium.sh (scripts/test.sh does)`);
+  return mkdtemp(join(tmpdir(), prefix));
+}
+
+/** Headless, its own profile, and no network: DNS maps to nothing, requests go to a closed port. */
+const isolated = (profile: string) => [
+  '--headless',
+  '--no-sandbox', // root in CI containers
+  '--disable-gpu',
+  `--user-data-dir=${profile}`,
+  '--host-resolver-rules=MAP * ~NOTFOUND',
+  '--proxy-server=http://127.0.0.1:9',
+];
 
 /** The page's DOM after its script ran (`?filter=` set when given); a fresh profile under `work` per call. */
 export async function dumpDom(work: string, page: string, filter?: string): Promise<string> {
@@ -22,18 +41,13 @@ export async function dumpDom(work: string, page: string, filter?: string): Prom
     const { stdout } = await run(
       CHROMIUM,
       [
-        '--headless',
-        '--no-sandbox', // root in CI containers
-        '--disable-gpu',
-        `--user-data-dir=${profile}`,
+        ...isolated(profile),
         '--no-first-run',
         '--no-default-browser-check',
         '--disable-extensions',
         '--disable-background-networking',
         '--disable-component-update',
         '--disable-sync',
-        '--host-resolver-rules=MAP * ~NOTFOUND',
-        '--proxy-server=http://127.0.0.1:9',
         `--virtual-time-budget=${scaled(10_000)}`,
         '--dump-dom',
         url.href,
@@ -54,12 +68,7 @@ export async function screenshot(work: string, page: string, size: { width: numb
     await run(
       CHROMIUM,
       [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        `--user-data-dir=${profile}`,
-        '--host-resolver-rules=MAP * ~NOTFOUND',
-        '--proxy-server=http://127.0.0.1:9',
+        ...isolated(profile),
         '--hide-scrollbars',
         `--screenshot=${png}`,
         `--window-size=${size.width},${size.height}`,

@@ -1,12 +1,10 @@
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeSyntheticSnapshot } from '../../../bench/lib/write-snapshot.js';
 import { deriveFacts } from '../../facts/derive.js';
-import { CHROMIUM, dumpDom } from '../../lab/testing-browser.js';
+import { browserWork, dumpDom } from '../../lab/testing-browser.js';
 import { loadSnapshot } from '../../snapshot/load.js';
 import { scaled } from '../../util/testing-slowness.js';
 import { type AuditReport, runAudit } from '../engine.js';
@@ -19,9 +17,7 @@ const MAX_PAGE_BYTES = 10 * 1024 * 1024;
 let work: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: run scripts/install-chromium.sh (scripts/test.sh does)`);
-  work = await mkdtemp(join(tmpdir(), 'ferry-browser-'));
+  work = await browserWork('ferry-browser-');
 });
 afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
