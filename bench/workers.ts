@@ -11,6 +11,7 @@
  *
  *   npm run bench -- workers [--snapshot DIR | --generate N] [--subnet N] [--orders ferry,one-at-a-time]
  *                            [--pin | --no-pin] [--plan-small N] [--plan-large N] [--verbose]
+ *                            [--boot-seconds S] [--decommission-seconds S] [--jitter F]
  *
  * Reduced scale: the default snapshot is examples/lab-cluster (5 workers); `--plan-small 50
  * --plan-large 200` shrinks the planning part. The issue's full lab (3 control planes, 60 workers,
@@ -19,6 +20,10 @@
  * priced at the step durations the run's journal shows (src/run/measured-timing.ts), not at
  * production's expected ones. The control planes are replaced first in each run (phase 3 expects
  * Talos etcd members); only phase 3 is timed.
+ *
+ * The lab runs on production's clock, scaled (src/lab/provisioner/clock.ts): a machine boots in
+ * 60 s and powers off in 20 s, each ±10 % (`--boot-seconds`, `--decommission-seconds`,
+ * `--jitter`); `--boot-seconds 0 --decommission-seconds 0` runs at the lab's own speed.
  *
  * Each lab runs in its own process (lib/workers-lab-child.ts, driven over its control socket as
  * `ferry run --provisioner lab` drives `ferry lab`). Pinned (`--pin`): that process, its etcd
@@ -36,8 +41,10 @@ import { LAB_RUN_DEFAULTS } from '../src/app/rehearse.js';
 import { failuresByPart, phaseWindows } from '../src/app/rehearse-canary.js';
 import { WorkloadWatch } from '../src/app/rehearse-workloads.js';
 import { runSession } from '../src/app/session.js';
+import { LAB_CLOCK_OPTIONS, parseLabClock } from '../src/cli/args.js';
 import { disposeAllLabs } from '../src/lab/etcd/cluster.js';
 import { LabKubeClient } from '../src/lab/nodes/client.js';
+import type { LabClock } from '../src/lab/provisioner/clock.js';
 import { writeWorkerLab } from '../src/lab/testing-worker-lab.js';
 import { repriced } from '../src/plan/batches/estimate.js';
 import type { LowerBoundTerm } from '../src/plan/batches/model.js';
@@ -52,6 +59,11 @@ import { planScaleOnce } from './plan-scale.js';
 
 const ORDERS = ['ferry', 'one-at-a-time'] as const;
 type Order = (typeof ORDERS)[number];
+
+/** Production's minutes, scaled so that a 60-worker roll takes hours, not days. */
+const BENCH_CLOCK: LabClock = { bootSeconds: 60, decommissionSeconds: 20, jitter: 0.1 };
+/** One seed for every lab: both orders' machines (named after the node they replace) take the same times. */
+const CLOCK_SEED = 'bench/workers';
 
 /** Lab and orchestrator on separate cores (taskset), or sharing both. */
 type Mode = 'unpinned' | 'pinned';
@@ -88,11 +100,16 @@ interface Outcome {
   unsettled: string[];
 }
 
+function clockWords(c: LabClock): string {
+  return `machines boot in ${c.bootSeconds} s and power off in ${c.decommissionSeconds} s, each ±${+(c.jitter * 100).toFixed(2)} %`;
+}
+
 async function rollWorkers(
   order: Order,
   mode: Mode,
   snapshotPath: string,
   subnet: number,
+  clock: LabClock,
   log: (l: string) => void,
 ) {
   const dir = await mkdtemp(join(tmpdir(), `ferry-bench-workers-${order}-`));
@@ -102,6 +119,8 @@ async function rollWorkers(
       snapshotPath: resolve(snapshotPath),
       dir,
       subnet,
+      clock,
+      clockSeed: CLOCK_SEED,
       ...(order === 'one-at-a-time' && { maxUnavailable: { kind: 'count' as const, nodes: 1 } }),
     },
     { pin: mode === 'pinned', log },
@@ -110,10 +129,15 @@ async function rollWorkers(
     const r = lab.ready;
     if (!r.settled.settled) log(`lab not settled before the roll: ${r.settled.pending.join('; ')}`);
     const plan = await readPlan(r.planFile);
+    // The lab's defaults wait 60 s for a Node or a member and for a power-off: on top of the
+    // clock's longest times here.
+    const longestBoot = clock.bootSeconds * (1 + clock.jitter);
+    const longestOff = clock.decommissionSeconds * (1 + clock.jitter);
+    const timeouts = LAB_RUN_DEFAULTS.timeouts ?? {};
     const a = assemble({
       connection: { kubeconfig: r.kubeconfigPath, etcd: r.etcd },
       provisioner: 'lab',
-      lab: remoteLabControl(r.socket),
+      lab: remoteLabControl(r.socket, Math.max(120, 60 + longestOff) * 1000),
       operator: new TerminalOperator({ say: log, confirmDir: join(dir, 'confirm'), interactive: false }),
       probes: false,
       log,
@@ -135,7 +159,17 @@ async function rollWorkers(
         liveSeconds: 3600,
         // As `ferry rehearse` does: the plan lists bare pods as outages and the rehearsal accepts
         // them (journaled), so that every worker is replaced.
-        run: { ...LAB_RUN_DEFAULTS, evictBarePods: true, phases: [0, 2, 3] },
+        run: {
+          ...LAB_RUN_DEFAULTS,
+          evictBarePods: true,
+          phases: [0, 2, 3],
+          timeouts: {
+            ...timeouts,
+            'wait-node-ready': (timeouts['wait-node-ready'] ?? 60) + longestBoot,
+            'wait-member-joined': (timeouts['wait-member-joined'] ?? 60) + longestBoot,
+            decommission: (timeouts.decommission ?? 60) + longestOff,
+          },
+        },
       });
     } finally {
       a.close();
@@ -259,8 +293,13 @@ export const bench: Bench = {
         pin: { type: 'boolean' },
         'no-pin': { type: 'boolean' },
         verbose: { type: 'boolean' },
+        ...LAB_CLOCK_OPTIONS,
       },
     });
+    const clock = parseLabClock(values, BENCH_CLOCK);
+    console.log(
+      `lab clock: ${clockWords(clock)} (--boot-seconds, --decommission-seconds, --jitter; 0 and 0: the lab's own speed)`,
+    );
     if (values.pin && values['no-pin']) throw new Error('--pin and --no-pin: give one (neither runs both)');
     if (values.snapshot !== undefined && values.generate !== undefined)
       throw new Error('--snapshot and --generate: give one (--generate writes its own snapshot)');
@@ -301,7 +340,7 @@ export const bench: Bench = {
       for (const order of orders) {
         // Subnets: one per (order, mode) from --subnet on, so no lab reuses a just-freed address.
         const subnet = base + ORDERS.indexOf(order) + ORDERS.length * (mode === 'pinned' ? 1 : 0);
-        const o = await rollWorkers(order, mode, snapshotPath, subnet, log);
+        const o = await rollWorkers(order, mode, snapshotPath, subnet, clock, log);
         outcomes.push(o);
         const label = `${order} ${mode}`.padEnd(22);
         const pad = ''.padEnd(22);
@@ -356,12 +395,13 @@ export const bench: Bench = {
     const other = modes.find((m) => m !== main);
     const line = (f: 'bound' | 'one') =>
       `${figures(main)[f]} (${main}${other ? `; ${other}: ${figures(other)[f]}` : ''})`;
-    // The lab boots a node in under a second; production's provision and decommission take
-    // minutes, which batching pays once per batch. The plans' own estimates at those durations:
+    // Production's provision and decommission take minutes, which batching pays once per batch;
+    // the lab's clock stands in for them at a scale. The plans' own estimates at those durations:
     const planned = (order: Order) => outcomes.find((o) => o.order === order)?.planned.estimateSeconds;
     console.log(
       `one-at-a-time/ferry at production's expected durations (the plans' estimates, not measured): ${ratio(planned('one-at-a-time'), planned('ferry'))}`,
     );
+    console.log(`lab clock: ${clockWords(clock)}`);
     console.log(`makespan/lower bound: ${line('bound')}`);
     console.log(`one-at-a-time/ferry: ${line('one')}`);
     console.log(`PDB violations: ${sum((o) => o.violations)}`);

@@ -3,7 +3,7 @@
  * the benchmark can pin it (`taskset -c 0`) apart from the orchestrator and the probes (the parent,
  * on the other core), as production has ferry on another machine than the cluster.
  *
- *   workers-lab-child.ts JSON   with JSON = { snapshotPath, dir, subnet, maxUnavailable? }
+ *   workers-lab-child.ts JSON   with JSON = { snapshotPath, dir, subnet, maxUnavailable?, clock?, clockSeed? }
  *
  * Starts the lab and writes the plan (prepareLabRun, as in-process runs do), serves the lab's
  * provisioner on DIR/lab-control.sock (serveLabControl), prints one JSON line (LabChildReady) and
@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { serveLabControl } from '../../src/adapters/provisioners/lab-control.js';
 import { prepareLabRun } from '../../src/app/rehearse.js';
 import type { EtcdClientSettings } from '../../src/lab/cluster.js';
+import type { LabClock } from '../../src/lab/provisioner/clock.js';
 import type { MaxUnavailable } from '../../src/plan/batches/limits.js';
 
 const SETTLE_TIMEOUT_MS = 300_000;
@@ -22,6 +23,10 @@ export interface LabChildArgs {
   dir: string;
   subnet: number;
   maxUnavailable?: MaxUnavailable;
+  /** How long the lab's machines take to boot and to power off; default: at once. */
+  clock?: LabClock;
+  /** Seeds each machine's jitter, so that two labs give a machine name the same times. */
+  clockSeed?: string;
 }
 
 export interface LabChildReady {
@@ -43,6 +48,10 @@ async function main(): Promise<void> {
     subnet: a.subnet,
     log: (l) => process.stderr.write(`  lab-child: ${l}\n`),
     ...(a.maxUnavailable && { maxUnavailable: a.maxUnavailable }),
+    lab: {
+      ...(a.clock && { clock: a.clock }),
+      ...(a.clockSeed !== undefined && { clockSeed: a.clockSeed }),
+    },
   });
   // prepareLabRun waits 60 s; a lab of 60 workers on two shared cores may take longer.
   const settled = await setup.lab.waitSettled(SETTLE_TIMEOUT_MS);

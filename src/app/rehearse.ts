@@ -171,6 +171,8 @@ export const LAB_RUN_DEFAULTS: RunOptions = {
     // takes longer than one node.
     'drain-batch': 240,
     provision: 120,
+    'provision-request': 120,
+    'provision-detect': 120,
     decommission: 60,
   },
 };

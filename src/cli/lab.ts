@@ -4,14 +4,25 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type ExitCode, FerryError, usageError } from '../errors.js';
 import type { HolderCommand } from '../lab/holder.js';
-import { abortOnSignals, noPositionals, oneOf, onlyOne, parseFlags, parseSubnet } from './args.js';
+import { LAB_SPEED } from '../lab/provisioner/clock.js';
+import {
+  abortOnSignals,
+  LAB_CLOCK_OPTIONS,
+  noPositionals,
+  oneOf,
+  onlyOne,
+  parseFlags,
+  parseLabClock,
+  parseSubnet,
+} from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
 
-const usage = `usage: ferry lab up SNAPSHOT [--dir DIR] [--subnet N] [-o text|json]
+const usage = `usage: ferry lab up SNAPSHOT [--dir DIR] [--subnet N] [CLOCK] [-o text|json]
        ferry lab status [--dir DIR] [-o text|json]
        ferry lab down [--dir DIR]
-       ferry lab serve SNAPSHOT [--dir DIR] [--subnet N]
+       ferry lab serve SNAPSHOT [--dir DIR] [--subnet N] [CLOCK]
+  CLOCK: [--boot-seconds S] [--decommission-seconds S] [--jitter F]
 
 The lab is a local stand-in for a cluster, for rehearsals and tests (it is never a real cluster):
 real etcd members for the snapshot's control planes, one lab API server per control plane backed
@@ -25,9 +36,16 @@ never connects to the snapshot's addresses.
   down     stop the lab in DIR and everything it started; removes its data and credentials
   serve    run the lab in the foreground (what \`up\` starts in the background); Ctrl-C stops it
 
-  --dir DIR        lab state directory (default ${'.ferry/lab'})
-  --subnet N       third octet of the lab's loopback addresses, 1-254 (default 60)
-  -o, --output F   text (default) | json
+  --dir DIR                 lab state directory (default ${'.ferry/lab'})
+  --subnet N                third octet of the lab's loopback addresses, 1-254 (default 60)
+  --boot-seconds S          how long a machine ferry provisions takes to boot, Talos install
+                            included, before its etcd member or Node joins (default 0: at once;
+                            production takes minutes)
+  --decommission-seconds S  how long a machine told to power off keeps answering (default 0; a
+                            run through --lab-socket waits up to 120 s for each call)
+  --jitter F                each machine's times vary by up to ±F of those, 0 ≤ F < 1 (default 0;
+                            0.1: ±10 %)
+  -o, --output F            text (default) | json
 
 Exit codes: 0 ok; 2 bad usage or input (no lab in DIR for status); 4 the lab failed to start.
 `;
@@ -37,6 +55,9 @@ const options = {
   subnet: { type: 'string' },
   output: { type: 'string', short: 'o' },
 } as const;
+
+/** What `up` and `serve` take besides those. */
+const labOptions = { ...options, ...LAB_CLOCK_OPTIONS } as const;
 
 const DEFAULT_SUBNET = 60;
 
@@ -49,19 +70,20 @@ export const defaultHolderCommand: HolderCommand = (args) => {
   return { command: process.execPath, args: ['--import', tsx, join(here, 'main.ts'), ...args] };
 };
 
-/** SNAPSHOT, --dir and --subnet, as `up` and `serve` take them. */
+/** SNAPSHOT, --dir, --subnet and the clock, as `up` and `serve` take them. */
 function labArgs(argv: string[], io: Io) {
-  const { values, positionals } = parseFlags(argv, options, usage);
+  const { values, positionals } = parseFlags(argv, labOptions, usage);
   return {
     values,
     snapshot: resolve(io.cwd, onlyOne(positionals, 'SNAPSHOT (a snapshot directory)', usage)),
     dir: resolve(io.cwd, values.dir ?? '.ferry/lab'),
     subnet: parseSubnet(values.subnet, DEFAULT_SUBNET),
+    clock: parseLabClock(values, LAB_SPEED),
   };
 }
 
 async function up(argv: string[], io: Io, holder: HolderCommand): Promise<ExitCode> {
-  const { values, snapshot, dir, subnet } = labArgs(argv, io);
+  const { values, snapshot, dir, subnet, clock } = labArgs(argv, io);
   const format = oneOf('output', values.output, ['text', 'json'] as const, 'text');
   const [{ startHolder }, { renderLab }] = await Promise.all([
     import('../lab/holder.js'),
@@ -72,6 +94,7 @@ async function up(argv: string[], io: Io, holder: HolderCommand): Promise<ExitCo
     snapshot,
     dir,
     subnet,
+    clock,
     holder,
     cwd: io.cwd,
     env: io.env,
@@ -86,13 +109,13 @@ async function up(argv: string[], io: Io, holder: HolderCommand): Promise<ExitCo
 }
 
 async function serve(argv: string[], io: Io): Promise<ExitCode> {
-  const { snapshot, dir, subnet } = labArgs(argv, io);
+  const { snapshot, dir, subnet, clock } = labArgs(argv, io);
   const { serveLab } = await import('../lab/holder.js');
   const log = (line: string) => io.stdout(`${new Date().toISOString()} ${line}\n`);
   // Bound before the lab starts, and kept: a second signal must not cut the orderly stop short.
   const stop = abortOnSignals({ signals: ['SIGTERM', 'SIGINT', 'SIGHUP'], again: 'ignore' });
   try {
-    await serveLab({ snapshot, dir, subnet, log, stop: stop.signal });
+    await serveLab({ snapshot, dir, subnet, clock, log, stop: stop.signal });
     return 0;
   } finally {
     stop.dispose();

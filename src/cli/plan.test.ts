@@ -208,8 +208,8 @@ describe('ferry plan', () => {
     const plan = parsePlan(await readFile(join(dir, 'plan.json'), 'utf8'), 'plan.json');
     expect(plan.workerRoll.batches.every((b) => b.nodes.length === 1)).toBe(true);
     expect(plan.workerRoll.surgeWorkers?.count).toBe(2);
-    const batch1 = plan.phases[3]!.steps.filter((s) => s.batch === 1 && s.kind === 'provision');
-    expect(batch1.map((s) => (s.kind === 'provision' ? s.params.node.replaces : ''))).toEqual([
+    const batch1 = plan.phases[3]!.steps.filter((s) => s.batch === 1 && s.kind === 'provision-detect');
+    expect(batch1.map((s) => (s.kind === 'provision-detect' ? s.params.node.replaces : ''))).toEqual([
       'surge-1',
       'surge-2',
       'worker-1',

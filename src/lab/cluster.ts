@@ -55,6 +55,7 @@ import { LabPodRuntime } from './nodes/runtime.js';
 import type { Taint } from './nodes/schedule.js';
 import { apiPath, isNodeReady, type Timings } from './nodes/world.js';
 import { type AddressEntry, AddressMap } from './provisioner/addresses.js';
+import type { LabClock } from './provisioner/clock.js';
 import { copiedPods, importItems, labNode, labPod, NOT_LOADED } from './provisioner/import.js';
 import { type LabNodeRecord, LabProvisioner, type ProvisionerHost } from './provisioner/provisioner.js';
 
@@ -76,6 +77,13 @@ export type LabClusterOptions = {
    */
   addJoinedToLoadBalancer?: boolean;
   timings?: Partial<Timings>;
+  /**
+   * How long the provisioner's machines take to boot and to power off (provisioner/clock.ts).
+   * Default: at once (LAB_SPEED).
+   */
+  clock?: LabClock;
+  /** Seeds each machine's jitter: the same seed gives a machine name the same times. Default random. */
+  clockSeed?: string;
   /** Pause between passes of the nodes controller. Default 150 ms. */
   controllerIntervalMs?: number;
   /**
@@ -132,11 +140,13 @@ export type LabInfo = {
   canary?: { service: string; url: string; replicas: number; propagationDelayMs: number };
   /** The lab's Cluster API, when on: the management kubeconfig is the lab's own. */
   capi?: { mgmtKubeconfig: string; ccm: boolean };
+  /** How long its machines take to boot and to power off (absent in the state of older labs). */
+  clock?: LabClock;
 };
 
 type Instance = { server: LabApiServer; store: EtcdStore };
 
-type InfoBase = Omit<LabInfo, 'apiServers' | 'addresses' | 'nodes' | 'etcd'> &
+type InfoBase = Omit<LabInfo, 'apiServers' | 'addresses' | 'nodes' | 'etcd' | 'clock'> &
   Pick<LabInfo['etcd'], 'standIn' | 'storage'>;
 
 export class LabCluster implements ProvisionerHost, FaultTargets, LabMachinePort {
@@ -210,6 +220,8 @@ export class LabCluster implements ProvisionerHost, FaultTargets, LabMachinePort
       ...(parts.opts.addJoinedToLoadBalancer !== undefined && {
         addToLoadBalancer: parts.opts.addJoinedToLoadBalancer,
       }),
+      ...(parts.opts.clock && { clock: parts.opts.clock }),
+      ...(parts.opts.clockSeed !== undefined && { seed: parts.opts.clockSeed }),
     });
   }
 
@@ -672,6 +684,7 @@ export class LabCluster implements ProvisionerHost, FaultTargets, LabMachinePort
       apiServers: [...this.#apiServers.entries()].map(([node, i]) => ({ node, url: i.server.url })),
       addresses: this.addresses.entries(),
       nodes: this.provisioner.nodes(),
+      clock: this.provisioner.clock,
     };
   }
 

@@ -22,8 +22,9 @@ export type LabFault =
   /** The node's API server instance answers 500 to everything, /readyz included. */
   | { kind: 'api-down'; node: string }
   /**
-   * A Talos control plane provisioned while this is in force takes `seconds` to install and boot
-   * before it adds its etcd member as a learner and registers its Node (a real one takes minutes).
+   * A Talos machine provisioned while this is in force takes `seconds` to install and boot (in
+   * place of the lab clock's boot time) before a control plane adds its etcd member as a learner
+   * and registers its Node, or a worker's kubelet registers its Node.
    */
   | { kind: 'slow-boot'; node: string; seconds: number };
 
@@ -44,7 +45,7 @@ export function describeFault(f: LabFault): string {
     case 'api-down':
       return `API server instance of ${f.node} down`;
     case 'slow-boot':
-      return `machine ${f.node} takes ${f.seconds} s to boot before it joins etcd`;
+      return `machine ${f.node} takes ${f.seconds} s to boot before it joins`;
   }
 }
 
@@ -85,12 +86,12 @@ export class LabFaults {
     return this.#stoppedKubelets.has(node);
   }
 
-  /** Seconds a Talos control plane provisioned now takes to boot before it joins (slow-boot), else 0. */
-  bootSeconds(node: string): number {
+  /** Seconds a Talos machine provisioned now takes to boot before it joins, when a slow-boot fault says. */
+  bootSeconds(node: string): number | undefined {
     const f = this.#active.find(
       (x): x is Extract<LabFault, { kind: 'slow-boot' }> => x.kind === 'slow-boot' && x.node === node,
     );
-    return f?.seconds ?? 0;
+    return f?.seconds;
   }
 
   /** What the nodes controller does differently for `node`. */

@@ -9,6 +9,7 @@ import { mkdir, open, readFile } from 'node:fs/promises';
 import { describeError, FerryError } from '../errors.js';
 import { loadSnapshot } from '../snapshot/load.js';
 import type { LabCluster } from './cluster.js';
+import type { LabClock } from './provisioner/clock.js';
 import {
   holderState,
   isRunning,
@@ -31,6 +32,7 @@ export interface StartHolderOptions {
   snapshot: string;
   dir: string;
   subnet: number;
+  clock: LabClock;
   holder: HolderCommand;
   cwd: string;
   env: NodeJS.ProcessEnv;
@@ -53,7 +55,21 @@ export async function startHolder(o: StartHolderOptions): Promise<LabState> {
   await mkdir(o.dir, { recursive: true, mode: 0o700 });
   const files = labFiles(o.dir);
   const log = await open(files.log, 'a', 0o600);
-  const cmd = o.holder(['lab', 'serve', o.snapshot, '--dir', o.dir, '--subnet', String(o.subnet)]);
+  const cmd = o.holder([
+    'lab',
+    'serve',
+    o.snapshot,
+    '--dir',
+    o.dir,
+    '--subnet',
+    String(o.subnet),
+    '--boot-seconds',
+    plain(o.clock.bootSeconds),
+    '--decommission-seconds',
+    plain(o.clock.decommissionSeconds),
+    '--jitter',
+    plain(o.clock.jitter),
+  ]);
   let child: ReturnType<typeof spawn>;
   try {
     child = spawn(cmd.command, cmd.args, {
@@ -90,6 +106,10 @@ export async function startHolder(o: StartHolderOptions): Promise<LabState> {
   });
 }
 
+/** A number as the flags take it: never an exponent (String(1e-7) is "1e-7"). */
+const plain = (n: number): string =>
+  n.toLocaleString('en-US', { useGrouping: false, maximumFractionDigits: 20 });
+
 async function logTail(file: string, lines = 25): Promise<string> {
   const text = await readFile(file, 'utf8').catch(() => '');
   return text.trimEnd().split('\n').slice(-lines).join('\n');
@@ -99,6 +119,8 @@ export interface ServeLabOptions {
   snapshot: string;
   dir: string;
   subnet: number;
+  /** How long the lab's machines take to boot and to power off. */
+  clock: LabClock;
   log: (line: string) => void;
   /**
    * Aborted to stop the lab (the holder's SIGTERM, SIGINT or SIGHUP; its reason's message is
@@ -123,7 +145,13 @@ export async function serveLab(o: ServeLabOptions): Promise<void> {
   try {
     const { LabCluster: Lab } = await import('./cluster.js');
     const snapshot = await loadSnapshot(o.snapshot, { strictPki: false });
-    const starting = Lab.fromSnapshot(snapshot, { dir, subnet: o.subnet, source: o.snapshot, log });
+    const starting = Lab.fromSnapshot(snapshot, {
+      dir,
+      subnet: o.subnet,
+      clock: o.clock,
+      source: o.snapshot,
+      log,
+    });
     const first = await Promise.race([starting, stopped]);
     if (typeof first === 'string') {
       log(`${first} during start-up: stopping`);

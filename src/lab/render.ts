@@ -32,6 +32,12 @@ export function renderLab(state: LabState, extra: string[] = []): string {
         `               ${lab.etcd.storage}`,
       );
     }
+    if (lab.clock) {
+      const c = lab.clock;
+      out.push(
+        `  machines:    boot ${c.bootSeconds} s, decommission ${c.decommissionSeconds} s, each ±${+(c.jitter * 100).toFixed(2)} %`,
+      );
+    }
     out.push('  nodes:');
     const width = Math.max(...lab.nodes.map((n) => n.name.length), 4);
     for (const n of lab.nodes) {

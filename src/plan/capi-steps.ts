@@ -125,7 +125,7 @@ export function capiHandoverStep(kit: string | null, n: CapiNames | null, replic
  * A capi plan's provision steps, in run order, get the commands an operator types instead of ferry
  * run: a control plane is `ferry capi add-control-plane` (the Machine made with the
  * TalosControlPlane kept paused, replicas to the count of Talos control planes so far, never
- * down), a worker its pool's MachineDeployment to the count of its replacements so far; then the
+ * down), a worker batch each pool's MachineDeployment to the count of its replacements so far; then the
  * Machines are watched until the new one has a nodeRef. Counts are absolute: typing a command
  * twice does not add a second machine.
  */
@@ -138,8 +138,47 @@ export function withCapiProvisionCommands(
   const k = MGMT_KUBECTL;
   let cps = 0;
   const perPool = new Map<string, number>();
+  const poolOf = (replaces: string) =>
+    n?.machineDeployments.find((d) => d.replaces.includes(replaces))?.name ??
+    `<MACHINEDEPLOYMENT_REPLACING_${replaces.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}>`;
+  // A batch's request: each pool it touches to the count of its replacements so far, in one command.
+  const requestCmds = (s: Extract<DraftStep, { kind: 'provision-request' }>) => {
+    const pools = new Map<string, string[]>();
+    for (const m of s.params.machines) {
+      const pool = poolOf(m.node.replaces);
+      pools.set(pool, [...(pools.get(pool) ?? []), m.node.replaces]);
+    }
+    return [...pools].flatMap(([pool, replaced]) => {
+      const count = (perPool.get(pool) ?? 0) + replaced.length;
+      perPool.set(pool, count);
+      return [
+        cmd(
+          capiKubectl.scaleMachineDeployment(k, ns, pool, count),
+          `${replaced.length} more worker(s) of the pool, for ${replaced.join(', ')}; never lower: Cluster API would pick a Machine to delete`,
+        ),
+      ];
+    });
+  };
   return phases.map((steps) =>
     steps.map((s) => {
+      if (s.kind === 'provision-request') return { ...s, action: { ...s.action, commands: requestCmds(s) } };
+      if (s.kind === 'provision-detect')
+        return {
+          ...s,
+          action: {
+            ...s.action,
+            commands: [
+              cmd(
+                capiKubectl.watchMachines(
+                  k,
+                  ns,
+                  `cluster.x-k8s.io/deployment-name=${poolOf(s.params.node.replaces)}`,
+                ),
+                `until a new Machine of the pool has a NODENAME (Ctrl-C then); that Node replaces ${s.params.node.replaces}`,
+              ),
+            ],
+          },
+        };
       if (s.kind !== 'provision') return s;
       const replaces = s.params.node.replaces;
       if (s.params.role === 'controlplane') {
@@ -165,27 +204,7 @@ export function withCapiProvisionCommands(
           },
         };
       }
-      const md = n?.machineDeployments.find((d) => d.replaces.includes(replaces));
-      const pool =
-        md?.name ?? `<MACHINEDEPLOYMENT_REPLACING_${replaces.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}>`;
-      const count = (perPool.get(pool) ?? 0) + 1;
-      perPool.set(pool, count);
-      return {
-        ...s,
-        action: {
-          ...s.action,
-          commands: [
-            cmd(
-              capiKubectl.scaleMachineDeployment(k, ns, pool, count),
-              `worker ${count} of the pool, for ${replaces}; never lower: Cluster API would pick a Machine to delete`,
-            ),
-            cmd(
-              capiKubectl.watchMachines(k, ns, `cluster.x-k8s.io/deployment-name=${pool}`),
-              'until the new Machine has a NODENAME (Ctrl-C then)',
-            ),
-          ],
-        },
-      };
+      return s;
     }),
   );
 }

@@ -377,13 +377,20 @@ function provisioners(plan: PlanContent, out: Issues): void {
   plan.phases.forEach((_, i) => {
     for (const p of placed(plan, i)) {
       const s = p.step;
-      if ((s.kind === 'provision' || s.kind === 'decommission') && s.params.provisioner !== plan.provisioner)
-        issue(
-          out,
-          p,
-          'params.provisioner',
-          `must be the plan's provisioner "${plan.provisioner}"; got "${s.params.provisioner}"`,
-        );
+      const used =
+        s.kind === 'provision' || s.kind === 'provision-detect' || s.kind === 'decommission'
+          ? [s.params.provisioner]
+          : s.kind === 'provision-request'
+            ? s.params.machines.map((m) => m.provisioner)
+            : [];
+      for (const got of used)
+        if (got !== plan.provisioner)
+          issue(
+            out,
+            p,
+            'params.provisioner',
+            `must be the plan's provisioner "${plan.provisioner}"; got "${got}"`,
+          );
     }
   });
 }

@@ -9,7 +9,7 @@ import { buildPlan } from './build.js';
 import { parsePlan } from './load.js';
 import { allSteps } from './model.js';
 import { renderPlanJson } from './render-json.js';
-import { inputsFor, stepsOfPhase } from './testing-example.js';
+import { inputsFor, provisioningOf, stepsOfPhase } from './testing-example.js';
 
 /** A value that must never reach a plan: it stands for the bundle's private material. */
 const SECRET = 'c2VjcmV0LWtleS1tYXRlcmlhbC1uZXZlci1pbi1hLXBsYW4=';
@@ -215,7 +215,7 @@ describe('readKit and the preparation phase', () => {
     );
     expect(probe?.verify.commands[0]?.run).toContain('system:serviceaccount:monitoring:probe-sa');
     // Provisioning applies each node's complete config (talos/machines.json); the plan lists the files it refers to.
-    const provision = allSteps(plan).filter((s) => s.kind === 'provision');
+    const provision = allSteps(plan).filter((s) => s.kind === 'provision' || s.kind === 'provision-request');
     const cp1 = provision.find((s) => s.subject === 'cp-1')!;
     const cp1Runs = cp1.action.commands.map((c) => c.run);
     expect(cp1Runs).toContain(
@@ -229,16 +229,13 @@ describe('readKit and the preparation phase', () => {
         '--kubernetes-version 1.32.4 --output-types controlplane --config-patch @kit/talos/controlplane-patch.yaml ' +
         '--config-patch @kit/talos/nodes/talos-cp-1.yaml --output talos-cp-1.yaml',
     );
-    const worker = provision.find((s) => s.subject === 'worker-1')!;
-    expect(worker.kind === 'provision' && worker.params.machineConfig).toBe(
-      'kit/talos/full/replacing-worker-1.yaml',
-    );
-    expect(worker.action.commands.at(-1)?.run).toContain(
+    const worker = provisioningOf(plan, 'worker-1')!;
+    expect(worker.machine.machineConfig).toBe('kit/talos/full/replacing-worker-1.yaml');
+    expect(worker.step.action.commands.at(-1)?.run).toContain(
       '--output-types worker --config-patch @kit/talos/worker-patch.yaml --config-patch @kit/talos/worker-groups/pool-general-1.yaml',
     );
     // Never a patch as the file to apply.
-    for (const s of provision)
-      expect(JSON.stringify(s.kind === 'provision' && s.params)).not.toMatch(/-patch\.yaml|talos\/nodes\//);
+    for (const s of provision) expect(JSON.stringify(s.params)).not.toMatch(/-patch\.yaml|talos\/nodes\//);
     // Every talosctl command names the kit's talosconfig, set once in the setup.
     expect(plan.setup.map((c) => c.run)).toContain('export TALOSCONFIG=kit/talos/talosconfig');
     const runs = allSteps(plan).flatMap((s) => [
@@ -286,8 +283,10 @@ describe('readKit and the preparation phase', () => {
   it('a kit without complete configs (older ferry): no file to apply, never a patch, and why', async () => {
     const { snap, kit } = await kitFor();
     const plan = buildPlan(inputsFor(snap, { kit: { ...kit, machines: null } }));
-    for (const s of allSteps(plan).filter((x) => x.kind === 'provision')) {
-      expect(s.kind === 'provision' && s.params.machineConfig).toBeNull();
+    for (const s of allSteps(plan).filter((x) => x.kind === 'provision' || x.kind === 'provision-request')) {
+      const machines =
+        s.kind === 'provision' ? [s.params] : s.kind === 'provision-request' ? s.params.machines : [];
+      for (const m of machines) expect(m.machineConfig).toBeNull();
       const runs = s.action.commands.map((c) => c.run).join('\n');
       expect(runs).toMatch(/--file <(CONTROLPLANE|WORKER)_MACHINE_CONFIG>/);
       expect(runs).not.toMatch(/-patch\.yaml/);

@@ -214,6 +214,13 @@ export interface StepParams {
     /** Kit file with the machine config (patch) for this role, when the kit has one. */
     machineConfig: string | null;
   };
+  /**
+   * A worker batch's machines, all asked for at once (one MachineDeployment patch, every command
+   * of the batch, every instruction): a batch of N waits about one boot, not N.
+   */
+  'provision-request': { machines: StepParams['provision'][] };
+  /** One machine of a `provision-request`: bind its Node (name, address) as it registers. */
+  'provision-detect': StepParams['provision'];
   /** Talos adds its member itself as a learner: wait until it appears. */
   'wait-member-joined': { member: MemberRef; node: TalosNodeRef };
   /** ... and until it promoted itself, caught up and every member is healthy. */
@@ -329,6 +336,8 @@ export const STEP_KINDS = [
   'apply-kit-file',
   'manual',
   'provision',
+  'provision-request',
+  'provision-detect',
   'wait-member-joined',
   'wait-member-voter',
   'wait-node-ready',

@@ -93,19 +93,137 @@ export function provisionStep(
       // A half-created machine is invisible from the cluster: a second one could take the same name.
       c.provisioner === 'manual' ? 'redo' : 'stop',
     ),
-    notes: [
-      t.name === null && c.provisioner === 'capi'
-        ? 'hostname: Cluster API names the node after its infrastructure machine (hostname.source InfrastructureName)'
-        : t.name === null
-          ? `hostname: the one Talos gives the machine (stable, from its machine id); ferry takes the name of the new Talos Node that registers, so boot one machine per provision step`
-          : `hostname ${nodeLabel(t)}: never the name of a live kubeadm node or etcd member (a joining Talos control plane removes a member named like its hostname)`,
-      // Cluster API renders configs itself; the other provisioners boot the kit's file.
-      ...(c.machineConfig.kind === 'none' && c.provisioner !== 'capi'
-        ? [`machine config: none to apply, ${c.machineConfig.why}`]
-        : []),
-    ],
+    notes: machineNotes(t, c.provisioner, c.machineConfig),
     ...placement(c),
   });
+}
+
+/** How a new machine is named, and the machine config it boots when the kit has none. */
+function machineNotes(t: TalosNodeRef, provisioner: Provisioner, config: MachineConfigChoice): string[] {
+  return [
+    t.name === null && provisioner === 'capi'
+      ? 'hostname: Cluster API names the node after its infrastructure machine (hostname.source InfrastructureName)'
+      : t.name === null
+        ? `hostname: the one Talos gives the machine (stable, from its machine id); ferry takes the name of a new Talos Node that registers and no other replacement took`
+        : `hostname ${nodeLabel(t)}: never the name of a live kubeadm node or etcd member (a joining Talos control plane removes a member named like its hostname)`,
+    // Cluster API renders configs itself; the other provisioners boot the kit's file.
+    ...(config.kind === 'none' && provisioner !== 'capi'
+      ? [`machine config: none to apply, ${config.why}`]
+      : []),
+  ];
+}
+
+/** One machine of a worker batch's request. */
+export interface BatchMachine {
+  subject: string;
+  node: TalosNodeRef;
+  machineConfig: MachineConfigChoice;
+  /** What must hold before it is asked for (replace: the old machine is off). */
+  pre?: ExpectedState;
+}
+
+/**
+ * A worker batch's provisioning: one `provision-request` that asks for every machine at once,
+ * then a `provision-detect` per machine (run side by side) that binds its Node as it registers.
+ */
+export function provisionBatchSteps(c: {
+  subject: string;
+  batch: number;
+  provisioner: Provisioner;
+  talosVersion: string;
+  machines: readonly BatchMachine[];
+}): DraftStep[] {
+  const role = 'worker' as const;
+  const params = (m: BatchMachine) => ({
+    node: m.node,
+    role,
+    provisioner: c.provisioner,
+    talosVersion: c.talosVersion,
+    machineConfig: m.machineConfig.kind === 'kit' ? m.machineConfig.file : null,
+  });
+  const provisioned = (nodes: readonly TalosNodeRef[]): ExpectedState => ({
+    machines: nodes.map((node) => ({ node, state: 'provisioned' as const })),
+  });
+  const nodes = c.machines.map((m) => m.node);
+  const pre: ExpectedState = {
+    machines: c.machines.flatMap((m) => m.pre?.machines ?? []),
+    nodes: nodes.flatMap((t) => nodeState(t, { exists: false }) ?? []),
+  };
+  const request = draft<'provision-request'>({
+    kind: 'provision-request',
+    subject: c.subject,
+    title: `Provision ${c.machines.length} Talos worker(s) at once: ${nodes.map(nodeLabel).join(', ')}`,
+    target: { node: nodes[0]! },
+    params: { machines: c.machines.map(params) },
+    expect: pre,
+    action: {
+      summary: `Ask for every Talos ${c.talosVersion} worker of the batch at once (its pool's labels and taints in its config); they boot side by side`,
+      performer: 'provisioner',
+      commands: c.machines.flatMap((m) =>
+        provisionCmds({
+          node: m.node,
+          role,
+          provisioner: c.provisioner,
+          talosVersion: c.talosVersion,
+          machineConfig: m.machineConfig,
+        }),
+      ),
+    },
+    // Each machine's own detection step verifies it; asking is all this step does.
+    verify: { expect: {}, commands: [] },
+    timeoutSeconds: TIMEOUTS.provision[c.provisioner],
+    destructive: false,
+    undo: undoWith(
+      'Reset every machine of the batch that came up, then delete its Node',
+      nodes.flatMap((t) => [
+        cmd(talosctl(addressArg(t), 'reset --graceful')),
+        cmd(kubectl(`delete node ${nodeArg(t)} --ignore-not-found`)),
+      ]),
+    ),
+    idempotencyCheck: doneWhen(
+      'every machine of the batch answers on its Talos API (port 50000), or its Node already exists',
+      provisioned(nodes),
+      // Asking again is safe where the provisioner counts what exists (a MachineDeployment's
+      // Machines, a person's machines); a command that creates a VM would create a second one.
+      c.provisioner === 'manual' || c.provisioner === 'capi' ? 'redo' : 'stop',
+    ),
+    notes: [
+      c.provisioner === 'capi'
+        ? "one patch per pool: its MachineDeployment's replicas up by the batch's machines in it (never down)"
+        : c.provisioner === 'manual'
+          ? 'every machine of the batch at once: boot them side by side; ferry binds each Node as it registers'
+          : 'every machine of the batch at once (exec: side by side, at most --provision-concurrency commands)',
+      ...new Set(c.machines.flatMap((m) => machineNotes(m.node, c.provisioner, m.machineConfig))),
+    ],
+    batch: c.batch,
+  });
+  const detects = c.machines.map((m) => {
+    const t = m.node;
+    const done = provisioned([t]);
+    return draft<'provision-detect'>({
+      kind: 'provision-detect',
+      subject: m.subject,
+      title: `Bind the Talos worker ${nodeLabel(t)} as it registers`,
+      target: { node: t, address: t.address },
+      params: params(m),
+      expect: {},
+      action: {
+        summary: 'Wait for the machine asked for to register its Node; record its name and address',
+        performer: 'provisioner',
+        commands: [cmd(kubectl('get nodes -o wide -w'), 'until the new Talos Node is listed (Ctrl-C then)')],
+      },
+      verify: {
+        expect: done,
+        commands: [cmd(talosctl(addressArg(t), 'version'), 'the Talos API answers')],
+      },
+      timeoutSeconds: TIMEOUTS.provision[c.provisioner],
+      destructive: false,
+      undo: noUndo('nothing changed by waiting'),
+      idempotencyCheck: doneWhen(`the Talos node ${nodeLabel(t)} answers or its Node exists`, done, 'redo'),
+      batch: c.batch,
+    });
+  });
+  return [request, ...detects];
 }
 
 export function waitReadyStep(c: Common & { node: NodeRef }): DraftStep {

@@ -22,7 +22,7 @@ import { parsePrivateKeyPem } from '../pki/pem.js';
 import { EXAMPLE_DIR, exampleSnapshot } from '../snapshot/testing-example.js';
 import { buildPlan } from './build.js';
 import { allSteps, type Plan, type Step } from './model.js';
-import { inputsFor } from './testing-example.js';
+import { inputsFor, provisioningOf } from './testing-example.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: parsed YAML is walked freely in assertions
 type Doc = Record<string, any>;
@@ -65,13 +65,11 @@ for (const talosVersion of ['v1.13.9', 'v1.14.0-rc.1']) {
       bundle = readTalosSecretsBundle(await readFile(join(dir, 'kit', 'secrets.yaml'), 'utf8'));
     });
 
-    const provision = (subject: string) =>
-      allSteps(plan).find((s) => s.kind === 'provision' && s.subject === subject)!;
+    const provision = (subject: string) => provisioningOf(plan, subject)!;
 
     /** The file the provision step of `subject` applies, read as the operator's shell would. */
     async function applied(subject: string): Promise<{ path: string; docs: Doc[] }> {
-      const step = provision(subject);
-      const file = step.kind === 'provision' ? step.params.machineConfig : null;
+      const file = provision(subject).machine.machineConfig;
       expect(file, subject).not.toBeNull();
       const docs = parseAllDocuments(await readFile(join(dir, file!), 'utf8')).map((d) => d.toJS() as Doc);
       expect(validateTalosDocuments(docs, talosVersion, 'full'), file!).toEqual([]);
@@ -80,10 +78,10 @@ for (const talosVersion of ['v1.13.9', 'v1.14.0-rc.1']) {
 
     it("the provision step applies that file as written, 0600, with the kit's talosconfig", async () => {
       for (const subject of ['cp-1', 'worker-1']) {
-        const step = provision(subject);
-        const file = step.kind === 'provision' ? step.params.machineConfig : null;
+        const { step, machine } = provision(subject);
+        const file = machine.machineConfig;
         expect((await stat(join(dir, file!))).mode & 0o777, file!).toBe(0o600);
-        const apply = runs(step).find((r) => r.includes('apply-config'))!;
+        const apply = runs(step).find((r) => r.includes('apply-config') && r.includes(`--file ${file}`))!;
         expect(apply).toBe(
           `talosctl --talosconfig "$TALOSCONFIG" apply-config --insecure -n ${/-n (\S+)/.exec(apply)?.[1]} --file ${file}`,
         );

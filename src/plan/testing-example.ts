@@ -11,7 +11,7 @@ import type { Snapshot } from '../snapshot/model.js';
 import { exampleSnapshot } from '../snapshot/testing-example.js';
 import { buildPlan, type PlanInput } from './build.js';
 import { sealPlan } from './integrity.js';
-import type { Plan, Step, Strategy } from './model.js';
+import type { Plan, Step, StepParams, Strategy } from './model.js';
 
 export const FIXED_NOW = new Date('2026-09-01T12:00:00.000Z');
 
@@ -69,4 +69,23 @@ export function subjectBlocks(steps: Step[]): string[] {
     blocks.push(s.subject);
   }
   return blocks;
+}
+
+/**
+ * The step that asks for the replacement of `replaces` (a control plane's `provision`, a worker
+ * batch's `provision-request`) and that machine's parameters.
+ */
+export function provisioningOf(
+  plan: Plan,
+  replaces: string,
+): { step: Step; machine: StepParams['provision'] } | undefined {
+  for (const step of plan.phases.flatMap((p) => p.steps)) {
+    if (step.kind === 'provision' && step.params.node.replaces === replaces)
+      return { step, machine: step.params };
+    if (step.kind === 'provision-request') {
+      const machine = step.params.machines.find((m) => m.node.replaces === replaces);
+      if (machine) return { step, machine };
+    }
+  }
+  return undefined;
 }

@@ -301,6 +301,14 @@ const mergePatch: Check = (w) => {
   if (!isRecord(w.value)) w.invalid(`must be a JSON merge patch (an object); got ${show(w.value)}`);
 };
 
+const provisionParams = fields<StepParams['provision']>({
+  node: talosNode,
+  role,
+  provisioner,
+  talosVersion: name,
+  machineConfig: nullable(str),
+});
+
 /** What the orchestrator and the runbook read of each kind's parameters. */
 const PARAMS: { [K in StepKind]: Check } = {
   'preflight-audit': fields<StepParams['preflight-audit']>({
@@ -320,13 +328,9 @@ const PARAMS: { [K in StepKind]: Check } = {
     purpose: oneOf(['probe-rbac', 'cilium-values'] satisfies string[]),
   }),
   manual: fields<StepParams['manual']>({ instructions: stringList, findings: opt(arrayOf(findingRef)) }),
-  provision: fields<StepParams['provision']>({
-    node: talosNode,
-    role,
-    provisioner,
-    talosVersion: name,
-    machineConfig: nullable(str),
-  }),
+  provision: provisionParams,
+  'provision-request': fields<StepParams['provision-request']>({ machines: arrayOf(provisionParams) }),
+  'provision-detect': provisionParams,
   'wait-member-joined': fields<StepParams['wait-member-joined']>({ member: memberRef, node: talosNode }),
   'wait-member-voter': fields<StepParams['wait-member-voter']>({
     member: memberRef,

@@ -148,7 +148,7 @@ describe('the steps of a batch', () => {
       if (d.kind === 'drain-batch') expect(d.timeoutSeconds).toBe(600 * Math.ceil(d.params.nodes.length / 4));
   });
 
-  it('surge: gate, every replacement provisioned before any is waited for, then every node cordoned before any is drained, then decommissioned and deleted', async () => {
+  it('surge: gate, every replacement asked for in one step and each bound before any is waited for, then every node cordoned before any is drained, then decommissioned and deleted', async () => {
     const plan = await planWith({ surgeReplicas: true, maxUnavailable: { kind: 'count', nodes: 3 } });
     const b = plan.workerRoll.batches.find((x) => x.nodes.length > 1)!;
     const steps = stepsOfPhase(plan, 3).filter(
@@ -157,8 +157,9 @@ describe('the steps of a batch', () => {
     const [n1, n2] = b.nodes;
     expect(kindsOf(steps)).toEqual([
       `gate ${n1}`,
-      `provision ${n1}`,
-      `provision ${n2}`,
+      `provision-request ${n1}`,
+      `provision-detect ${n1}`,
+      `provision-detect ${n2}`,
       `wait-node-ready ${n1}`,
       `wait-node-ready ${n2}`,
       `cordon ${n1}`,
@@ -169,6 +170,14 @@ describe('the steps of a batch', () => {
       `delete-node ${n1}`,
       `delete-node ${n2}`,
     ]);
+    const request = steps.find((s) => s.kind === 'provision-request')!;
+    if (request.kind !== 'provision-request') throw new Error('no request');
+    expect(request.params.machines.map((m) => m.node.replaces)).toEqual([n1, n2]);
+    expect(request.expect.nodes?.map((n) => n.exists)).toEqual([false, false]);
+    // Each detection binds its own machine: the same parameters as the machine in the request.
+    const detects = steps.filter((s) => s.kind === 'provision-detect');
+    expect(detects.map((d) => d.params)).toEqual(request.params.machines);
+    expect(detects.every((d) => d.verify.expect.machines?.[0]?.state === 'provisioned')).toBe(true);
   });
 
   it('replace: the old machines go first, their replacements come back at the same addresses', async () => {
@@ -179,11 +188,15 @@ describe('the steps of a batch', () => {
     const b = plan.workerRoll.batches.find((x) => x.nodes.length > 1)!;
     const steps = stepsOfPhase(plan, 3).filter((s) => s.batch === b.index);
     const kinds = steps.map((s) => s.kind);
-    expect(kinds.lastIndexOf('delete-node')).toBeLessThan(kinds.indexOf('provision'));
-    for (const p of steps.filter((s) => s.kind === 'provision'))
-      expect(p.expect.machines).toEqual([
-        { node: { kind: 'kubeadm', name: p.subject, address: expect.any(String) }, state: 'decommissioned' },
-      ]);
+    expect(kinds.lastIndexOf('delete-node')).toBeLessThan(kinds.indexOf('provision-request'));
+    const request = steps.find((s) => s.kind === 'provision-request')!;
+    if (request.kind !== 'provision-request') throw new Error('no request');
+    expect(request.expect.machines).toEqual(
+      request.params.machines.map((m) => ({
+        node: { kind: 'kubeadm', name: m.node.replaces, address: m.node.address },
+        state: 'decommissioned',
+      })),
+    );
   });
 
   it('--surge-replicas: scale up and wait for Ready before the first checkout node drains, restore after the last', async () => {
@@ -228,7 +241,9 @@ describe('the steps of a batch', () => {
   it('--surge N: N more Talos workers come up in batch 1, before anything is cordoned', async () => {
     const plan = await planWith({ surgeReplicas: true, surgeWorkers: 2 });
     const batch1 = stepsOfPhase(plan, 3).filter((s) => s.batch === 1);
-    const surge = batch1.filter((s) => s.kind === 'provision' && s.params.node.replaces.startsWith('surge-'));
+    const surge = batch1.filter(
+      (s) => s.kind === 'provision-detect' && s.params.node.replaces.startsWith('surge-'),
+    );
     expect(surge).toHaveLength(2);
     const firstCordon = batch1.findIndex((s) => s.kind === 'cordon');
     for (const s of surge) expect(batch1.indexOf(s)).toBeLessThan(firstCordon);

@@ -1,7 +1,7 @@
 /**
  * Phase 3: workers, batch by batch, in the batches batches/planner.ts computed. A batch's nodes
  * are worked on together, step kind by step kind: gate → (batch 1: --surge workers) → (surge:
- * every replacement provisioned, then all waited for) → (--surge-replicas: scale up, wait Ready) → cordon all → drain all (one
+ * every replacement asked for at once, each bound as it registers, then all waited for) → (--surge-replicas: scale up, wait Ready) → cordon all → drain all (one
  * drain-batch step, its nodes in parallel) →
  * decommission all → delete the Nodes → (replace: replacements up) → (restore replicas). Every
  * node is cordoned before any is drained, so a pod evicted from one never lands on another node
@@ -15,7 +15,14 @@ import type { EtcdModel } from './etcd-sim.js';
 import type { ExpectedState, KubeadmNodeRef, TalosNodeRef } from './expected-state.js';
 import type { MachineConfigPicker } from './kit.js';
 import type { DraftStep, PdbRef, Strategy, WorkerBatch, WorkloadRef } from './model.js';
-import { cordonStep, decommissionStep, deleteNodeStep, provisionStep, waitReadyStep } from './node-steps.js';
+import {
+  type BatchMachine,
+  cordonStep,
+  decommissionStep,
+  deleteNodeStep,
+  provisionBatchSteps,
+  waitReadyStep,
+} from './node-steps.js';
 import { scaleStep, waitWorkloadReadyStep } from './scale-steps.js';
 import { gateStep } from './steps.js';
 
@@ -80,40 +87,41 @@ export function workerBatch(ctx: WorkerContext, b: WorkerBatchInput): DraftStep[
       batch,
     }),
   ];
-  // Every replacement is provisioned before any is waited for: machines that boot side by side
-  // are Ready after one boot, not one per node (the run waits for them together, see the
-  // orchestrator's concurrent kinds).
-  const join = (swaps: readonly WorkerSwap[]) => [
-    ...swaps.map((s) =>
-      provisionStep({
+  // Every machine of the batch is asked for at once, then each bound and waited for side by side
+  // (the orchestrator's concurrent kinds): the batch waits about one boot, not one per node.
+  const provisionAll = (machines: BatchMachine[]) =>
+    machines.length === 0
+      ? []
+      : [
+          ...provisionBatchSteps({
+            subject: machines[0]!.subject,
+            batch,
+            provisioner: ctx.provisioner,
+            talosVersion: ctx.talosVersion,
+            machines,
+          }),
+          ...machines.map((m) => waitReadyStep({ subject: m.subject, batch, node: m.node })),
+        ];
+  const join = (swaps: readonly WorkerSwap[]) =>
+    provisionAll(
+      swaps.map((s) => ({
         subject: s.old.name,
-        batch,
         node: s.replacement,
-        role: 'worker',
-        provisioner: ctx.provisioner,
-        talosVersion: ctx.talosVersion,
         machineConfig: ctx.machineConfig('worker', s.old.name, s.replacement.name),
         ...(ctx.strategy === 'replace'
           ? { pre: { machines: [{ node: s.old, state: 'decommissioned' as const }] } }
           : {}),
-      }),
-    ),
-    ...swaps.map((s) => waitReadyStep({ subject: s.old.name, batch, node: s.replacement })),
-  ];
+      })),
+    );
   const surge = b.surge?.nodes ?? [];
   steps.push(
-    ...surge.map((node) =>
-      provisionStep({
+    ...provisionAll(
+      surge.map((node) => ({
         subject,
-        batch,
         node,
-        role: 'worker',
-        provisioner: ctx.provisioner,
-        talosVersion: ctx.talosVersion,
         machineConfig: ctx.machineConfig('worker', b.surge!.like, node.name),
-      }),
+      })),
     ),
-    ...surge.map((node) => waitReadyStep({ subject, batch, node })),
   );
   if (ctx.strategy === 'surge') steps.push(...join(b.swaps));
   for (const w of b.scaleUp) {

@@ -226,7 +226,25 @@ export type MachineState = 'provisioned' | 'running' | 'decommissioned';
 
 export interface ProvisionerPort {
   readonly kind: string;
+  /** One machine, from asking for it to its name and address (a control plane; one at a time). */
   provision(req: ProvisionRequest, ctx: ActionContext): Promise<ProvisionResult>;
+  /**
+   * A worker batch: asks for every machine at once and returns without waiting for them to boot.
+   * `started` is called as each machine is known (lab, exec: the name and address it got), so a
+   * batch that fails part-way keeps what it started; the rest `detect` finds later (capi, manual).
+   * The run asks again only for machines not bound yet, and asking twice for one must not start a
+   * second. Without it, the run provisions the batch one machine at a time.
+   */
+  requestBatch?(
+    reqs: ProvisionRequest[],
+    ctx: ActionContext,
+    started: (req: ProvisionRequest, result: ProvisionResult) => void,
+  ): Promise<void>;
+  /**
+   * One machine of a requested batch, once it registers. Called side by side for the batch: two
+   * calls never bind the same machine.
+   */
+  detect?(req: ProvisionRequest, ctx: ActionContext): Promise<ProvisionResult>;
   decommission(req: DecommissionRequest, ctx: ActionContext): Promise<void>;
   /** What the provisioner knows of a machine; undefined when it cannot tell. */
   machineState?(node: string, address: string | null): Promise<MachineState | undefined>;

@@ -84,6 +84,28 @@ export function stepSpans(plan: Pick<Plan, 'phases'>, transitions: readonly Tran
   return spans;
 }
 
+/**
+ * A worker batch's provisioning as one figure, as the estimate prices it: its request, then its
+ * slowest detection (the batch's detections run side by side). A batch with --surge workers asks
+ * twice; each request counts with the detections that follow it.
+ */
+function batchProvisionSeconds(spans: readonly StepSpan[]): number[] {
+  const ordered = spans
+    .filter((s) => s.kind === 'provision-request' || s.kind === 'provision-detect')
+    .sort((a, b) => a.from - b.from);
+  const out: number[] = [];
+  let current: { batch: number; request: number; slowest: number } | undefined;
+  const close = () => current && out.push(current.request + current.slowest);
+  for (const s of ordered) {
+    if (s.kind === 'provision-request') {
+      close();
+      current = { batch: s.batch, request: s.seconds, slowest: 0 };
+    } else if (current?.batch === s.batch) current.slowest = Math.max(current.slowest, s.seconds);
+  }
+  close();
+  return out;
+}
+
 function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
@@ -99,6 +121,7 @@ export function measuredTiming(
   roundsOf: (batch: number) => number,
 ): MeasuredTiming {
   const by = new Map<keyof Timing, number[]>(ENTRIES.map((e) => [e, []]));
+  by.get('provision')!.push(...batchProvisionSeconds(spans));
   for (const s of spans) {
     const entry = ENTRY[s.kind];
     if (!entry) continue;

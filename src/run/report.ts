@@ -179,6 +179,8 @@ svg text{font:11px system-ui,sans-serif;fill:#333}
 const KIND_COLOUR: Record<string, string> = {
   gate: '#8c959f',
   provision: '#0969da',
+  'provision-request': '#0969da',
+  'provision-detect': '#218bff',
   'wait-member-joined': '#54aeff',
   'wait-member-voter': '#54aeff',
   'wait-node-ready': '#54aeff',

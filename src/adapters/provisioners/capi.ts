@@ -76,6 +76,8 @@ function taken(m: KubeObject, req: ProvisionRequest, ctx: ActionContext): string
 export class CapiProvisioner implements ProvisionerPort {
   readonly kind = 'capi';
   readonly #o: CapiProvisionerOptions;
+  /** Machines this run's detections took: another detection of the batch never takes them. */
+  readonly #taken = new Set<string>();
 
   constructor(o: CapiProvisionerOptions) {
     this.#o = o;
@@ -95,20 +97,103 @@ export class CapiProvisioner implements ProvisionerPort {
       const mine = unclaimed(existing);
       machine = mine ? taken(mine, req, ctx) : await this.#scaleControlPlane(existing, ctx);
     } else {
-      const md = this.#o.api.names.machineDeployments.find((d) => d.replaces.includes(req.replaces));
-      if (!md)
-        throw inputError(
-          `the kit has no MachineDeployment whose ferry.dev/replaces names ${req.replaces}`,
-          { field: 'metadata.annotations.ferry.dev/replaces' },
-          'generate the kit again with `ferry generate --provisioner capi` for this snapshot',
-        );
-      list = () => this.#o.api.machines({ machineDeployment: md.name });
+      const md = this.#poolOf(req.replaces);
+      list = () => this.#o.api.machines({ machineDeployment: md });
       const existing = await list();
       const mine = unclaimed(existing);
-      machine = mine
-        ? taken(mine, req, ctx)
-        : await this.#scaleWorkers(md.name, existing, list, ctx, deadline);
+      machine = mine ? taken(mine, req, ctx) : await this.#scaleWorkers(md, existing, list, ctx, deadline);
     }
+    return this.#bindMachine(machine, list, ctx, deadline);
+  }
+
+  /**
+   * A worker batch: each pool's MachineDeployment up by the batch's machines in it, in one patch
+   * (never down). Counted from what exists, so asking again after a crash between the patch and
+   * the last Node neither scales twice nor loses a Machine: the pool's replicas only have to reach
+   * its claimed Machines (earlier replacements) plus this batch's machines.
+   */
+  async requestBatch(reqs: ProvisionRequest[], ctx: ActionContext): Promise<void> {
+    const { api } = this.#o;
+    const pools = new Map<string, ProvisionRequest[]>();
+    for (const req of reqs) {
+      const md = this.#poolOf(req.replaces);
+      pools.set(md, [...(pools.get(md) ?? []), req]);
+    }
+    for (const [md, batch] of pools) {
+      const current = await api.machineDeploymentReplicas(md);
+      if (current === undefined)
+        throw gateError(
+          `MachineDeployment ${api.names.namespace}/${md} does not exist`,
+          'adopt first (the capi-adopt step of phase 1), then run ferry run --resume',
+        );
+      const claimed = new Set(batch[0]!.claimed.map(lower));
+      const machines = await api.machines({ machineDeployment: md });
+      const earlier = machines.filter((m) => claimed.has(lower(nodeRefName(m) ?? m.metadata.name))).length;
+      const target = earlier + batch.length;
+      if (current >= target) {
+        ctx.log(
+          `MachineDeployment ${md}: replicas ${current} already cover ${batch.length} replacement(s) beside ${earlier} earlier: no patch`,
+        );
+        continue;
+      }
+      ctx.log(
+        `MachineDeployment ${md}: replicas ${current} → ${target} (${batch.map((r) => r.replaces).join(', ')})`,
+      );
+      await api.setMachineDeploymentReplicas(md, target);
+    }
+  }
+
+  /**
+   * One machine of a requested batch: the first of its pool's new Machines (by name) that no other
+   * replacement claims or another detection of the batch took, then its Node. A Machine that never
+   * appears, fails or gets no Node in time stops the run naming it.
+   */
+  async detect(req: ProvisionRequest, ctx: ActionContext): Promise<ProvisionResult> {
+    const deadline = Date.now() + ctx.timeoutMs;
+    const md = this.#poolOf(req.replaces);
+    const list = () => this.#o.api.machines({ machineDeployment: md });
+    const claimed = new Set(req.claimed.map(lower));
+    for (;;) {
+      const free = (await list())
+        .filter(
+          (m) => !claimed.has(lower(nodeRefName(m) ?? m.metadata.name)) && !this.#taken.has(m.metadata.name),
+        )
+        .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+      // Taken synchronously after the list: no other detection can pick it in between.
+      const mine = free.find((m) => nodeRefName(m)) ?? free[0];
+      if (mine) {
+        this.#taken.add(mine.metadata.name);
+        ctx.log(`Machine ${mine.metadata.name} of ${md} is the replacement of ${req.replaces}`);
+        return this.#bindMachine(mine.metadata.name, list, ctx, deadline);
+      }
+      if (Date.now() > deadline)
+        throw gateError(
+          `MachineDeployment ${md} has no new Machine for the replacement of ${req.replaces}`,
+          `look at it (kubectl --kubeconfig "$MGMT_KUBECONFIG" -n ${this.#o.api.names.namespace} describe machinedeployments.cluster.x-k8s.io ${md}), then run ferry run --resume`,
+        );
+      await sleep(this.#pollMs, undefined, { signal: ctx.signal });
+    }
+  }
+
+  /** The kit's MachineDeployment that replaces the kubeadm node. */
+  #poolOf(replaces: string): string {
+    const md = this.#o.api.names.machineDeployments.find((d) => d.replaces.includes(replaces));
+    if (!md)
+      throw inputError(
+        `the kit has no MachineDeployment whose ferry.dev/replaces names ${replaces}`,
+        { field: 'metadata.annotations.ferry.dev/replaces' },
+        'generate the kit again with `ferry generate --provisioner capi` for this snapshot',
+      );
+    return md.name;
+  }
+
+  /** A Machine's Node name and InternalIP, once it has them. */
+  async #bindMachine(
+    machine: string,
+    list: () => Promise<KubeObject[]>,
+    ctx: ActionContext,
+    deadline: number,
+  ): Promise<ProvisionResult> {
     const name = await this.#waitNodeRef(machine, list, ctx, deadline);
     if (lower(name) !== lower(machine))
       ctx.log(
@@ -205,6 +290,11 @@ export class CapiProvisioner implements ProvisionerPort {
         );
       const node = nodeRefName(m);
       if (node) return node;
+      if (m.status?.['phase'] === 'Failed')
+        throw gateError(
+          `Machine ${machine} failed before it got a Node${typeof m.status?.['failureMessage'] === 'string' ? `: ${m.status['failureMessage']}` : ''}`,
+          `look at it and its infrastructure machine (kubectl --kubeconfig "$MGMT_KUBECONFIG" -n ${this.#o.api.names.namespace} describe machines.cluster.x-k8s.io ${machine}); delete it so its MachineSet makes another, then run ferry run --resume`,
+        );
       // First: without the Secret and the initialized Cluster no CCM or providerID would help.
       if (Date.now() - since >= linkGrace || Date.now() > deadline) {
         const link = nodeLinkGate(await this.#linkFacts(machine));

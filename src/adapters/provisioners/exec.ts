@@ -18,6 +18,7 @@ import type {
   ProvisionRequest,
   ProvisionResult,
 } from '../../ports/run.js';
+import { inParallel } from '../../util/parallel.js';
 import { runHook } from './command.js';
 import { machineStateByPorts } from './tcp.js';
 
@@ -25,6 +26,8 @@ export interface ExecProvisionerOptions {
   provisionCmd?: string;
   decommissionCmd?: string;
   cwd?: string;
+  /** How many provision commands of a worker batch run side by side. Default 4. */
+  provisionConcurrency?: number;
 }
 
 export class ExecProvisioner implements ProvisionerPort {
@@ -71,6 +74,21 @@ export class ExecProvisioner implements ProvisionerPort {
       );
     }
     return { name, address: r.outputs['FERRY_ADDRESS'] || req.address };
+  }
+
+  /**
+   * A worker batch's commands side by side, at most --provision-concurrency at once: each says the
+   * node it created, so nothing is left to detect. A failed command fails the batch once the
+   * started ones have finished (those are bound: a resume asks only for the rest).
+   */
+  requestBatch(
+    reqs: ProvisionRequest[],
+    ctx: ActionContext,
+    started: (req: ProvisionRequest, result: ProvisionResult) => void,
+  ): Promise<void> {
+    return inParallel(reqs, this.#opts.provisionConcurrency ?? 4, async (req) =>
+      started(req, await this.provision(req, ctx)),
+    );
   }
 
   async decommission(req: DecommissionRequest, ctx: ActionContext): Promise<void> {

@@ -35,6 +35,15 @@ export class LabProvisionerAdapter implements ProvisionerPort {
     return r;
   }
 
+  /** The lab names and addresses each machine as it starts it; the run waits for them to boot. */
+  async requestBatch(
+    reqs: ProvisionRequest[],
+    ctx: ActionContext,
+    started: (req: ProvisionRequest, result: ProvisionResult) => void,
+  ): Promise<void> {
+    await Promise.all(reqs.map(async (req) => started(req, await this.provision(req, ctx))));
+  }
+
   async decommission(req: DecommissionRequest, ctx: ActionContext): Promise<void> {
     await this.#c.decommission(req.node);
     ctx.log(`lab: ${req.node} powered off`);

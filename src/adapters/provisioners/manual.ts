@@ -100,6 +100,8 @@ class ErrorWatch {
 export class ManualProvisioner implements ProvisionerPort {
   readonly kind = 'manual';
   readonly #opts: ManualProvisionerOptions;
+  /** Nodes this run's detections bound: another detection of the batch never takes them. */
+  readonly #taken = new Set<string>();
 
   constructor(opts: ManualProvisionerOptions) {
     this.#opts = opts;
@@ -107,6 +109,23 @@ export class ManualProvisioner implements ProvisionerPort {
 
   async provision(req: ProvisionRequest, ctx: ActionContext): Promise<ProvisionResult> {
     for (const line of provisionInstructions(req)) this.#opts.say(line);
+    return this.detect(req, ctx);
+  }
+
+  /** A worker batch: every machine's instructions at once, so they are booted side by side. */
+  async requestBatch(reqs: ProvisionRequest[]): Promise<void> {
+    if (reqs.length > 1)
+      this.#opts.say(
+        `Boot these ${reqs.length} machines side by side; ferry binds each Node as it registers.`,
+      );
+    for (const req of reqs) for (const line of provisionInstructions(req)) this.#opts.say(line);
+  }
+
+  /**
+   * Waits for the machine to show up. Detections of one batch run side by side: a Node one of
+   * them took is no candidate for the others (taken the moment it is found, before any await).
+   */
+  async detect(req: ProvisionRequest, ctx: ActionContext): Promise<ProvisionResult> {
     const who = `the Talos node replacing ${req.replaces}`;
     const deadline = Date.now() + ctx.timeoutMs;
     const seen = new ErrorWatch((summary) =>
@@ -116,13 +135,16 @@ export class ManualProvisioner implements ProvisionerPort {
       ctx.signal.throwIfAborted();
       let found: ProvisionResult | undefined;
       try {
-        found = await this.#opts.detect(req);
+        found = await this.#opts.detect({ ...req, claimed: [...req.claimed, ...this.#taken] });
         seen.ok();
       } catch (err) {
         stopIfIncurable(err, `cannot look for ${who}`);
         seen.failed(err);
       }
-      if (found) return found;
+      if (found && !this.#taken.has(found.name.toLowerCase())) {
+        this.#taken.add(found.name.toLowerCase());
+        return found;
+      }
       await sleep(this.#opts.pollMs ?? 5_000, undefined, { signal: ctx.signal });
     }
     throw new FerryError(

@@ -6,9 +6,12 @@
  * promotes itself once caught up, retrying; its kubelet registers the Node (through the cluster
  * endpoint, as KubePrism would) while etcd joins; its API server instance starts on its own
  * address, backed by its own member, once that member is a voter. A Talos worker registers a Node.
- * `decommission` powers a node off: processes stopped, kubelet silent; the Node object and the etcd
- * member stay, as they would, for ferry to remove.
+ * Both first boot for the lab clock's time (clock.ts), in the background: `provision` returns a
+ * booting machine, as a real provisioner does. `decommission` powers a node off, taking the
+ * clock's time: processes stopped, kubelet silent; the Node object and the etcd member stay, as
+ * they would, for ferry to remove.
  */
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FerryError } from '../../errors.js';
 import type { KObj } from '../apiserver/object.js';
@@ -19,12 +22,13 @@ import { LabApiError, type LabKubeClient } from '../nodes/client.js';
 import type { Taint } from '../nodes/schedule.js';
 import { apiPath } from '../nodes/world.js';
 import type { AddressMap } from './addresses.js';
+import { LAB_SPEED, type LabClock, machineSeconds } from './clock.js';
 import { DEFAULT_TALOS_VERSION, talosMirrorPods, talosNode } from './talos.js';
 
 export type NodeRole = 'control-plane' | 'worker';
 
 export type LabNodeState =
-  /** Installing and booting (slow-boot fault): nothing of it in etcd or the API yet. */
+  /** Installing and booting (the lab clock's boot time, or a slow-boot fault's): nothing of it in etcd or the API yet. */
   | 'booting'
   /** Booting: etcd joining (control plane) or Node being registered. */
   | 'joining'
@@ -83,6 +87,10 @@ export type ProvisionerOptions = {
   addToLoadBalancer?: boolean;
   /** How long Talos keeps trying to promote its member before the join is reported failed. Default 10 min. */
   promoteTimeoutMs?: number;
+  /** How long machines take to boot and to power off. Default LAB_SPEED (at once). */
+  clock?: LabClock;
+  /** Seeds each machine's jitter (clock.ts): one seed gives a machine name the same times. Default random. */
+  seed?: string;
 };
 
 export class LabProvisioner {
@@ -90,6 +98,7 @@ export class LabProvisioner {
   readonly #opts: Required<ProvisionerOptions>;
   readonly #nodes = new Map<string, LabNodeRecord>();
   readonly #joins = new Map<string, Promise<void>>();
+  readonly #powerOffs = new Map<string, Promise<void>>();
 
   constructor(host: ProvisionerHost, opts: ProvisionerOptions = {}) {
     this.#host = host;
@@ -98,7 +107,24 @@ export class LabProvisioner {
       talosVersion: opts.talosVersion ?? DEFAULT_TALOS_VERSION,
       addToLoadBalancer: opts.addToLoadBalancer ?? true,
       promoteTimeoutMs: opts.promoteTimeoutMs ?? 10 * 60_000,
+      clock: opts.clock ?? LAB_SPEED,
+      seed: opts.seed ?? randomUUID(),
     };
+  }
+
+  /** The lab's clock, as its machines run on it. */
+  get clock(): LabClock {
+    return { ...this.#opts.clock };
+  }
+
+  /**
+   * How long the machine `name` takes to boot now: a slow-boot fault's seconds replace the clock's
+   * time for that node (an override, not an addition), so a fault means the same on any clock.
+   */
+  #bootTime(name: string): { seconds: number; why: string } {
+    const fault = this.#host.faults.bootSeconds(name);
+    if (fault !== undefined) return { seconds: fault, why: 'slow-boot fault' };
+    return { seconds: machineSeconds(this.#opts.clock, this.#opts.seed, 'boot', name), why: 'lab clock' };
   }
 
   /** Records a node the lab started itself (the snapshot's kubeadm nodes). */
@@ -159,7 +185,8 @@ export class LabProvisioner {
   ): Promise<LabNodeRecord> {
     this.#claim(spec, 'control-plane');
     const etcd = this.#host.etcd;
-    const bootSeconds = this.#host.faults.bootSeconds(spec.name);
+    const boot = this.#bootTime(spec.name);
+    const bootSeconds = boot.seconds;
     // Talos: MemberAddAsLearner from its own side, with the etcd admin certificate, once booted.
     const member =
       bootSeconds > 0
@@ -184,10 +211,10 @@ export class LabProvisioner {
     if (bootSeconds === 0) this.#host.log(this.#addedLine(spec, member.ip));
     else
       this.#host.log(
-        `talos control plane ${spec.name} (${spec.address} → ${member.ip}): booting for ${bootSeconds} s (fault)`,
+        `talos control plane ${spec.name} (${spec.address} → ${member.ip}): booting for ${bootSeconds.toFixed(1)} s (${boot.why})`,
       );
     const join = (async () => {
-      if (bootSeconds > 0) await this.#boot(record, spec, bootSeconds);
+      if (bootSeconds > 0) await this.#bootControlPlane(record, spec, bootSeconds);
       if (record.state !== 'decommissioned') await this.#joinControlPlane(record, spec);
     })().catch((err: unknown) => {
       if (record.state !== 'decommissioned') {
@@ -205,13 +232,18 @@ export class LabProvisioner {
     return `talos control plane ${spec.name} (${spec.address} → ${ip}): etcd member added as learner`;
   }
 
-  /** The slow-boot fault: wait, then add the reserved member (or drop it, if decommissioned meanwhile). */
-  async #boot(record: LabNodeRecord, spec: ProvisionSpec, seconds: number): Promise<void> {
-    const etcd = this.#host.etcd;
+  /** Waits out a machine's boot; false when it was decommissioned meanwhile. */
+  async #booted(record: LabNodeRecord, seconds: number): Promise<boolean> {
     const until = Date.now() + seconds * 1000;
     while (record.state !== 'decommissioned' && Date.now() < until)
       await sleep(Math.min(200, until - Date.now()));
-    if (record.state === 'decommissioned') {
+    return record.state !== 'decommissioned';
+  }
+
+  /** A control plane's boot: wait, then add the reserved member (or drop it, if decommissioned meanwhile). */
+  async #bootControlPlane(record: LabNodeRecord, spec: ProvisionSpec, seconds: number): Promise<void> {
+    const etcd = this.#host.etcd;
+    if (!(await this.#booted(record, seconds))) {
       etcd.forgetReserved(spec.name);
       return;
     }
@@ -304,10 +336,15 @@ export class LabProvisioner {
     return { ...record };
   }
 
-  /** Boots a Talos worker: its kubelet registers the Node; the nodes controller makes it Ready. */
+  /**
+   * Boots a Talos worker: its kubelet registers the Node; the nodes controller makes it Ready. With
+   * a boot time this returns the booting machine and the Node registers in the background, so that
+   * a batch's machines boot side by side (`waitJoined` waits for one); without, once registered.
+   */
   async provisionWorker(spec: ProvisionSpec): Promise<LabNodeRecord> {
     this.#claim(spec, 'worker');
     const entry = this.#host.addresses.allocateWorker(spec.name, spec.address);
+    const boot = this.#bootTime(spec.name);
     const record: LabNodeRecord = {
       name: spec.name,
       role: 'worker',
@@ -315,15 +352,38 @@ export class LabProvisioner {
       realAddress: spec.address,
       labAddress: entry.lab,
       etcdMember: undefined,
-      state: 'joining',
+      state: boot.seconds > 0 ? 'booting' : 'joining',
     };
     this.#nodes.set(spec.name, record);
+    if (boot.seconds === 0) {
+      await this.#joinWorker(record, spec);
+      return { ...record };
+    }
+    this.#host.log(
+      `talos worker ${spec.name} (${spec.address} → ${entry.lab}): booting for ${boot.seconds.toFixed(1)} s (${boot.why})`,
+    );
+    const join = (async () => {
+      if (!(await this.#booted(record, boot.seconds))) return;
+      record.state = 'joining';
+      await this.#joinWorker(record, spec);
+    })().catch((err: unknown) => {
+      if (record.state !== 'decommissioned') {
+        record.state = 'failed';
+        record.detail = (err as Error).message;
+        this.#host.log(`talos worker ${spec.name}: join failed: ${record.detail}`);
+      }
+    });
+    this.#joins.set(spec.name, join);
+    return { ...record };
+  }
+
+  async #joinWorker(record: LabNodeRecord, spec: ProvisionSpec): Promise<void> {
     this.#host.faults.startKubelet(spec.name);
     await this.#registerNode(
       talosNode({
         name: spec.name,
         role: 'worker',
-        labAddress: entry.lab,
+        labAddress: record.labAddress,
         realAddress: spec.address,
         talosVersion: spec.talosVersion ?? this.#opts.talosVersion,
         kubeletVersion: this.#host.kubernetesVersion,
@@ -332,14 +392,16 @@ export class LabProvisioner {
         ...(spec.capacity && { capacity: spec.capacity }),
       }),
     );
+    // Powered off while its kubelet registered: it stays off (decommission stopped the kubelet).
+    if (record.state === 'decommissioned') return;
     record.state = 'joined';
-    this.#host.log(`talos worker ${spec.name} (${spec.address} → ${entry.lab}) registered`);
-    return { ...record };
+    this.#host.log(`talos worker ${spec.name} (${spec.address} → ${record.labAddress}) registered`);
   }
 
   /**
-   * Powers a node off: out of the load balancer, API server instance stopped, etcd member
-   * stopped (not removed), kubelet silent. A join in progress is abandoned.
+   * Powers a node off: after the clock's decommission time (it answers meanwhile), out of the load
+   * balancer, API server instance stopped, etcd member stopped (not removed), kubelet silent. A
+   * join in progress is abandoned. A second call while it powers off waits for the same power-off.
    */
   async decommission(name: string): Promise<void> {
     const record = this.#nodes.get(name);
@@ -348,6 +410,23 @@ export class LabProvisioner {
         remediation: `nodes: ${[...this.#nodes.keys()].join(', ')}`,
       });
     if (record.state === 'decommissioned') return;
+    const off = this.#powerOffs.get(name) ?? this.#powerOff(record);
+    this.#powerOffs.set(name, off);
+    try {
+      await off;
+    } finally {
+      this.#powerOffs.delete(name);
+    }
+  }
+
+  async #powerOff(record: LabNodeRecord): Promise<void> {
+    const name = record.name;
+    const seconds = machineSeconds(this.#opts.clock, this.#opts.seed, 'decommission', name);
+    if (seconds > 0) {
+      this.#host.log(`${record.flavor} ${record.role} ${name} powering off (${seconds.toFixed(1)} s)`);
+      // Unref'd: a lab stopping meanwhile need not wait for a machine that is going anyway.
+      await sleep(seconds * 1000, undefined, { ref: false });
+    }
     record.state = 'decommissioned';
     delete record.detail;
     const host = this.#host;

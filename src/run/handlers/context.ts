@@ -77,8 +77,8 @@ export interface StopHook {
  * - `wait`: nothing to do; its verification waits for something the cluster does by itself;
  * - `act`: an action through a port (or a person). `pointOfNoReturn`: once done, the node's member
  *   or machine is gone, so a stopped run does not give the node its cordon back.
- * Provisions never run side by side: a provisioner may bind the next new node it sees (manual,
- * unnamed) or scale a shared MachineDeployment by one (capi).
+ * Provisions never run side by side (a control plane's scales the TalosControlPlane by one); a
+ * worker batch's detections do, the provisioner keeping each to its own machine.
  */
 export type Handler<K extends StepKind> = (
   | { readonly mode: 'observe' }

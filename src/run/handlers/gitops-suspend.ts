@@ -21,6 +21,8 @@ const CHANGES_CLUSTER: Record<StepKind, boolean> = {
   'apply-kit-file': true,
   manual: true,
   provision: true,
+  'provision-request': true,
+  'provision-detect': false,
   'wait-member-joined': false,
   'wait-member-voter': false,
   'wait-node-ready': false,

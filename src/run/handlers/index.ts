@@ -25,6 +25,8 @@ import { handler as lbRemove } from './lb-remove.js';
 import { handler as manual } from './manual.js';
 import { handler as preflightAudit } from './preflight-audit.js';
 import { handler as provision } from './provision.js';
+import { handler as provisionDetect } from './provision-detect.js';
+import { handler as provisionRequest } from './provision-request.js';
 import { handler as relabelKubeProxy } from './relabel-kube-proxy.js';
 import { handler as scaleWorkload } from './scale-workload.js';
 import { handler as stopApiserver } from './stop-apiserver.js';
@@ -45,6 +47,8 @@ export const HANDLERS: Handlers = {
   'apply-kit-file': applyKitFile,
   manual,
   provision,
+  'provision-request': provisionRequest,
+  'provision-detect': provisionDetect,
   'wait-member-joined': waitMemberJoined,
   'wait-member-voter': waitMemberVoter,
   'wait-node-ready': waitNodeReady,
