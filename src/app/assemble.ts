@@ -56,7 +56,14 @@ export interface AssembleOptions {
   snapshotRecipients?: string[];
   connection: Connection;
   provisioner: RunProvisioner;
-  exec?: { provisionCmd?: string; decommissionCmd?: string; lbCmd?: string; cwd?: string };
+  exec?: {
+    provisionCmd?: string;
+    decommissionCmd?: string;
+    lbCmd?: string;
+    cwd?: string;
+    /** Provision commands of one worker batch run side by side, at most this many. */
+    provisionConcurrency?: number;
+  };
   /** For `lab`: how to reach the lab. */
   lab?: LabControl;
   /** For `capi`: the management cluster and the kit. */
@@ -110,6 +117,7 @@ export function assemble(o: AssembleOptions): Assembled {
         ...(o.exec?.provisionCmd && { provisionCmd: o.exec.provisionCmd }),
         ...(o.exec?.decommissionCmd && { decommissionCmd: o.exec.decommissionCmd }),
         ...(o.exec?.cwd && { cwd: o.exec.cwd }),
+        ...(o.exec?.provisionConcurrency && { provisionConcurrency: o.exec.provisionConcurrency }),
       });
       lb = o.exec?.lbCmd ? new ExecLoadBalancer(o.exec.lbCmd, o.exec.cwd) : undefined;
       break;

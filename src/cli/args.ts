@@ -150,6 +150,11 @@ export function parseDrainConcurrency(value: string | undefined): number | undef
   return wholeNumber('drain-concurrency', value, { min: 1, max: MAX_DRAIN_CONCURRENCY, unit: 'nodes' });
 }
 
+/** `--provision-concurrency N`: exec provision commands of one worker batch at once. */
+export function parseProvisionConcurrency(value: string | undefined): number | undefined {
+  return wholeNumber('provision-concurrency', value, { min: 1, max: 64, unit: 'commands' });
+}
+
 /**
  * `--step-timeout KIND=SECONDS`, repeatable: a timeout per step kind. A missing or zero timeout
  * would fail the step at once: it is refused rather than guessed.

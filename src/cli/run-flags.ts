@@ -12,6 +12,7 @@ import {
   parseFlags,
   parsePhases,
   parseProbeFlag,
+  parseProvisionConcurrency,
   parseStepTimeouts,
   present,
   required,
@@ -44,6 +45,8 @@ the plan and a Lease kube-system/ferry-run. Probes measure API and etcd availabi
   --provision-cmd CMD          exec: boots a Talos node; runs with NODE_NAME, ROLE, ADDRESS, REPLACES,
                                TALOS_VERSION, MACHINE_CONFIG, CLUSTER_ENDPOINT, FERRY_STEP set; may print
                                FERRY_NODE_NAME=… FERRY_ADDRESS=… when it chooses them
+  --provision-concurrency N    exec: provision commands of a worker batch run side by side, at most
+                               N at once (default 4; 1 to 64)
   --decommission-cmd CMD       exec: resets and powers off a machine (NODE_NAME, ADDRESS, ROLE)
   --lb-cmd CMD                 takes a control plane in or out of the load balancer (LB_ACTION=add|remove,
                                NODE_NAME, ADDRESS, PORT); without it the operator does it when asked
@@ -115,6 +118,7 @@ const options = {
   kit: { type: 'string' },
   decommission: { type: 'string' },
   'provision-cmd': { type: 'string' },
+  'provision-concurrency': { type: 'string' },
   'decommission-cmd': { type: 'string' },
   'lb-cmd': { type: 'string' },
   'lab-socket': { type: 'string' },
@@ -226,6 +230,7 @@ export function runSettings(
         provisionCmd: values['provision-cmd'] || undefined,
         decommissionCmd: values['decommission-cmd'] || undefined,
         lbCmd: values['lb-cmd'] || undefined,
+        provisionConcurrency: parseProvisionConcurrency(values['provision-concurrency']),
       }),
       cwd: io.cwd,
     },

@@ -122,10 +122,16 @@ describe('ferry run: usage', () => {
       expect(await runCli([...base, `--drain-concurrency=${bad}`], io), bad).toBe(2);
       expect(io.err).toContain('--drain-concurrency must be a whole number of nodes from 1 to 64');
     }
+    for (const bad of ['0', '2.5', 'many', '65']) {
+      io = memoryIo();
+      expect(await runCli([...base, `--provision-concurrency=${bad}`], io), bad).toBe(2);
+      expect(io.err).toContain('--provision-concurrency must be a whole number of commands from 1 to 64');
+    }
     io = memoryIo();
     await runCli(['run', '--help'], io);
     expect(io.out).toContain('--poll-ms MS');
     expect(io.out).toContain('--drain-concurrency N');
+    expect(io.out).toContain('--provision-concurrency N');
     expect(io.out).toContain('--evict-bare-pods');
   });
 

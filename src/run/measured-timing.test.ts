@@ -23,19 +23,21 @@ function random(seed: number): () => number {
 
 /** The step kinds of one batch in plan/workers.ts's order. */
 function batchKinds(b: PlannedBatch, strategy: Strategy, surgeNodes: number): StepKind[] {
-  // As plan/workers.ts orders them: every provision of a group before its waits.
-  const each = (ks: StepKind[]) => ks.flatMap((k) => b.nodes.map(() => k));
+  // As plan/workers.ts orders them: one request per group, then its detections, then its waits.
   const times = (n: number, ks: StepKind[]) => ks.flatMap((k) => Array.from({ length: n }, () => k));
+  const each = (ks: StepKind[]) => times(b.nodes.length, ks);
+  const provisioned = (n: number): StepKind[] =>
+    n === 0 ? [] : ['provision-request', ...times(n, ['provision-detect', 'wait-node-ready'])];
   return [
     'gate',
-    ...(b.index === 1 ? times(surgeNodes, ['provision', 'wait-node-ready']) : []),
-    ...(strategy === 'surge' ? each(['provision', 'wait-node-ready']) : []),
+    ...(b.index === 1 ? provisioned(surgeNodes) : []),
+    ...(strategy === 'surge' ? provisioned(b.nodes.length) : []),
     ...b.scaleUp.flatMap((): StepKind[] => ['scale-workload', 'wait-workload-ready']),
     ...each(['cordon']),
     'drain-batch',
     ...each(['decommission']),
     ...each(['delete-node']),
-    ...(strategy === 'replace' ? each(['provision', 'wait-node-ready']) : []),
+    ...(strategy === 'replace' ? provisioned(b.nodes.length) : []),
     ...b.restore.map((): StepKind => 'scale-workload'),
   ];
 }
@@ -112,6 +114,34 @@ describe('measuredTiming', () => {
     expect(m.missing).toEqual(['gate', 'nodeReady', 'cordon', 'decommission', 'deleteNode', 'scale']);
     expect(describeTiming(m.floor)).toContain('provision 1.00 s');
     expect(describeTiming(m.floor)).toContain('drain round 4.00 s');
+  });
+});
+
+describe('a worker batch provisioning as one figure', () => {
+  const span = (kind: StepKind, seconds: number, batch: number, from: number): StepSpan => ({
+    stepId: `${kind}-${from}`,
+    kind,
+    batch,
+    seconds,
+    from,
+  });
+
+  it('is its request plus its slowest detection; a batch that asks twice (--surge) counts each request with its own', () => {
+    const m = measuredTiming(
+      [
+        span('provision-request', 1, 1, 0),
+        span('provision-detect', 30, 1, 1),
+        span('provision-detect', 50, 1, 2),
+        span('provision-request', 2, 1, 100),
+        span('provision-detect', 40, 1, 101),
+        span('provision-request', 1, 2, 200),
+        span('provision-detect', 20, 2, 201),
+      ],
+      () => 1,
+    );
+    expect(m.samples.provision).toBe(3);
+    expect(m.floor.provision).toBe(21);
+    expect(m.typical.provision).toBe(42);
   });
 });
 
@@ -212,7 +242,7 @@ describe('the lower bound at measured timings', () => {
         kind,
         batch: x.index,
         from: 0,
-        seconds: kind === 'provision' ? (x.index === 1 ? 1 : 10) : 1,
+        seconds: kind === 'provision-detect' ? (x.index === 1 ? 1 : 10) : 1,
       })),
     );
     const total = spans.reduce((a, s) => a + s.seconds, 0);

@@ -207,6 +207,42 @@ describe('capi provisioner', () => {
     }
   });
 
+  it('a worker batch: one patch for both, a resumed request scales nothing more, each detection its own Machine and Node', async () => {
+    const etcd = new TestEtcd([]);
+    const md = m.api.names.machineDeployments.find((d) => d.replaces.includes('worker-1'))!;
+    const replaces = md.replaces;
+    md.replaces = [...replaces, 'worker-2'];
+    const ctl = standInControllers(m, { etcd });
+    try {
+      // Earlier replacements' Machines are claimed by the Nodes they got.
+      const earlier = (await m.api.machines({ machineDeployment: md.name })).map((x) => x.metadata.name);
+      const claimed = ['worker-1', 'worker-2', ...earlier];
+      const batch = [req('worker-1', 'worker', claimed), req('worker-2', 'worker', claimed)];
+      const before = (await m.api.machineDeploymentReplicas(md.name)) ?? 0;
+      const c = ctx();
+      await provisioner(etcd).requestBatch(batch, c);
+      expect(await m.api.machineDeploymentReplicas(md.name)).toBe(earlier.length + 2);
+      expect(c.lines).toEqual([
+        `MachineDeployment ${md.name}: replicas ${before} → ${earlier.length + 2} (worker-1, worker-2)`,
+      ]);
+      // SIGKILLed here, resumed: a new process asks again; the replicas already cover the batch.
+      const resumed = provisioner(etcd);
+      await resumed.requestBatch(batch, ctx());
+      expect(await m.api.machineDeploymentReplicas(md.name)).toBe(earlier.length + 2);
+      const found = await Promise.all(batch.map((r) => resumed.detect(r, ctx())));
+      expect(new Set(found.map((f) => f.name)).size).toBe(2);
+      for (const f of found) {
+        expect(earlier).not.toContain(f.name);
+        expect(f.address).toMatch(/^10\.20\.0\./);
+      }
+      const machines = await m.api.machines({ machineDeployment: md.name });
+      expect(machines).toHaveLength(earlier.length + 2);
+    } finally {
+      md.replaces = replaces;
+      await ctl.stop();
+    }
+  });
+
   it('a Machine held in Provisioned without a providerID stops at the CCM gate', async () => {
     const etcd = new TestEtcd([]);
     const md = m.api.names.machineDeployments[0]!.name;

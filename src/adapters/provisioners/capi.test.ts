@@ -559,3 +559,92 @@ describe('capi provisioner: waiting for the Node', () => {
     expect(reads).toBe(3);
   });
 });
+
+describe('capi provisioner: a worker batch (request, then detect)', () => {
+  const batch = (claimed: string[] = []) => [req('worker', 'w1', claimed), req('worker', 'w2', claimed)];
+  /** The MachineSet controller: Machines up to the replicas; each gets its Node on the next list. */
+  function machineSet(): void {
+    api.onList = (a) => {
+      const mine = a.objects.filter(
+        (o) => o.kind === 'Machine' && o.metadata.labels?.[DEPLOYMENT_NAME_LABEL],
+      );
+      for (const m of mine.filter((x) => !x.status?.['nodeRef'] && x.metadata.name.startsWith('w-new'))) {
+        m.status = { nodeRef: { name: m.metadata.name } };
+        nodes.set(m.metadata.name, node(m.metadata.name, `10.0.0.${30 + mine.indexOf(m)}`));
+      }
+      for (let i = mine.length; i < (a.mdReplicas.get('lab-workers') ?? 0); i++)
+        a.objects.push(machine(`w-new-${i}`, MD));
+    };
+  }
+
+  it('scales the pool by the batch in one patch, then two detections side by side take one Machine each', async () => {
+    api.mdReplicas.set('lab-workers', 1);
+    api.objects.push(machine('w-old', MD, { nodeRef: { name: 'x' } }));
+    machineSet();
+    const p = provisioner();
+    await p.requestBatch(batch(['x']), ctx());
+    expect(api.writes()).toEqual(['md lab-workers replicas 3']);
+    expect(lines[0]).toBe('MachineDeployment lab-workers: replicas 1 → 3 (w1, w2)');
+    const [a, b] = await Promise.all(batch(['x']).map((r) => p.detect(r, ctx())));
+    expect(new Set([a!.name, b!.name])).toEqual(new Set(['w-new-1', 'w-new-2']));
+    expect(api.writes()).toEqual(['md lab-workers replicas 3']);
+  });
+
+  it('asked again (a resume, a fresh process) after the patch: no second patch, whether or not the Machines exist yet', async () => {
+    api.mdReplicas.set('lab-workers', 3);
+    api.objects.push(machine('w-old', MD, { nodeRef: { name: 'x' } }));
+    // Killed before the MachineSet made the Machines: the replicas already cover the batch.
+    await provisioner().requestBatch(batch(['x']), ctx());
+    expect(api.writes()).toEqual([]);
+    expect(lines[0]).toBe(
+      'MachineDeployment lab-workers: replicas 3 already cover 2 replacement(s) beside 1 earlier: no patch',
+    );
+    // ... and after: still none, and each detection takes one of them.
+    machineSet();
+    const p = provisioner();
+    await p.requestBatch(batch(['x']), ctx());
+    const found = await Promise.all(batch(['x']).map((r) => p.detect(r, ctx())));
+    expect(found.map((f) => f.name).sort()).toEqual(['w-new-1', 'w-new-2']);
+    expect(api.writes()).toEqual([]);
+  });
+
+  it('a replacement bound before the resume counts as earlier: only the rest is asked for', async () => {
+    api.mdReplicas.set('lab-workers', 2);
+    api.objects.push(machine('w-old', MD, { nodeRef: { name: 'x' } }));
+    api.objects.push(machine('w-new-1', MD, { nodeRef: { name: 'w-new-1' } }));
+    // w1 was bound to w-new-1 (claimed); w2 was never asked for: one more.
+    await provisioner().requestBatch([req('worker', 'w2', ['x', 'w-new-1'])], ctx());
+    expect(api.writes()).toEqual(['md lab-workers replicas 3']);
+  });
+
+  it('prefers a Machine that has its Node: the first to boot is bound first', async () => {
+    api.objects.push(machine('w-a', MD), machine('w-b', MD, { nodeRef: { name: 'w-b' } }));
+    nodes.set('w-b', node('w-b', '10.0.0.40'));
+    expect(await provisioner().detect(req('worker', 'w1'), ctx())).toEqual({
+      name: 'w-b',
+      address: '10.0.0.40',
+    });
+  });
+
+  it('stops a detection whose Machine failed, naming it and its failure', async () => {
+    api.objects.push(
+      machine('w-bad', MD, { phase: 'Failed', failureMessage: 'VM 9001 could not be cloned' }),
+    );
+    const err = await failure(provisioner().detect(req('worker', 'w1'), ctx()));
+    expect(err.message).toBe('Machine w-bad failed before it got a Node: VM 9001 could not be cloned');
+    expect(err.remediation).toContain('describe machines.cluster.x-k8s.io w-bad');
+  });
+
+  it('stops a detection that finds no new Machine by its deadline, naming the pool and the node it replaces', async () => {
+    api.objects.push(machine('w-old', MD, { nodeRef: { name: 'x' } }));
+    const err = await failure(provisioner().detect(req('worker', 'w1', ['x']), ctx(30)));
+    expect(err.message).toBe('MachineDeployment lab-workers has no new Machine for the replacement of w1');
+    expect(clock.elapsed()).toBe(40);
+  });
+
+  it('a pool the kit does not name is refused before anything is written', async () => {
+    const err = await failure(provisioner().requestBatch([req('worker', 'w1'), req('worker', 'w9')], ctx()));
+    expect(err.kind).toBe('input');
+    expect(api.writes()).toEqual([]);
+  });
+});

@@ -64,6 +64,48 @@ describe('exec provisioner', () => {
     expect(log).toContain('  | booting');
   });
 
+  it('a worker batch: its commands side by side, at most --provision-concurrency at once, each bound as it finishes', async () => {
+    const running = join(dir, 'running');
+    const p = new ExecProvisioner({
+      // Counts the commands running at its start (one file per command), then holds for a while.
+      provisionCmd: `mkdir -p ${running}; touch ${running}/$REPLACES; ls ${running} | wc -l > ${dir}/peak-$REPLACES; sleep 0.3; rm ${running}/$REPLACES; echo FERRY_NODE_NAME=talos-$REPLACES`,
+      provisionConcurrency: 2,
+    });
+    const batch = ['w1', 'w2', 'w3', 'w4'].map((r) => ({
+      ...req,
+      replaces: r,
+      name: null,
+      role: 'worker' as const,
+    }));
+    const bound: string[] = [];
+    await p.requestBatch(batch, ctx(), (r, res) => bound.push(`${r.replaces}=${res.name}`));
+    expect(bound.sort()).toEqual(['w1=talos-w1', 'w2=talos-w2', 'w3=talos-w3', 'w4=talos-w4']);
+    const peaks = await Promise.all(
+      batch.map(async (r) => Number(await readFile(join(dir, `peak-${r.replaces}`), 'utf8'))),
+    );
+    expect(Math.max(...peaks)).toBe(2);
+  });
+
+  it('a worker batch whose command fails for one machine keeps the others bound, then fails', async () => {
+    const p = new ExecProvisioner({
+      provisionCmd:
+        'if [ "$REPLACES" = w2 ]; then echo "Error: quota exceeded" >&2; exit 3; fi; echo FERRY_NODE_NAME=talos-$REPLACES',
+      provisionConcurrency: 1,
+    });
+    const batch = ['w1', 'w2', 'w3'].map((r) => ({
+      ...req,
+      replaces: r,
+      name: null,
+      role: 'worker' as const,
+    }));
+    const bound: string[] = [];
+    const err = await p.requestBatch(batch, ctx(), (r) => bound.push(r.replaces)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FerryError);
+    expect((err as FerryError).message).toContain('quota exceeded');
+    // One at a time: w1 started before the failure; nothing new starts after it.
+    expect(bound).toEqual(['w1']);
+  });
+
   it('never passes etcd variables on (etcd reads every ETCD_* as a flag)', async () => {
     process.env['ETCD_TEST_LEAK'] = 'x';
     try {
@@ -161,6 +203,35 @@ describe('manual provisioner', () => {
     expect(said.join('\n')).toContain('kit/talos/controlplane.yaml');
     const never = new ManualProvisioner({ say: () => {}, detect: async () => undefined, pollMs: 10 });
     await expect(never.provision(req, ctx({ timeoutMs: 100 }))).rejects.toThrow(/did not show up within 0 s/);
+  });
+
+  it('a worker batch: every instruction at once, then detections side by side, each taking its own Node', async () => {
+    const said: string[] = [];
+    const workers = ['worker-1', 'worker-2', 'worker-3'].map((r) => ({
+      ...req,
+      replaces: r,
+      name: null,
+      role: 'worker' as const,
+      claimed: ['worker-1', 'worker-2', 'worker-3'],
+    }));
+    const talos = ['talos-a', 'talos-b', 'talos-c'];
+    let polls = 0;
+    const p = new ManualProvisioner({
+      say: (l) => said.push(l),
+      // The Nodes register one by one; each detection is offered the first one not claimed.
+      detect: async (r) => {
+        const name = talos.slice(0, Math.min(3, ++polls)).find((n) => !r.claimed.includes(n));
+        return name ? { name, address: null } : undefined;
+      },
+      pollMs: 10,
+    });
+    await p.requestBatch(workers);
+    expect(said[0]).toBe('Boot these 3 machines side by side; ferry binds each Node as it registers.');
+    expect(said.filter((l) => l.startsWith('Boot a Talos'))).toEqual(
+      workers.map((w) => `Boot a Talos v1.13.9 worker to replace ${w.replaces}:`),
+    );
+    const found = await Promise.all(workers.map((w) => p.detect(w, ctx())));
+    expect(found.map((f) => f.name).sort()).toEqual(talos);
   });
 });
 

@@ -767,6 +767,102 @@ describe('--surge-replicas', () => {
   });
 });
 
+describe('provision-request and provision-detect (a worker batch)', () => {
+  function requestStep(): StepOf<'provision-request'> {
+    const s = allSteps(batched).find(
+      (x): x is StepOf<'provision-request'> =>
+        x.kind === 'provision-request' && x.params.machines.length >= 2,
+    );
+    if (!s) throw new Error('no worker batch of two or more machines');
+    return s;
+  }
+  const detectsOf = (req: StepOf<'provision-request'>) =>
+    allSteps(batched).filter(
+      (x): x is StepOf<'provision-detect'> =>
+        x.kind === 'provision-detect' &&
+        req.params.machines.some((m) => m.node.replaces === x.params.node.replaces),
+    );
+  type Port = RunDeps['provisioner'];
+  const withProvisioner = (r: ReturnType<typeof recorder>, p: Partial<Port>) => {
+    Object.assign(r.ctx.deps, { provisioner: { kind: 'test', ...p } });
+    return r;
+  };
+
+  it('asks for every machine of the batch in one call and binds each the provisioner says it started', async () => {
+    const step = requestStep();
+    const asked: string[][] = [];
+    const r = withProvisioner(recorder(), {
+      requestBatch: async (reqs, _ctx, started) => {
+        asked.push(reqs.map((q) => q.replaces));
+        started(reqs[0]!, { name: 'talos-first', address: '10.1.1.1' });
+      },
+    });
+    const replaces = step.params.machines.map((m) => m.node.replaces);
+    expect(await act(step, r.ctx)).toEqual({
+      requested: replaces,
+      alreadyBound: 0,
+      started: { [replaces[0]!]: 'talos-first' },
+    });
+    expect(asked).toEqual([replaces]);
+    expect(r.bound).toEqual([{ replaces: replaces[0], name: 'talos-first', address: '10.1.1.1' }]);
+  });
+
+  it('asked again, asks only for the machines not bound yet', async () => {
+    const step = requestStep();
+    const [first, ...rest] = step.params.machines.map((m) => m.node.replaces);
+    const asked: string[][] = [];
+    const r = withProvisioner(recorder({ bindings: [{ replaces: first!, name: 'talos-bound' }] }), {
+      requestBatch: async (reqs) => void asked.push(reqs.map((q) => q.replaces)),
+    });
+    expect(await act(step, r.ctx)).toMatchObject({ requested: rest, alreadyBound: 1 });
+    expect(asked).toEqual([rest]);
+  });
+
+  it('a provisioner that cannot ask ahead provisions the batch one machine at a time, binding each', async () => {
+    const step = requestStep();
+    const r = recorder();
+    await act(step, r.ctx);
+    expect(r.calls.map((c) => JSON.parse(c.replace(/^provision /, '')).replaces)).toEqual(
+      step.params.machines.map((m) => m.node.replaces),
+    );
+    expect(r.bound.map((b) => b.name)).toEqual(step.params.machines.map(() => 'talos-abc'));
+  });
+
+  it('a detection bound by the request returns it without asking; otherwise it asks and binds', async () => {
+    const [d1, d2] = detectsOf(requestStep());
+    const detected: string[] = [];
+    const r = withProvisioner(
+      recorder({ bindings: [{ replaces: d1!.params.node.replaces, name: 'talos-1', address: null }] }),
+      {
+        detect: async (q) => {
+          detected.push(q.replaces);
+          return { name: 'talos-2', address: '10.2.2.2' };
+        },
+      },
+    );
+    expect(await act(d1!, r.ctx)).toEqual({ name: 'talos-1', address: null, boundBy: 'request' });
+    expect(await act(d2!, r.ctx)).toEqual({ name: 'talos-2', address: '10.2.2.2', boundBy: 'detect' });
+    expect(detected).toEqual([d2!.params.node.replaces]);
+    expect(r.bound).toEqual([{ replaces: d2!.params.node.replaces, name: 'talos-2', address: '10.2.2.2' }]);
+  });
+
+  it('a detection with nothing bound and no way to look stops, naming the request step to retry', async () => {
+    const req = requestStep();
+    const [d1] = detectsOf(req);
+    const r = withProvisioner(recorder(), { provision: async () => ({ name: 'x', address: null }) });
+    Object.assign(r.ctx.deps, { plan: batched });
+    const err = (await act(d1!, r.ctx).catch((e: unknown) => e)) as FerryError;
+    expect(err.kind).toBe('gate');
+    expect(err.remediation).toContain(`--retry ${req.id}`);
+  });
+
+  it('detections of a batch run side by side; the request and a control plane provision do not', () => {
+    expect(HANDLERS['provision-detect'].concurrent).toBe(true);
+    expect(HANDLERS['provision-request'].concurrent).toBeUndefined();
+    expect(HANDLERS.provision.concurrent).toBeUndefined();
+  });
+});
+
 describe('modes', () => {
   it('the waits and observations have no action; the act kinds do', () => {
     const modes = Object.fromEntries(Object.entries(HANDLERS).map(([k, h]) => [k, h.mode]));
