@@ -56,7 +56,7 @@ the plan and a Lease kube-system/ferry-run. Probes measure API and etcd availabi
   --retry STEP                 with --resume: … it did not happen: run it again
   --accept-unobserved CHECK    let a gate pass a check ferry could not observe (a 403, a timeout),
                                after you verified it yourself; CHECK as the gate's message names it:
-                               a section (apiservers, loadBalancer, machines, nodes, objects, etcd)
+                               a section (apiservers, loadBalancer, machines, nodes, objects, budgets, etcd)
                                or SECTION:SUBJECT (apiservers:cp-2); repeatable; journalled
   --drain-timeout SECONDS      per-node drain timeout (default: the plan's)
   --drain-concurrency N        nodes of a worker batch drained at the same time (default 4; 1 to 64)

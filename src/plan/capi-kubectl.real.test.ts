@@ -126,10 +126,17 @@ describe.skipIf(skipFor(noKubectl))("a capi plan's runbook, typed as written", (
       await bash(cpCmds.filter(notWatching));
       expect(await m.api.machines({ controlPlane: true })).toHaveLength(1);
 
-      const worker = allSteps(plan).find((s) => s.kind === 'provision' && s.params.role === 'worker');
+      // A worker batch's request: its pool to the count of the batch's replacements, once typed
+      // or twice; its detection is a watch only.
+      const worker = allSteps(plan).find((s) => s.kind === 'provision-request');
+      const batch = worker?.kind === 'provision-request' ? worker.params.machines.length : 0;
+      expect(batch).toBeGreaterThan(0);
+      await bash(runs(worker).filter(notWatching));
       await bash(runs(worker).filter(notWatching));
       const md = m.api.names.machineDeployments[0]!.name;
-      expect(await m.api.machineDeploymentReplicas(md)).toBe(1);
+      expect(await m.api.machineDeploymentReplicas(md)).toBe(batch);
+      const detect = allSteps(plan).find((s) => s.kind === 'provision-detect');
+      expect(runs(detect).every((c) => c.includes(' -w'))).toBe(true);
     } finally {
       await ctl.stop();
     }

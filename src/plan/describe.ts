@@ -62,6 +62,7 @@ export function describeExpectation(e: ExpectedState): string[] {
     );
   for (const m of e.machines ?? []) out.push(`machine ${nodeLabel(m.node)}: ${m.state}`);
   if (e.endpoint) out.push('GET /readyz through the endpoint answers 200');
+  if (e.budgets) out.push('every PodDisruptionBudget has its desired healthy pods');
   for (const c of e.commands ?? []) out.push(`\`${describeCommand(c.command)}\` exits 0`);
   for (const o of e.objects ?? []) {
     const id = `${o.kind} ${o.namespace ? `${o.namespace}/` : ''}${o.name}`;

@@ -189,6 +189,11 @@ export interface ExpectedState {
   files?: FileExpectation[];
   audit?: AuditExpectation;
   /**
+   * Every PodDisruptionBudget in the cluster has its desired healthy pods (status.currentHealthy ≥
+   * status.desiredHealthy): no workload is below its budget's minimum when a worker batch starts.
+   */
+  budgets?: { healthy: true };
+  /**
    * Something ferry cannot observe: the run asks the operator this question and journals the
    * answer (manual checks, hand-made fixes). A "yes" recorded for this step means done.
    */

@@ -230,6 +230,7 @@ const expectedState = fields<ExpectedState>({
   ),
   files: opt(arrayOf(fields<FileExpectation>({ path: name, where, exists: bool }))),
   audit: opt(fields<AuditExpectation>({ maxBlockers: int(0), acceptedBlockers: stringList })),
+  budgets: opt(fields<{ healthy: true }>({ healthy: oneOf([true]) })),
   operator: opt(fields<{ confirms: string }>({ confirms: name })),
 });
 

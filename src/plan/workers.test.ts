@@ -170,6 +170,8 @@ describe('the steps of a batch', () => {
       `delete-node ${n1}`,
       `delete-node ${n2}`,
     ]);
+    // The batch's gate: no workload below its budget before its drains start.
+    expect(steps[0]!.expect.budgets).toEqual({ healthy: true });
     const request = steps.find((s) => s.kind === 'provision-request')!;
     if (request.kind !== 'provision-request') throw new Error('no request');
     expect(request.params.machines.map((m) => m.node.replaces)).toEqual([n1, n2]);

@@ -70,6 +70,9 @@ export function workerBatch(ctx: WorkerContext, b: WorkerBatchInput): DraftStep[
     etcd: ctx.etcd.expectation('all'),
     nodes: b.swaps.map((s) => ({ node: s.old, exists: true })),
     endpoint: { readyz: true },
+    // A workload below its budget (pods the last batch moved not Ready yet, a lagging controller)
+    // would be emptied further by this batch's drains: the batch waits for it, then stops.
+    budgets: { healthy: true },
   };
   const steps: DraftStep[] = [
     gateStep({

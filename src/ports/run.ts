@@ -109,6 +109,9 @@ export interface PdbView {
   selector: unknown;
   /** status.disruptionsAllowed; null before the disruption controller filled it. */
   disruptionsAllowed: number | null;
+  /** status.currentHealthy and status.desiredHealthy; null before the controller filled them. */
+  currentHealthy?: number | null;
+  desiredHealthy?: number | null;
 }
 
 export interface LeaseView {
@@ -151,7 +154,8 @@ export interface KubeAdminPort extends LeasePort {
   evict(namespace: string, name: string): Promise<EvictOutcome>;
   /** Every pod of a namespace, listed fresh (a StatefulSet pod comes back under its old name). */
   listPods(namespace: string): Promise<PodView[]>;
-  listPdbs(namespace: string): Promise<PdbView[]>;
+  /** The namespace's budgets, or every namespace's when none is given. */
+  listPdbs(namespace?: string): Promise<PdbView[]>;
   getPdb(namespace: string, name: string): Promise<PdbView | undefined>;
   deleteNode(name: string): Promise<void>;
   /** Sets spec.replicas of a Deployment or StatefulSet through its scale subresource. */

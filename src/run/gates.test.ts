@@ -308,3 +308,45 @@ describe('other sections', () => {
     expect(checks.find((c) => c.section === 'operator')?.status).toBe('ok');
   });
 });
+
+describe('budgets gate: no workload below its PodDisruptionBudget', () => {
+  const pdb = (name: string, current: number | null, desired: number | null) => ({
+    namespace: 'shop',
+    name,
+    selector: {},
+    disruptionsAllowed: current !== null && desired !== null ? Math.max(0, current - desired) : null,
+    currentHealthy: current,
+    desiredHealthy: desired,
+  });
+  const gate = (budgets: World['budgets']) =>
+    evaluate(
+      { budgets: { healthy: true } },
+      world({ error: 'no etcd asked' }, { ...(budgets && { budgets }) }),
+      ctx(),
+    );
+
+  it('holds when every budget has its desired healthy pods', () => {
+    const checks = gate({ ok: true, value: [pdb('web', 3, 2), pdb('db', 1, 1)] });
+    expect(holds(checks)).toBe(true);
+    expect(checks.map((c) => c.seen)).toEqual(['all 2 at it']);
+  });
+
+  it('names each budget below its minimum, and one whose status is not filled yet', () => {
+    const checks = gate({ ok: true, value: [pdb('web', 3, 2), pdb('api', 1, 2), pdb('new', null, null)] });
+    expect(holds(checks)).toBe(false);
+    expect(describeChecks(checks)).toEqual([
+      'budgets PodDisruptionBudget shop/api: expected at least its desired healthy pods, saw 1 healthy of 2 desired',
+      'budgets PodDisruptionBudget shop/new: expected at least its desired healthy pods, saw no status.currentHealthy/desiredHealthy yet',
+    ]);
+    expect(observable(checks)).toBe(true);
+  });
+
+  it('a list the server refused is not observed, never "none below"', () => {
+    const checks = gate({ ok: false, error: 'listing the PodDisruptionBudgets: 403 Forbidden' });
+    expect(holds(checks)).toBe(false);
+    expect(observable(checks)).toBe(false);
+    expect(describeChecks(checks)[0]).toBe(
+      '(unobserved) budgets PodDisruptionBudgets: expected at least its desired healthy pods, saw cannot list them: listing the PodDisruptionBudgets: 403 Forbidden',
+    );
+  });
+});

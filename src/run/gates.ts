@@ -18,7 +18,7 @@ import {
   type MemberState,
 } from '../plan/expected-state.js';
 import { memberLabel, nodeLabel } from '../plan/model.js';
-import type { EtcdEndpointStatus, EtcdMemberInfo, EtcdView } from '../ports/run.js';
+import type { EtcdEndpointStatus, EtcdMemberInfo, EtcdView, PdbView } from '../ports/run.js';
 import { type Bindings, resolveMember } from './bindings.js';
 import { type Observed, objectKey, type World } from './observe.js';
 import { unobservedHint } from './unobserved.js';
@@ -257,6 +257,8 @@ export function evaluate(expect: ExpectedState, world: World, ctx: GateContext):
       ),
     );
   }
+
+  if (expect.budgets) out.push(...budgetChecks(world.budgets));
 
   for (const c of expect.commands ?? []) {
     out.push({
@@ -519,6 +521,44 @@ function evalEtcd(e: EtcdExpectation, world: World, ctx: GateContext): Check[] {
   return out;
 }
 
+/**
+ * One check per PodDisruptionBudget below its desired healthy pods, or one that all are at it. A
+ * list the server refused is not observed (never "none below"); a budget whose controller has not
+ * filled its status is below until it has.
+ */
+function budgetChecks(r: Observed<PdbView[]> | undefined): Check[] {
+  const expected = 'at least its desired healthy pods';
+  if (!r?.ok)
+    return [
+      {
+        ...check(
+          'budgets',
+          'PodDisruptionBudgets',
+          expected,
+          `cannot list them: ${r ? r.error : 'not observed'}`,
+          false,
+        ),
+        unobserved: true,
+      },
+    ];
+  const below = r.value.filter(
+    (b) => b.currentHealthy == null || b.desiredHealthy == null || b.currentHealthy < b.desiredHealthy,
+  );
+  if (below.length === 0)
+    return [check('budgets', 'PodDisruptionBudgets', expected, `all ${r.value.length} at it`, true)];
+  return below.map((b) =>
+    check(
+      'budgets',
+      `PodDisruptionBudget ${b.namespace}/${b.name}`,
+      expected,
+      b.currentHealthy == null || b.desiredHealthy == null
+        ? 'no status.currentHealthy/desiredHealthy yet'
+        : `${b.currentHealthy} healthy of ${b.desiredHealthy} desired`,
+      false,
+    ),
+  );
+}
+
 /** Lines "expected …, saw …" for the mismatches (and unknowns, marked). */
 export function describeChecks(checks: Check[], opts: { includeUnknown?: boolean } = {}): string[] {
   return checks
@@ -553,6 +593,10 @@ export function remediationFor(checks: Check[]): string {
   if (sections.has('apiservers'))
     tips.push('check the apiserver static pod and the default/kubernetes EndpointSlice');
   if (sections.has('audit')) tips.push('fix the blockers ferry audit reports, rebuild the plan');
+  if (sections.has('budgets'))
+    tips.push(
+      "a workload is below its PodDisruptionBudget: find why its pods are not Ready (kubectl get pdb -A; kubectl describe pdb -n NS NAME; its pods' events) and let it recover before the next batch drains",
+    );
   tips.push('then run `ferry run --resume` (the run re-observes before it acts)');
   return tips.join('; ');
 }

@@ -15,6 +15,7 @@ import type {
   LoadBalancerPort,
   MachineState,
   NodeView,
+  PdbView,
   ProvisionerPort,
 } from '../ports/run.js';
 import type { Bindings } from './bindings.js';
@@ -56,6 +57,8 @@ export interface World {
   apiservers: Map<string, Observed<boolean | undefined>>;
   machines: Map<string, Observed<MachineState | undefined>>;
   endpoint?: boolean;
+  /** Every PodDisruptionBudget of the cluster, when `budgets` was asked. */
+  budgets?: Observed<PdbView[]>;
   objects: Map<string, Observed<Record<string, unknown> | null>>;
   files: Map<string, boolean | undefined>;
   confirmed: ReadonlySet<string>;
@@ -175,6 +178,14 @@ export async function observe(expect: ExpectedState, deps: ObserveDeps): Promise
     jobs.push(
       deps.kube.readyz().then((v) => {
         world.endpoint = v;
+      }),
+    );
+  }
+
+  if (expect.budgets) {
+    jobs.push(
+      attempt(() => looking('listing the PodDisruptionBudgets', () => deps.kube.listPdbs())).then((r) => {
+        world.budgets = r;
       }),
     );
   }

@@ -138,8 +138,10 @@ export class DrainCluster {
       return this.pods.filter((p) => p.namespace === namespace).map((p) => structuredClone(p));
     },
     listPdbs: async (namespace) => {
-      this.#call('listPdbs', namespace);
-      return this.pdbs.filter((b) => b.namespace === namespace).map((b) => ({ ...b }));
+      this.#call('listPdbs', namespace ?? '(all)');
+      return this.pdbs
+        .filter((b) => namespace === undefined || b.namespace === namespace)
+        .map((b) => ({ ...b }));
     },
     getPdb: async (namespace, name) => {
       this.#call('getPdb', namespace, name);

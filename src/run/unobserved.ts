@@ -15,6 +15,7 @@ export const OBSERVED_SECTIONS = [
   'apiservers',
   'machines',
   'objects',
+  'budgets',
 ] as const satisfies readonly Check['section'][];
 
 export type ObservedSection = (typeof OBSERVED_SECTIONS)[number];

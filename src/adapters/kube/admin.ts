@@ -96,12 +96,15 @@ export function podView(o: Obj): PodView {
 
 export function pdbView(o: Obj): PdbView {
   const spec = (o['spec'] ?? {}) as { selector?: unknown };
-  const status = (o['status'] ?? {}) as { disruptionsAllowed?: unknown };
+  const status = (o['status'] ?? {}) as Record<string, unknown>;
+  const count = (v: unknown) => (typeof v === 'number' ? v : null);
   return {
     namespace: meta(o).namespace ?? '',
     name: meta(o).name ?? '',
     selector: spec.selector ?? null,
-    disruptionsAllowed: typeof status.disruptionsAllowed === 'number' ? status.disruptionsAllowed : null,
+    disruptionsAllowed: count(status['disruptionsAllowed']),
+    currentHealthy: count(status['currentHealthy']),
+    desiredHealthy: count(status['desiredHealthy']),
   };
 }
 
@@ -294,10 +297,12 @@ export class KubeAdmin implements KubeAdminPort {
     return (await this.#list(`/api/v1/namespaces/${enc(namespace)}/pods`)).map(podView);
   }
 
-  async listPdbs(namespace: string): Promise<PdbView[]> {
-    return (await this.#list(`/apis/policy/v1/namespaces/${enc(namespace)}/poddisruptionbudgets`)).map(
-      pdbView,
-    );
+  async listPdbs(namespace?: string): Promise<PdbView[]> {
+    const path =
+      namespace === undefined
+        ? '/apis/policy/v1/poddisruptionbudgets'
+        : `/apis/policy/v1/namespaces/${enc(namespace)}/poddisruptionbudgets`;
+    return (await this.#list(path)).map(pdbView);
   }
 
   async getPdb(namespace: string, name: string): Promise<PdbView | undefined> {
