@@ -3,7 +3,8 @@
  * `prepareLabRun` builds, the phases `ferry rehearse` runs), SIGKILL `ferry run` in the middle of a
  * step of that kind, `--resume` until the plan completes, and check the invariants (no destructive
  * action twice, no node left cordoned the plan did not cordon, the rehearsal's checks). Each kind
- * gets a fresh lab. The harness is src/run/testing-crash-sweep.ts; docs/crash-sweep.md has the table.
+ * gets a fresh lab and runs phases 0,2,4, or 0,2,3,4 for a kind only the workers' phase has
+ * (`sweepPhases`). The harness is src/run/testing-crash-sweep.ts; docs/crash-sweep.md has the table.
  *
  *   npx tsx scripts/crash-sweep.ts [--kinds a,b,c] [--sample N] [--json FILE] [--md FILE]
  *                                  [--subnet N] [--dir DIR] [--keep]
@@ -23,7 +24,9 @@ import {
   disposeAllCrashLabs,
   kindsOf,
   renderTable,
+  SWEEP_ALL_PHASES,
   startSweepLab,
+  sweepPhases,
   sweepRows,
 } from '../src/run/testing-crash-sweep.js';
 
@@ -80,10 +83,10 @@ const log = (l: string) =>
 
 // The first lab tells which kinds the plan has; it serves the first kind too.
 const first = await startSweepLab({ dir: join(root, 'lab-1'), subnet, log: (l) => log(`  ${l}`) });
-const planKinds = kindsOf(first.plan, first.phases);
+const planKinds = kindsOf(first.plan, SWEEP_ALL_PHASES);
 let kinds = asked ? planKinds.filter((k) => asked.includes(k)) : planKinds;
 for (const k of asked ?? [])
-  if (!planKinds.includes(k)) log(`not in the rehearsal plan (phases ${first.phases.join(',')}): ${k}`);
+  if (!planKinds.includes(k)) log(`not in the rehearsal plan (phases ${SWEEP_ALL_PHASES.join(',')}): ${k}`);
 if (sample !== undefined && sample < kinds.length) {
   const pick = [...kinds].sort(() => Math.random() - 0.5).slice(0, sample);
   kinds = kinds.filter((k) => pick.includes(k));
@@ -93,11 +96,13 @@ log(`kinds (${kinds.length}): ${kinds.join(', ')}`);
 const results: CrashResult[] = [];
 for (const [i, kind] of kinds.entries()) {
   const dir = join(root, `lab-${i + 1}`);
-  log(`── ${kind} (${i + 1}/${kinds.length})`);
+  // crashRun gives the lab these phases before its first run (the first lab's included).
+  const phases = sweepPhases(first.plan, [kind]);
+  log(`── ${kind} (${i + 1}/${kinds.length}, phases ${phases.join(',')})`);
   const crashLab =
     i === 0
       ? first
-      : await startSweepLab({ dir, subnet, log: (l) => log(`  ${l}`) }).catch((err: Error) => err);
+      : await startSweepLab({ dir, subnet, phases, log: (l) => log(`  ${l}`) }).catch((err: Error) => err);
   if (crashLab instanceof Error) {
     log(`lab did not start: ${crashLab.message}`);
     results.push({
@@ -109,6 +114,7 @@ for (const [i, kind] of kinds.entries()) {
       durationMs: 0,
       runs: 0,
       dir,
+      probeFailures: [],
     });
     continue;
   }
