@@ -43,7 +43,7 @@ import { LAB_RUN_DEFAULTS } from '../src/app/rehearse.js';
 import { failuresByPart, phaseWindows } from '../src/app/rehearse-canary.js';
 import { WorkloadWatch } from '../src/app/rehearse-workloads.js';
 import { runSession } from '../src/app/session.js';
-import { LAB_CLOCK_OPTIONS, parseLabClock } from '../src/cli/args.js';
+import { LAB_CLOCK_OPTIONS, parseLabClock } from '../src/cli/lab-clock.js';
 import { disposeAllLabs } from '../src/lab/etcd/cluster.js';
 import { LabKubeClient } from '../src/lab/nodes/client.js';
 import type { LabClock } from '../src/lab/provisioner/clock.js';

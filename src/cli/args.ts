@@ -1,7 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { UserProbe } from '../app/user-probes.js';
 import { usageError } from '../errors.js';
-import type { LabClock } from '../lab/provisioner/clock.js';
 import { PHASE_NAMES, type PhaseId, STEP_KINDS } from '../plan/model.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -116,26 +115,6 @@ export function fraction(flag: string, value: string | undefined): number | unde
   if (!/^\d+(\.\d+)?$/.test(value.trim()) || Number(value) >= 1)
     throw usageError(`--${flag} must be a fraction from 0 to less than 1 (0.1 for ±10 %); got "${value}"`);
   return Number(value);
-}
-
-/** The flags of a lab's clock (lab/provisioner/clock.ts), for `parseArgs` options. */
-export const LAB_CLOCK_OPTIONS = {
-  'boot-seconds': { type: 'string' },
-  'decommission-seconds': { type: 'string' },
-  jitter: { type: 'string' },
-} as const;
-
-/** `--boot-seconds S --decommission-seconds S --jitter F`: the lab's clock, `dflt`'s figure for a flag left out. */
-export function parseLabClock(
-  values: { 'boot-seconds'?: string; 'decommission-seconds'?: string; jitter?: string },
-  dflt: LabClock,
-): LabClock {
-  return {
-    bootSeconds: seconds('boot-seconds', values['boot-seconds']) ?? dflt.bootSeconds,
-    decommissionSeconds:
-      seconds('decommission-seconds', values['decommission-seconds']) ?? dflt.decommissionSeconds,
-    jitter: fraction('jitter', values.jitter) ?? dflt.jitter,
-  };
 }
 
 /** The third octet N of a lab's loopback addresses 127.0.N.x. */

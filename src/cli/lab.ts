@@ -5,18 +5,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type ExitCode, FerryError, usageError } from '../errors.js';
 import type { HolderCommand } from '../lab/holder.js';
 import { LAB_SPEED } from '../lab/provisioner/clock.js';
-import {
-  abortOnSignals,
-  LAB_CLOCK_OPTIONS,
-  noPositionals,
-  oneOf,
-  onlyOne,
-  parseFlags,
-  parseLabClock,
-  parseSubnet,
-} from './args.js';
+import { abortOnSignals, noPositionals, oneOf, onlyOne, parseFlags, parseSubnet } from './args.js';
 import type { Command } from './command.js';
 import type { Io } from './io.js';
+import { LAB_CLOCK_OPTIONS, parseLabClock } from './lab-clock.js';
 
 const usage = `usage: ferry lab up SNAPSHOT [--dir DIR] [--subnet N] [CLOCK] [-o text|json]
        ferry lab status [--dir DIR] [-o text|json]
