@@ -1,7 +1,7 @@
 /**
  * `ferry lab up|status|down` end to end: a detached holder process (this CLI, run by tsx), the
- * example cluster, kubectl against it, and nothing left running afterwards. Subnet 127.0.32.x
- * belongs to this file.
+ * example cluster, kubectl against it, and nothing left running afterwards; a lab with a clock.
+ * Subnets 127.0.32.x and 127.0.172.x belong to this file.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -134,5 +134,38 @@ describe.skipIf(skipFor(missing))('ferry lab', () => {
     expect(existsSync(join(dir, 'control.sock'))).toBe(false);
     expect((await readLabState(dir))?.phase).toBe('stopped');
     expect((await ferry('lab', 'down', '--dir', dir)).code).toBe(0);
+  });
+
+  it('with a clock: records the boot, decommission and jitter settings; status shows them', async () => {
+    const clockDir = join(work, 'lab-clock');
+    try {
+      const up = await ferry(
+        'lab',
+        'up',
+        EXAMPLE,
+        '--dir',
+        'lab-clock',
+        '--subnet',
+        '172',
+        '--boot-seconds',
+        '2',
+        '--decommission-seconds',
+        '1.5',
+        '--jitter',
+        '0.2',
+      );
+      expect(up.err).not.toContain('error');
+      expect(up.code).toBe(0);
+      const json = JSON.parse((await ferry('lab', 'status', '--dir', clockDir, '-o', 'json')).out);
+      expect(json).toMatchObject({
+        phase: 'ready',
+        lab: { subnet: 172, clock: { bootSeconds: 2, decommissionSeconds: 1.5, jitter: 0.2 } },
+      });
+      const text = await ferry('lab', 'status', '--dir', clockDir);
+      expect(text.out).toContain('machines:    boot 2 s, decommission 1.5 s, each ±20 %');
+      expect((await ferry('lab', 'down', '--dir', clockDir)).code).toBe(0);
+    } finally {
+      if (existsSync(clockDir)) await stopLab(clockDir, 5_000).catch(() => undefined);
+    }
   });
 });

@@ -4,7 +4,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,10 +15,10 @@ import { loadSnapshot } from '../snapshot/load.js';
 import type { KObj } from './apiserver/object.js';
 import { LabCluster } from './cluster.js';
 import { missingReason } from './etcd/binaries.js';
-import { isAlive } from './etcd/process.js';
 import { probeReadyz } from './lb/index.js';
 import { LabApiError } from './nodes/client.js';
 import { skipFor } from './testing-binaries.js';
+import { disposeLab } from './testing-dispose.js';
 
 const SUBNET = 30;
 const missing = await missingReason('3.4');
@@ -59,12 +59,7 @@ describe.skipIf(skipFor(missing))('LabCluster from examples/lab-cluster', () => 
     assembledMs = Date.now() - t0;
   }, 90_000);
 
-  afterAll(async () => {
-    const pids = lab?.etcd.spawnedPids() ?? [];
-    await lab?.dispose();
-    expect(pids.filter((p) => isAlive(p))).toEqual([]);
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => disposeLab(lab, dir));
 
   it('settles well within a minute, and kubectl lists its nodes and pods', async () => {
     const settled = await lab.waitSettled(45_000);

@@ -9,6 +9,7 @@ import { capiKubectl, MGMT_KUBECTL } from '../capi/kubectl-commands.js';
 import type { CapiNames } from '../kit/capi-names.js';
 import { KIT } from '../knowledge/kit-paths.js';
 import { cmd, sq } from './commands.js';
+import type { Command } from './expected-state.js';
 import type { DraftStep } from './model.js';
 import { draft, noUndo, TIMEOUTS } from './steps.js';
 
@@ -121,6 +122,11 @@ export function capiHandoverStep(kit: string | null, n: CapiNames | null, replic
   });
 }
 
+/** The step with the runbook's commands for its action replaced. */
+function withCommands<S extends DraftStep>(s: S, commands: Command[]): S {
+  return { ...s, action: { ...s.action, commands } };
+}
+
 /**
  * A capi plan's provision steps, in run order, get the commands an operator types instead of ferry
  * run: a control plane is `ferry capi add-control-plane` (the Machine made with the
@@ -161,48 +167,36 @@ export function withCapiProvisionCommands(
   };
   return phases.map((steps) =>
     steps.map((s) => {
-      if (s.kind === 'provision-request') return { ...s, action: { ...s.action, commands: requestCmds(s) } };
+      if (s.kind === 'provision-request') return withCommands(s, requestCmds(s));
       if (s.kind === 'provision-detect')
-        return {
-          ...s,
-          action: {
-            ...s.action,
-            commands: [
-              cmd(
-                capiKubectl.watchMachines(
-                  k,
-                  ns,
-                  `cluster.x-k8s.io/deployment-name=${poolOf(s.params.node.replaces)}`,
-                ),
-                `until a new Machine of the pool has a NODENAME (Ctrl-C then); that Node replaces ${s.params.node.replaces}`,
-              ),
-            ],
-          },
-        };
+        return withCommands(s, [
+          cmd(
+            capiKubectl.watchMachines(
+              k,
+              ns,
+              `cluster.x-k8s.io/deployment-name=${poolOf(s.params.node.replaces)}`,
+            ),
+            `until a new Machine of the pool has a NODENAME (Ctrl-C then); that Node replaces ${s.params.node.replaces}`,
+          ),
+        ]);
       if (s.kind !== 'provision') return s;
       const replaces = s.params.node.replaces;
       if (s.params.role === 'controlplane') {
         cps += 1;
-        return {
-          ...s,
-          action: {
-            ...s.action,
-            commands: [
-              cmd(
-                `ferry capi add-control-plane ${kit === null ? '<KIT>' : sq(kit)} --mgmt-kubeconfig "$MGMT_KUBECONFIG" --replicas ${cps}`,
-                `Talos control plane ${cps}, for ${replaces}: the TalosControlPlane stays paused (unpaused with Machines that have Nodes, it removes the kubeadm etcd members), ferry creates the Machine as it would`,
-              ),
-              cmd(
-                capiKubectl.watchMachines(
-                  k,
-                  ns,
-                  `cluster.x-k8s.io/cluster-name=${cluster},cluster.x-k8s.io/control-plane`,
-                ),
-                'until the new Machine has a NODENAME (Ctrl-C then)',
-              ),
-            ],
-          },
-        };
+        return withCommands(s, [
+          cmd(
+            `ferry capi add-control-plane ${kit === null ? '<KIT>' : sq(kit)} --mgmt-kubeconfig "$MGMT_KUBECONFIG" --replicas ${cps}`,
+            `Talos control plane ${cps}, for ${replaces}: the TalosControlPlane stays paused (unpaused with Machines that have Nodes, it removes the kubeadm etcd members), ferry creates the Machine as it would`,
+          ),
+          cmd(
+            capiKubectl.watchMachines(
+              k,
+              ns,
+              `cluster.x-k8s.io/cluster-name=${cluster},cluster.x-k8s.io/control-plane`,
+            ),
+            'until the new Machine has a NODENAME (Ctrl-C then)',
+          ),
+        ]);
       }
       return s;
     }),

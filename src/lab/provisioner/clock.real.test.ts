@@ -3,7 +3,7 @@
  * member joins only after its boot time, and a decommissioned one keeps answering for its
  * power-off time. Subnet 127.0.171.x belongs to this file.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,9 +14,9 @@ import { until } from '../../util/testing-until.js';
 import type { KObj } from '../apiserver/object.js';
 import { LabCluster } from '../cluster.js';
 import { missingReason } from '../etcd/binaries.js';
-import { isAlive } from '../etcd/process.js';
 import { isNodeReady } from '../nodes/world.js';
 import { skipFor } from '../testing-binaries.js';
+import { disposeLab } from '../testing-dispose.js';
 
 const SUBNET = 171;
 const missing = (await missingReason('3.4')) ?? (await missingReason('3.5'));
@@ -44,12 +44,7 @@ describe.skipIf(skipFor(missing))('the lab clock', () => {
     });
   }, 90_000);
 
-  afterAll(async () => {
-    const pids = lab?.etcd.spawnedPids() ?? [];
-    await lab?.dispose();
-    expect(pids.filter((p) => isAlive(p))).toEqual([]);
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => disposeLab(lab, dir));
 
   it('records its clock', () => {
     expect(lab.info().clock).toEqual({ bootSeconds: 2, decommissionSeconds: 1, jitter: 0 });

@@ -3,7 +3,7 @@
  * the kubeadm etcd (3.4) with a newer member (3.5) the way Talos does, workers register, faults
  * hold a join, decommission powers a node off. Subnet 127.0.31.x belongs to this file.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,10 +14,10 @@ import type { KObj } from '../apiserver/object.js';
 import { LabCluster } from '../cluster.js';
 import { localLabControl } from '../control.js';
 import { missingReason } from '../etcd/binaries.js';
-import { isAlive } from '../etcd/process.js';
 import { probeReadyz } from '../lb/index.js';
 import { isNodeReady, isPodReady } from '../nodes/world.js';
 import { skipFor } from '../testing-binaries.js';
+import { disposeLab } from '../testing-dispose.js';
 
 const SUBNET = 31;
 const missing = (await missingReason('3.4')) ?? (await missingReason('3.5'));
@@ -50,12 +50,7 @@ describe.skipIf(skipFor(missing))('lab provisioner', () => {
     });
   }, 90_000);
 
-  afterAll(async () => {
-    const pids = lab?.etcd.spawnedPids() ?? [];
-    await lab?.dispose();
-    expect(pids.filter((p) => isAlive(p))).toEqual([]);
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => disposeLab(lab, dir));
 
   it('keeps a node that was NotReady in the snapshot NotReady, and says so', async () => {
     await until('worker-1 Ready', async () =>

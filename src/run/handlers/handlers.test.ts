@@ -855,12 +855,6 @@ describe('provision-request and provision-detect (a worker batch)', () => {
     expect(err.kind).toBe('gate');
     expect(err.remediation).toContain(`--retry ${req.id}`);
   });
-
-  it('detections of a batch run side by side; the request and a control plane provision do not', () => {
-    expect(HANDLERS['provision-detect'].concurrent).toBe(true);
-    expect(HANDLERS['provision-request'].concurrent).toBeUndefined();
-    expect(HANDLERS.provision.concurrent).toBeUndefined();
-  });
 });
 
 describe('modes', () => {
