@@ -22,6 +22,7 @@ import type { Snapshot } from '../snapshot/model.js';
 import { memberIdHex } from '../util/member-id.js';
 import { VERSION } from '../version.js';
 import { afterCareSteps } from './aftercare.js';
+import { planRoll } from './batches/choose.js';
 import { makespan } from './batches/estimate.js';
 import { explainBatch } from './batches/explain.js';
 import { clusterModel } from './batches/from-snapshot.js';
@@ -31,7 +32,7 @@ import {
   resolveMaxUnavailable,
   showMaxUnavailable,
 } from './batches/limits.js';
-import { type PlannedRoll, planWorkerBatches } from './batches/planner.js';
+import type { PlannedRoll } from './batches/planner.js';
 import { timingFor } from './batches/timing.js';
 import { withCapiProvisionCommands } from './capi-steps.js';
 import { addressArg, setupCommands } from './commands.js';
@@ -244,7 +245,7 @@ export function buildPlan(input: PlanInput): Plan {
   const maxUnavailable = opts.maxUnavailable ?? DEFAULT_MAX_UNAVAILABLE;
   const perBatch = resolveMaxUnavailable(maxUnavailable, model.workers.length);
   const timing = timingFor(provisioner);
-  const roll = planWorkerBatches(model, {
+  const roll = planRoll(model, {
     strategy,
     maxUnavailable: perBatch,
     surgeNodes: opts.surgeWorkers ?? 0,

@@ -513,6 +513,7 @@ const lowerBoundTerm = byKind({
     pods: int(1),
     allowed: int(1),
     rounds: int(1),
+    batches: opt(int(1)),
     seconds: int(0),
   }),
   'max-unavailable': fields<Extract<LowerBoundTerm, { kind: 'max-unavailable' }>>({

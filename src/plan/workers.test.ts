@@ -154,28 +154,25 @@ describe('the steps of a batch', () => {
     const steps = stepsOfPhase(plan, 3).filter(
       (s) => s.batch === b.index && s.kind !== 'scale-workload' && s.kind !== 'wait-workload-ready',
     );
-    const [n1, n2] = b.nodes;
+    const nodes = b.nodes;
+    const n1 = nodes[0]!;
+    const each = (kind: string) => nodes.map((n) => `${kind} ${n}`);
     expect(kindsOf(steps)).toEqual([
       `gate ${n1}`,
       `provision-request ${n1}`,
-      `provision-detect ${n1}`,
-      `provision-detect ${n2}`,
-      `wait-node-ready ${n1}`,
-      `wait-node-ready ${n2}`,
-      `cordon ${n1}`,
-      `cordon ${n2}`,
+      ...each('provision-detect'),
+      ...each('wait-node-ready'),
+      ...each('cordon'),
       `drain-batch ${n1}`,
-      `decommission ${n1}`,
-      `decommission ${n2}`,
-      `delete-node ${n1}`,
-      `delete-node ${n2}`,
+      ...each('decommission'),
+      ...each('delete-node'),
     ]);
     // The batch's gate: no workload below its budget before its drains start.
     expect(steps[0]!.expect.budgets).toEqual({ healthy: true });
     const request = steps.find((s) => s.kind === 'provision-request')!;
     if (request.kind !== 'provision-request') throw new Error('no request');
-    expect(request.params.machines.map((m) => m.node.replaces)).toEqual([n1, n2]);
-    expect(request.expect.nodes?.map((n) => n.exists)).toEqual([false, false]);
+    expect(request.params.machines.map((m) => m.node.replaces)).toEqual(nodes);
+    expect(request.expect.nodes?.map((n) => n.exists)).toEqual(nodes.map(() => false));
     // Each detection binds its own machine: the same parameters as the machine in the request.
     const detects = steps.filter((s) => s.kind === 'provision-detect');
     expect(detects.map((d) => d.params)).toEqual(request.params.machines);

@@ -10,8 +10,10 @@
  * The lower bound is the largest of these terms, each a floor for any batching of these workers
  * under the same budgets and the same per-batch work (the overhead is one batch's work bar its
  * drain; a drain round lasts at least one pod-Ready time):
- * - the most disruption-limited PDB: one batch's overhead plus ⌈its pods ÷ its allowed
- *   disruptions⌉ rounds (every pod is evicted at least once, at most `allowed` per round);
+ * - each PDB: ⌈its pods ÷ its allowed disruptions⌉ rounds (every pod is evicted at least once, at
+ *   most `allowed` per round), in at least ⌈its pods ÷ (R × allowed)⌉ batches, each paying its
+ *   overhead, where R is the most rounds the planner lets a batch take (its `roundsPerBatch`, or
+ *   more where a batch's first node alone needs them): a floor for any batching under that rule;
  * - ⌈workers ÷ --max-unavailable⌉ batches;
  * - (replace strategy) ⌈requests moved ÷ spare capacity⌉ batches: a batch moves at most the room
  *   free outside it, which is never more than the spare room at the start plus what left for good.
@@ -58,7 +60,7 @@ export function termSeconds(term: LowerBoundTerm, t: Timing, surgeSeconds: numbe
   const base = overhead(t);
   switch (term.kind) {
     case 'pdb':
-      return surgeSeconds + base + term.rounds * t.podReady;
+      return surgeSeconds + (term.batches ?? 1) * base + term.rounds * t.podReady;
     case 'max-unavailable':
     case 'capacity':
       return surgeSeconds + term.batches * (base + t.podReady);
@@ -76,8 +78,15 @@ export function makespan(
   // Counted here, priced by termSeconds (seconds 0 until then).
   const counted: LowerBoundTerm[] = [];
   if (opts.workers > 0) {
+    const perBatch = Math.max(1, roll.roundsPerBatch, ...roll.batches.map((b) => b.rounds));
     for (const l of roll.pdbLoad)
-      counted.push({ kind: 'pdb', ...l, rounds: Math.ceil(l.pods / l.allowed), seconds: 0 });
+      counted.push({
+        kind: 'pdb',
+        ...l,
+        rounds: Math.ceil(l.pods / l.allowed),
+        batches: Math.ceil(l.pods / (perBatch * l.allowed)),
+        seconds: 0,
+      });
     counted.push({
       kind: 'max-unavailable',
       workers: opts.workers,

@@ -36,7 +36,7 @@ export function explainOutage(o: Outage): string {
 export function explainTerm(t: LowerBoundTerm): string {
   switch (t.kind) {
     case 'pdb':
-      return `PodDisruptionBudget ${t.pdb}: ${t.pods} pod(s) ÷ ${t.allowed} allowed disruption(s) = ${t.rounds} drain round(s): ${t.seconds} s`;
+      return `PodDisruptionBudget ${t.pdb}: ${t.pods} pod(s) ÷ ${t.allowed} allowed disruption(s) = ${t.rounds} drain round(s)${(t.batches ?? 1) > 1 ? ` over at least ${t.batches} batches` : ''}: ${t.seconds} s`;
     case 'max-unavailable':
       return `${t.workers} worker(s) ÷ --max-unavailable ${t.max} = ${t.batches} batch(es): ${t.seconds} s`;
     case 'capacity':

@@ -196,7 +196,19 @@ export interface SurgedWorkload {
 
 /** One term of the makespan's lower bound (estimate.ts): what it counts and the seconds it gives. */
 export type LowerBoundTerm =
-  | { kind: 'pdb'; pdb: string; pods: number; allowed: number; rounds: number; seconds: number }
+  | {
+      kind: 'pdb';
+      pdb: string;
+      pods: number;
+      allowed: number;
+      rounds: number;
+      /**
+       * Batches its pods need when a batch drains in at most the plan's rounds (a batch evicts at
+       * most rounds × allowed of them). Absent in plans written before it was counted: 1.
+       */
+      batches?: number;
+      seconds: number;
+    }
   | { kind: 'max-unavailable'; workers: number; max: number; batches: number; seconds: number }
   | {
       kind: 'capacity';

@@ -332,8 +332,16 @@ describe('the lower bound', () => {
       allowed: 1,
       rounds: 4,
     });
-    // Four batches of one: the bound is one batch's work plus four rounds, the estimate four batches.
-    expect(t.lowerBoundSeconds).toBeLessThan(t.estimateSeconds);
+    // At one round a batch, four batches of one: under that rule the bound is the estimate.
+    expect(t.lowerBound[0]).toMatchObject({ batches: 4 });
+    expect(t.lowerBoundSeconds).toBe(t.estimateSeconds);
+    // At four rounds a batch, one batch of four rounds: the bound is one batch's work plus four rounds.
+    const one = plan(m, { roundsPerBatch: 4 });
+    expect(names(one)).toEqual([['a', 'b', 'c', 'd']]);
+    const t4 = makespan(one, { timing, strategy: 'surge', maxUnavailable: 100, workers: 4 });
+    expect(t4.lowerBound[0]).toMatchObject({ kind: 'pdb', rounds: 4, batches: 1 });
+    expect(t4.lowerBoundSeconds).toBe(t4.estimateSeconds);
+    expect(t4.estimateSeconds).toBeLessThan(t.estimateSeconds);
     const capped = makespan(plan(model({ workers: m.workers }), { maxUnavailable: 1 }), {
       timing,
       strategy: 'surge',

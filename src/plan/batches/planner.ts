@@ -5,9 +5,12 @@
  * - keeps every PodDisruptionBudget within its allowed disruptions, counting its pods on all the
  *   batch's nodes (they drain together): their pods can all go at once,
  * - has pods that all fit on the nodes that stay schedulable (capacity.ts),
- * until the batch has --max-unavailable nodes. The first worker of a batch goes even when one of
- * its PDBs has more pods on it than it allows: its drain goes round by round, and the batch's
- * other workers may use those rounds (never more of them); and when some of its pods fit
+ * until the batch has --max-unavailable nodes. A batch's drain may go round by round: a PDB's pods
+ * on its nodes may be up to `roundsPerBatch` times what it allows (the drain evicts them as the
+ * budget lets, each round waiting for the evicted pods' replacements to be Ready), and more when
+ * its first worker alone holds more: that worker always goes, and the others may use its rounds
+ * (never more of them). choose.ts picks `roundsPerBatch`: a round costs a pod's Ready time, a
+ * batch a provision and a decommission. The first worker also goes when some of its pods fit
  * nowhere: those become outages, listed, never hidden. A PDB that allows no disruption makes its
  * worker's batch a batch of one whose drain waits on it (plan refuses, unless --surge-replicas
  * scales the workload up by one first: its extra pod is placed, and counted, like any other).
@@ -41,6 +44,8 @@ export interface PlannerOptions {
   surgeNodes: number;
   /** Scale workloads whose PDB allows no disruption up by one around their drains (--surge-replicas). */
   surgeReplicas: boolean;
+  /** Drain rounds a batch may take (≥ 1; default 1): see the top of this file. */
+  roundsPerBatch?: number;
   timing: Timing;
 }
 
@@ -58,6 +63,8 @@ export interface PlannedRoll {
   blocked: BlockedPdb[];
   surged: SurgedWorkload[];
   surge: SurgePool;
+  /** The drain rounds a batch was allowed (PlannerOptions.roundsPerBatch). */
+  roundsPerBatch: number;
   /** For the lower bound: pods of each PDB on the workers and the disruptions it allows. */
   pdbLoad: { pdb: string; pods: number; allowed: number }[];
   /** Requests of the pods the batches moved, and the room they had (free capacity, plus what left). */
@@ -125,6 +132,7 @@ export function planWorkerBatches(model: ClusterModel, opts: PlannerOptions): Pl
   const surgeCount = like ? opts.surgeNodes : 0;
   const cap = new Capacity(model, { count: surgeCount, like });
   const maxPerBatch = Math.max(1, opts.maxUnavailable);
+  const roundsPerBatch = Math.max(1, Math.floor(opts.roundsPerBatch ?? 1));
 
   // -- budgets: what each PDB allows, and what --surge-replicas makes of those that allow nothing
   const allowed = model.pdbs.map((b) => b.allowed);
@@ -325,9 +333,9 @@ export function planWorkerBatches(model: ClusterModel, opts: PlannerOptions): Pl
     const evicted: number[] = [...cap.podsOn[first]!];
     addLoad(loadOf(first));
     const blockedBy = touched.find((b) => blockedIdx.has(b));
-    // The rounds its first node needs (a PDB with more pods on it than it allows drains round by
-    // round): the other nodes may use them too, as long as the batch needs no more.
-    let budget = 1;
+    // The rounds a batch may take, or more if its first node alone needs them (a PDB with more pods
+    // on it than it allows drains round by round): the other nodes may use them too.
+    let budget = roundsPerBatch;
     for (const b of touched)
       if (allowed[b]! > 0) budget = Math.max(budget, Math.ceil(count[b]! / allowed[b]!));
     const own: { pod: ModelPod; reason: OutageReason; detail: string }[] = [];
@@ -456,6 +464,7 @@ export function planWorkerBatches(model: ClusterModel, opts: PlannerOptions): Pl
       pool: pool.map((w) => w.name),
       shape: like && surgeCount > 0 ? { allocatable: like.allocatable, fixed: like.fixed } : null,
     },
+    roundsPerBatch,
     pdbLoad: model.pdbs.flatMap((b, i) => {
       // The pods there are now; an extra replica may never be evicted.
       const pods = podsOfPdb[i]!.filter((id) => id < model.pods.length).length;
