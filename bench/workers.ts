@@ -156,14 +156,12 @@ interface BatchingCheck {
 }
 
 /**
- * The bound's terms as batch counts against the batches the plan takes. The plan's PDB term counts
- * one batch and its drain rounds (⌈pods ÷ allowed⌉); the planner's rule is stricter: a batch's
- * first node sets its rounds and a node joins only while every PDB stays within them, so a
- * batch evicts at most rounds × allowed of a PDB's pods, and with at most R rounds a batch
- * (R: the most any planned batch has) the PDB needs ⌈pods ÷ (R × allowed)⌉ batches: six
- * single-pod nodes of a one-disruption PDB, six batches. R holds for this plan's placements; a
- * batching that piled a PDB's pods on one node could run more rounds in a batch. The
- * --max-unavailable and capacity terms count batches already.
+ * The bound's terms as batch counts against the batches the plan takes. A PDB term counts the
+ * batches its pods need under the planner's round limit (the plan's `batches`: a batch evicts at
+ * most R × allowed of them, R the most rounds a batch may take); a plan written before it was
+ * counted is checked with R the most rounds any planned batch has: six single-pod nodes of a
+ * one-disruption PDB at one round a batch, six batches. The --max-unavailable and capacity terms
+ * count batches already.
  */
 function batchesAgainstBound(
   batches: readonly PlannedBatch[],
@@ -182,12 +180,12 @@ function batchesAgainstBound(
         seconds: term.seconds,
         ruleSeconds: term.seconds,
       };
-    const rule = Math.ceil(term.pods / (maxRounds * term.allowed));
+    const rule = term.batches ?? Math.ceil(term.pods / (maxRounds * term.allowed));
     // One batch's overhead (a PDB term of no rounds), once per batch; the rounds as the plan counts them.
     const overhead = termSeconds({ ...term, rounds: 0 }, t, 0);
     return {
       words: termWords(term),
-      counted: 1,
+      counted: term.batches ?? 1,
       rule,
       seconds: term.seconds,
       ruleSeconds: surge + rule * overhead + term.rounds * t.podReady,
